@@ -1,0 +1,33 @@
+"""The shared outbound HTTP client factory: explicit timeouts, an honest User-Agent, no ambient proxies."""
+
+from __future__ import annotations
+
+import httpx
+
+from .. import __version__
+
+__all__ = ["USER_AGENT", "create_client"]
+
+USER_AGENT = f"webreach/{__version__}"
+
+
+def create_client(
+    *,
+    timeout: float = 30.0,
+    proxy: str | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    headers: dict[str, str] | None = None,
+) -> httpx.AsyncClient:
+    """Build an ``httpx.AsyncClient`` for providers.
+
+    Environment proxies are ignored (``trust_env=False``) so a stray ``HTTPS_PROXY`` cannot
+    silently reroute API keys; pass ``proxy`` to use one on purpose.
+    """
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout),
+        headers={"User-Agent": USER_AGENT, **(headers or {})},
+        follow_redirects=False,
+        trust_env=False,
+        proxy=proxy,
+        transport=transport,
+    )

@@ -1,0 +1,200 @@
+"""The provider registry and the one place where a provider is chosen for a call."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from types import TracebackType
+from typing import Generic, Protocol, Self, TypeVar
+
+from .errors import WebError, WebErrorCode
+from .types import (
+    FetchProvider,
+    FetchRequest,
+    FetchResult,
+    SearchProvider,
+    SearchRequest,
+    SearchResult,
+)
+
+__all__ = ["AsyncCloseable", "Disposer", "WebRuntime", "parse_provider_ids"]
+
+Disposer = Callable[[], None]
+
+# Failures after which the next provider of an explicit fallback list is tried.
+_FALLBACK_CODES = frozenset({WebErrorCode.WEB_PROVIDER_ERROR, WebErrorCode.WEB_FETCH_TIMEOUT})
+
+
+class AsyncCloseable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+class _Provider(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    def available(self) -> bool: ...
+
+
+P = TypeVar("P", bound=_Provider)
+R = TypeVar("R")
+
+
+def parse_provider_ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Normalise a configured id, a comma list, or a sequence of ids into an ordered tuple."""
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else list(value)
+    ids = tuple(item.strip() for item in items if item.strip())
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"provider list {','.join(ids)!r} names a provider twice")
+    return ids
+
+
+class _Registry(Generic[P]):
+    """Providers of one kind, keyed by id; selection never depends on registration order."""
+
+    def __init__(self, kind: str, configured: tuple[str, ...], env_var: str) -> None:
+        self.kind = kind
+        self.configured = configured
+        self.env_var = env_var
+        self._providers: dict[str, P] = {}
+
+    def register(self, provider: P) -> Disposer:
+        pid = provider.id
+        if pid in self._providers:
+            raise WebError(
+                WebErrorCode.WEB_DUPLICATE_PROVIDER,
+                f"a {self.kind} provider with id {pid!r} is already registered",
+                provider=pid,
+            )
+        self._providers[pid] = provider
+
+        def dispose() -> None:
+            if self._providers.get(pid) is provider:
+                del self._providers[pid]
+
+        return dispose
+
+    def chain(self) -> list[P]:
+        """The providers to try for one call, in order, resolved now."""
+        if self.configured:
+            return [self._configured(pid) for pid in self.configured]
+        available = sorted(
+            (p for p in self._providers.values() if p.available()), key=lambda p: p.id
+        )
+        if not available:
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_UNAVAILABLE,
+                f"no {self.kind} provider is available; configure one and set {self.env_var}",
+            )
+        if len(available) > 1:
+            ids = ", ".join(p.id for p in available)
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_AMBIGUOUS,
+                f"several {self.kind} providers are available ({ids}); choose one by setting "
+                f"{self.env_var} to one of them (or a comma list for fallback, e.g. "
+                f"{self.env_var}={available[0].id},{available[1].id})",
+            )
+        return available
+
+    def _configured(self, pid: str) -> P:
+        provider = self._providers.get(pid)
+        if provider is None:
+            known = ", ".join(sorted(self._providers)) or "none"
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_CONFIGURED_MISSING,
+                f"{self.env_var} names {self.kind} provider {pid!r}, which is not registered "
+                f"(registered: {known})",
+                provider=pid,
+            )
+        if not provider.available():
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_CONFIGURED_UNAVAILABLE,
+                f"{self.kind} provider {pid!r} is configured but not available "
+                "(is its API key or base URL set?)",
+                provider=pid,
+            )
+        return provider
+
+    async def run(self, call: Callable[[P], Awaitable[R]]) -> R:
+        chain = self.chain()
+        for index, provider in enumerate(chain):
+            try:
+                return await call(provider)
+            except WebError as error:
+                if error.code not in _FALLBACK_CODES or index == len(chain) - 1:
+                    raise
+            except TimeoutError as error:
+                if index == len(chain) - 1:
+                    raise _unexpected(provider.id, error) from error
+            except Exception as error:
+                raise _unexpected(provider.id, error) from error
+        raise AssertionError("unreachable: the chain is never empty")
+
+
+def _unexpected(pid: str, error: Exception) -> WebError:
+    if isinstance(error, TimeoutError):
+        return WebError(WebErrorCode.WEB_PROVIDER_ERROR, f"{pid}: timed out", provider=pid)
+    return WebError(
+        WebErrorCode.WEB_PROVIDER_ERROR,
+        f"{pid}: unexpected failure ({type(error).__name__})",
+        provider=pid,
+    )
+
+
+class WebRuntime:
+    """Registry plus execution: ``search()`` and ``fetch()`` pick a provider at every call.
+
+    The runtime never reads the environment; :func:`webreach.config.build_runtime` does.
+    """
+
+    def __init__(
+        self,
+        *,
+        search_provider: str | Sequence[str] | None = None,
+        fetch_provider: str | Sequence[str] | None = None,
+    ) -> None:
+        self._search: _Registry[SearchProvider] = _Registry(
+            "search", parse_provider_ids(search_provider), "WEBREACH_SEARCH_PROVIDER"
+        )
+        self._fetch: _Registry[FetchProvider] = _Registry(
+            "fetch", parse_provider_ids(fetch_provider), "WEBREACH_FETCH_PROVIDER"
+        )
+        self._owned: list[AsyncCloseable] = []
+
+    def register_search_provider(self, provider: SearchProvider) -> Disposer:
+        return self._search.register(provider)
+
+    def register_fetch_provider(self, provider: FetchProvider) -> Disposer:
+        return self._fetch.register(provider)
+
+    def own(self, resource: AsyncCloseable) -> None:
+        """Close ``resource`` (an HTTP client, say) when the runtime closes."""
+        self._owned.append(resource)
+
+    async def search(self, request: SearchRequest) -> SearchResult:
+        result = await self._search.run(lambda p: p.search(request))
+        limit = request.max_results
+        if limit is not None and len(result.sources) > limit:
+            return dataclasses.replace(result, sources=result.sources[:limit], truncated=True)
+        return result
+
+    async def fetch(self, request: FetchRequest) -> FetchResult:
+        return await self._fetch.run(lambda p: p.fetch(request))
+
+    async def aclose(self) -> None:
+        owned, self._owned = self._owned[::-1], []
+        for resource in owned:
+            await resource.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,104 @@
+"""Request and result types shared by every provider and every consumer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+__all__ = [
+    "FetchBody",
+    "FetchProvider",
+    "FetchRequest",
+    "FetchResult",
+    "HtmlBody",
+    "PdfBody",
+    "SearchProvider",
+    "SearchRequest",
+    "SearchResult",
+    "SearchSource",
+    "TextBody",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One query. Nothing provider-specific ever goes here."""
+
+    query: str
+    max_results: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSource:
+    """A found page. Only ``url`` is required; providers never invent missing fields."""
+
+    url: str
+    title: str | None = None
+    snippet: str | None = None
+    published_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    sources: tuple[SearchSource, ...]
+    content: str | None = None
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class HtmlBody:
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextBody:
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class PdfBody:
+    content: str
+    page_count: int | None = None
+
+
+FetchBody = HtmlBody | TextBody | PdfBody
+"""Closed union: consumers match exhaustively so a new kind fails type-checking until handled."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """What arrived. ``url`` is the final URL after allowed redirects; HTTP errors are data."""
+
+    url: str
+    status_code: int
+    body: FetchBody
+    truncated: bool = False
+
+
+@runtime_checkable
+class SearchProvider(Protocol):
+    """A search backend. ``available()`` is cheap and local: it never does network I/O."""
+
+    @property
+    def id(self) -> str: ...
+
+    def available(self) -> bool: ...
+
+    async def search(self, request: SearchRequest) -> SearchResult: ...
+
+
+@runtime_checkable
+class FetchProvider(Protocol):
+    """A fetch backend. ``available()`` is cheap and local: it never does network I/O."""
+
+    @property
+    def id(self) -> str: ...
+
+    def available(self) -> bool: ...
+
+    async def fetch(self, request: FetchRequest) -> FetchResult: ...
