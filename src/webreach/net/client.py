@@ -1,4 +1,4 @@
-"""The shared outbound HTTP client factory: explicit timeouts, an honest User-Agent, no ambient proxies."""
+"""The shared outbound HTTP client factory: timeouts, an honest User-Agent, no ambient proxies."""
 
 from __future__ import annotations
 
