@@ -174,14 +174,22 @@ class WebRuntime:
         self._owned.append(resource)
 
     async def search(self, request: SearchRequest) -> SearchResult:
-        result = await self._search.run(lambda p: p.search(request))
-        limit = request.max_results
-        if limit is not None and len(result.sources) > limit:
-            return dataclasses.replace(result, sources=result.sources[:limit], truncated=True)
-        return result
+        """Search with the selected provider; more sources than ``max_results`` are cut here."""
+
+        async def call(provider: SearchProvider) -> SearchResult:
+            result = await provider.search(request)
+            limit = request.max_results
+            if limit is not None and len(result.sources) > limit:
+                result = dataclasses.replace(result, sources=result.sources[:limit], truncated=True)
+            return dataclasses.replace(result, provider=provider.id)
+
+        return await self._search.run(call)
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
-        return await self._fetch.run(lambda p: p.fetch(request))
+        async def call(provider: FetchProvider) -> FetchResult:
+            return dataclasses.replace(await provider.fetch(request), provider=provider.id)
+
+        return await self._fetch.run(call)
 
     async def aclose(self) -> None:
         owned, self._owned = self._owned[::-1], []

@@ -27,6 +27,10 @@ class SearchRequest:
     query: str
     max_results: int | None = None
 
+    def __post_init__(self) -> None:
+        if self.max_results is not None and self.max_results < 1:
+            raise ValueError(f"max_results must be at least 1, not {self.max_results}")
+
 
 @dataclass(frozen=True, slots=True)
 class SearchSource:
@@ -40,9 +44,15 @@ class SearchSource:
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
+    """``content`` is a provider-generated answer, when it has one.
+
+    ``provider`` is stamped by the runtime with the id of the provider that answered.
+    """
+
     sources: tuple[SearchSource, ...]
     content: str | None = None
     truncated: bool = False
+    provider: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +88,7 @@ class FetchResult:
     status_code: int
     body: FetchBody
     truncated: bool = False
+    provider: str | None = None
 
 
 @runtime_checkable

@@ -1,0 +1,161 @@
+"""The ``webreach`` command line; heavy modules load inside commands so ``--help`` is instant."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from .config import Settings
+    from .seam import SearchResult, WebRuntime
+    from .tools import ToolDefinition, ToolResult
+
+app = typer.Typer(
+    name="webreach",
+    help="Give any language model the web: search, fetch, and serve web tools.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        print(f"webreach {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Give any language model the web: search, fetch, and serve web tools."""
+
+
+def _fail(code: str, message: str, *, as_json: bool, exit_code: int = EXIT_TOOL_ERROR) -> NoReturn:
+    if as_json:
+        print(json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False))
+    else:
+        print(f"webreach: {code}: {message}", file=sys.stderr)
+    raise typer.Exit(exit_code)
+
+
+def _settings(as_json: bool, **overrides: Any) -> Settings:
+    from .config import ConfigError, load_settings
+
+    try:
+        return load_settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ConfigError as error:
+        _fail("INVALID_SETTING", str(error), as_json=as_json, exit_code=EXIT_USAGE)
+
+
+class _Status:
+    """A live status line on a terminal's stderr; silent when stderr is not a terminal."""
+
+    def __init__(self, title: str, items: list[str]) -> None:
+        self._title = title
+        self._items = items
+        self._done: set[str] = set()
+        self._live: Any = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+
+            self._live = Console(stderr=True).status(self._text())
+
+    def _text(self) -> str:
+        marks = " · ".join(f"{item} ✓" if item in self._done else item for item in self._items)
+        return f"{self._title}: {marks} …"
+
+    def done(self, item: str) -> None:
+        self._done.add(item)
+        if self._live is not None:
+            self._live.update(self._text())
+
+    def __enter__(self) -> _Status:
+        if self._live is not None:
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._live is not None:
+            self._live.stop()
+
+
+def _run_tool(
+    settings: Settings,
+    make_tool: Callable[[WebRuntime], ToolDefinition],
+    arguments: dict[str, Any],
+    *,
+    as_json: bool,
+) -> ToolResult:
+    from .config import build_runtime
+    from .tools import ToolError
+
+    async def main() -> ToolResult:
+        async with build_runtime(settings) as runtime:
+            return await make_tool(runtime).execute(arguments)
+
+    try:
+        return asyncio.run(main())
+    except ToolError as error:
+        _fail(error.code, error.message, as_json=as_json)
+    except KeyboardInterrupt:
+        print("webreach: interrupted", file=sys.stderr)
+        raise typer.Exit(130) from None
+
+
+@app.command()
+def search(
+    queries: Annotated[list[str], typer.Argument(help="One or more search queries.")],
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", help="Search provider id (or a comma list for fallback)."),
+    ] = None,
+    max_results: Annotated[
+        int | None, typer.Option("--max-results", min=1, help="Sources to return.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the structured result.")] = False,
+) -> None:
+    """Search the web; several queries run concurrently and their sources are merged."""
+    from .tools import web_search_tool
+
+    settings = _settings(as_json, search_provider=provider, search_max_results=max_results)
+    status = _Status("Searching the web", list(dict.fromkeys(q.strip() for q in queries)))
+
+    def on_done(query: str, _result: SearchResult) -> None:
+        status.done(query)
+
+    with status:
+        result = _run_tool(
+            settings,
+            lambda runtime: web_search_tool(
+                runtime, settings.tool_options(), on_query_done=on_done
+            ),
+            {"queries": list(queries)},
+            as_json=as_json,
+        )
+    _print(result, as_json=as_json)
+
+
+def _print(result: ToolResult, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.data.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(result.text)
+
+
+def main() -> None:
+    app()

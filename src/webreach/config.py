@@ -1,0 +1,176 @@
+"""Settings from the environment and ``webreach.toml``, and a ready :class:`WebRuntime`.
+
+This module and ``cli.py`` are the only places that know the concrete providers.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from .seam import WebRuntime
+
+if TYPE_CHECKING:
+    from .tools import ToolOptions
+
+__all__ = ["ConfigError", "Settings", "build_runtime", "load_settings"]
+
+ENV_PREFIX = "WEBREACH_"
+
+
+def _provider_field(name: str, default: Any = None) -> Any:
+    """A provider setting read from its own unprefixed variable, e.g. ``EXA_API_KEY``."""
+    return Field(default=default, validation_alias=AliasChoices(name))
+
+
+PositiveInt = Annotated[int, Field(gt=0)]
+
+
+class ConfigError(ValueError):
+    """An invalid setting; the message names the variable and what was wrong."""
+
+
+class Settings(BaseSettings):
+    """Every setting of webreach, with its default. Secrets are ``SecretStr``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        extra="ignore",
+        populate_by_name=True,
+        validate_default=True,
+    )
+
+    search_provider: str | None = None
+    fetch_provider: str | None = None
+    search_enabled: bool = True
+    fetch_enabled: bool = True
+    search_max_queries: PositiveInt = 4
+    search_max_results: PositiveInt = 8
+    search_timeout: Annotated[float, Field(gt=0)] = 30.0
+    fetch_max_chars: PositiveInt = 40_000
+    fetch_timeout: Annotated[float, Field(gt=0)] = 30.0
+    fetch_max_bytes: PositiveInt = 10 * 1024 * 1024
+    fetch_allow: str | None = None
+    cache: str | None = None
+    cache_ttl: Annotated[float, Field(ge=0)] = 600.0
+    proxy: str | None = None
+
+    upstream_base_url: str | None = None
+    upstream_api_key: SecretStr | None = None
+    upstream_model: str | None = None
+    server_api_keys: SecretStr | None = None
+    signing_key: SecretStr | None = None
+
+    exa_api_key: SecretStr | None = _provider_field("exa_api_key")
+    exa_base_url: str = _provider_field("exa_base_url", "https://api.exa.ai")
+    duckduckgo_backend: str = _provider_field("duckduckgo_backend", "auto")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = Path(os.environ.get("WEBREACH_CONFIG") or "webreach.toml")
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file))
+
+    def tool_options(self) -> ToolOptions:
+        from .tools import ToolOptions
+
+        return ToolOptions(
+            search_enabled=self.search_enabled,
+            fetch_enabled=self.fetch_enabled,
+            search_max_queries=self.search_max_queries,
+            search_max_results=self.search_max_results,
+            fetch_max_chars=self.fetch_max_chars,
+        )
+
+
+def _variable_name(field: str) -> str:
+    info = Settings.model_fields.get(field)
+    alias = info.validation_alias if info is not None else None
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0]).upper()
+    return f"{ENV_PREFIX}{field.upper()}"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read the settings; an invalid value becomes a :class:`ConfigError` naming the variable."""
+    config_path = os.environ.get("WEBREACH_CONFIG")
+    if config_path and not Path(config_path).is_file():
+        raise ConfigError(f"WEBREACH_CONFIG: no such file: {config_path}")
+    try:
+        return Settings(**overrides)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors(include_url=False, include_input=False):
+            field = str(item["loc"][0]) if item["loc"] else "?"
+            problems.append(f"{_variable_name(field)}: {item['msg']}")
+        raise ConfigError("invalid setting — " + "; ".join(problems)) from None
+
+
+def build_runtime(settings: Settings | None = None) -> WebRuntime:
+    """A runtime with the built-in and plugin providers registered; it owns their HTTP clients."""
+    from .net import create_client
+    from .providers.search.duckduckgo import DuckDuckGoSearchProvider
+    from .providers.search.exa import ExaSearchProvider
+
+    settings = settings or load_settings()
+    runtime = WebRuntime(
+        search_provider=settings.search_provider, fetch_provider=settings.fetch_provider
+    )
+    client = create_client(timeout=settings.search_timeout, proxy=settings.proxy)
+    runtime.own(client)
+
+    runtime.register_search_provider(
+        DuckDuckGoSearchProvider(
+            backend=settings.duckduckgo_backend,
+            timeout=settings.search_timeout,
+            proxy=settings.proxy,
+        )
+    )
+    runtime.register_search_provider(
+        ExaSearchProvider(
+            api_key=_secret(settings.exa_api_key),
+            base_url=settings.exa_base_url,
+            client=client,
+        )
+    )
+    _register_plugins(runtime, settings)
+    return runtime
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
+
+
+def _register_plugins(runtime: WebRuntime, settings: Settings) -> None:
+    """Providers of installed packages, from the ``webreach.*_providers`` entry-point groups."""
+    for entry in entry_points(group="webreach.search_providers"):
+        provider = entry.load()(settings)
+        if provider is not None:
+            runtime.register_search_provider(provider)
+            _own_if_closeable(runtime, provider)
+    for entry in entry_points(group="webreach.fetch_providers"):
+        provider = entry.load()(settings)
+        if provider is not None:
+            runtime.register_fetch_provider(provider)
+            _own_if_closeable(runtime, provider)
+
+
+def _own_if_closeable(runtime: WebRuntime, provider: object) -> None:
+    if callable(getattr(provider, "aclose", None)):
+        runtime.own(provider)  # type: ignore[arg-type]

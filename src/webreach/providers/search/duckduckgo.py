@@ -1,0 +1,92 @@
+"""DuckDuckGo through the keyless ``ddgs`` library: the default that works with no configuration.
+
+``ddgs`` is synchronous, so each search runs in a worker thread; a cancelled search stops
+waiting at once, and the thread ends by itself within the library's own timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
+
+__all__ = ["DuckDuckGoSearchProvider", "TextSearch"]
+
+TextSearch = Callable[[str, int], list[dict[str, Any]]]
+"""``(query, max_results) -> ddgs rows``: the library boundary, replaceable in tests."""
+
+_DEFAULT_MAX_RESULTS = 10
+
+
+class DuckDuckGoSearchProvider:
+    id = "duckduckgo"
+
+    def __init__(
+        self,
+        *,
+        backend: str = "auto",
+        timeout: float = 10.0,
+        proxy: str | None = None,
+        text_search: TextSearch | None = None,
+    ) -> None:
+        self._backend = backend
+        self._timeout = timeout
+        self._proxy = proxy
+        self._text_search = text_search or self._ddgs_text
+
+    def available(self) -> bool:
+        return True
+
+    def _ddgs_text(self, query: str, max_results: int) -> list[dict[str, Any]]:
+        from ddgs import DDGS
+
+        ddgs = DDGS(proxy=self._proxy, timeout=max(1, round(self._timeout)))
+        return ddgs.text(query, max_results=max_results, backend=self._backend)
+
+    async def search(self, request: SearchRequest) -> SearchResult:
+        limit = request.max_results or _DEFAULT_MAX_RESULTS
+        try:
+            rows = await asyncio.to_thread(self._text_search, request.query, limit)
+        except Exception as error:
+            if _is_no_results(error):
+                return SearchResult(sources=())
+            raise _map_error(error) from None
+        return SearchResult(sources=tuple(_source(row) for row in rows if _has_href(row)))
+
+
+def _is_no_results(error: Exception) -> bool:
+    """``ddgs`` reports an empty result list as an exception; for us it is an empty result."""
+    from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
+
+    return (
+        isinstance(error, DDGSException)
+        and not isinstance(error, RatelimitException | TimeoutException)
+        and "no results" in str(error).lower()
+    )
+
+
+def _map_error(error: Exception) -> WebError:
+    from ddgs.exceptions import RatelimitException, TimeoutException
+
+    if isinstance(error, RatelimitException):
+        message = "duckduckgo: rate limited by the search engines; wait a little and retry"
+    elif isinstance(error, TimeoutException | TimeoutError):
+        message = "duckduckgo: the search timed out"
+    else:
+        message = f"duckduckgo: search failed ({type(error).__name__}: {error})"
+    return WebError(WebErrorCode.WEB_PROVIDER_ERROR, message, provider="duckduckgo")
+
+
+def _has_href(row: Any) -> bool:
+    return isinstance(row, dict) and isinstance(row.get("href"), str) and bool(row["href"])
+
+
+def _text(row: dict[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def _source(row: dict[str, Any]) -> SearchSource:
+    return SearchSource(url=row["href"], title=_text(row, "title"), snippet=_text(row, "body"))

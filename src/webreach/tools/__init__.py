@@ -1,0 +1,58 @@
+"""Model-facing tools: ``web_search`` and ``web_fetch``, their schemas, text and adapters.
+
+This package reaches providers only through :class:`webreach.seam.WebRuntime`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .base import (
+    INVALID_ARGUMENTS,
+    ToolDefinition,
+    ToolError,
+    ToolOptions,
+    ToolResult,
+)
+from .search import (
+    WEB_SEARCH,
+    SearchToolResult,
+    format_search,
+    parse_queries,
+    run_search,
+    web_search_tool,
+)
+from .untrusted import fence, neutralise
+
+if TYPE_CHECKING:
+    from .render import RenderedPage, render_html, render_page
+
+__all__ = [
+    "INVALID_ARGUMENTS",
+    "WEB_SEARCH",
+    "RenderedPage",
+    "SearchToolResult",
+    "ToolDefinition",
+    "ToolError",
+    "ToolOptions",
+    "ToolResult",
+    "fence",
+    "format_search",
+    "neutralise",
+    "parse_queries",
+    "render_html",
+    "render_page",
+    "run_search",
+    "web_search_tool",
+]
+
+_LAZY = {"render_html", "render_page", "RenderedPage"}
+
+
+def __getattr__(name: str) -> Any:
+    """The renderer loads its HTML parser only when first used."""
+    if name in _LAZY:
+        from . import render
+
+        return getattr(render, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,285 @@
+"""``web_search``: several queries in one call, run concurrently, merged fairly by rank."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from ..seam import SearchRequest, SearchResult, SearchSource, WebError, WebRuntime
+from .base import INVALID_ARGUMENTS, ToolDefinition, ToolError, ToolOptions, ToolResult
+from .untrusted import fence
+
+__all__ = [
+    "WEB_SEARCH",
+    "QueryDone",
+    "SearchToolResult",
+    "format_search",
+    "parse_queries",
+    "run_search",
+    "web_search_tool",
+]
+
+WEB_SEARCH = "web_search"
+SNIPPET_CHARS = 240
+CITE_LINE = "Cite the URLs you use as Markdown links, e.g. [title](https://example.com/page)."
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchToolResult:
+    """One ``web_search`` call: the distinct queries, the merged answer and sources."""
+
+    queries: tuple[str, ...]
+    content: str | None
+    sources: tuple[SearchSource, ...]
+    truncated: bool
+    provider: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "queries": list(self.queries),
+            "content": self.content,
+            "sources": [
+                {
+                    "url": s.url,
+                    "title": s.title,
+                    "snippet": s.snippet,
+                    "published_at": s.published_at,
+                }
+                for s in self.sources
+            ],
+            "truncated": self.truncated,
+            "provider": self.provider,
+        }
+
+
+def search_description(max_queries: int) -> str:
+    return (
+        "Search the web for current information. Pass 1 to "
+        f"{max_queries} distinct queries in `queries`; they run at the same time and their "
+        "results are merged. Use several queries for different angles or sub-questions "
+        "instead of calling the tool repeatedly. Results list numbered sources with their "
+        "URLs; read a page in full with web_fetch when a snippet is not enough."
+    )
+
+
+def search_schema(max_queries: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "queries": {
+                "type": "array",
+                "description": f"Search queries, 1 to {max_queries}, each a non-empty string.",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 1,
+                "maxItems": max_queries,
+            }
+        },
+        "required": ["queries"],
+        "additionalProperties": False,
+    }
+
+
+def _invalid(message: str) -> ToolError:
+    return ToolError(INVALID_ARGUMENTS, message)
+
+
+def parse_queries(arguments: object, max_queries: int) -> tuple[str, ...]:
+    """Validate ``{"queries": [...]}`` and drop exact duplicates, keeping first positions.
+
+    Everything is checked before any provider is called.
+    """
+    if not isinstance(arguments, Mapping):
+        raise _invalid('arguments must be an object like {"queries": ["…"]}')
+    extra = sorted(str(key) for key in arguments if key != "queries")
+    if extra:
+        raise _invalid(
+            f"unknown argument(s) {', '.join(extra)}; web_search takes only `queries`, "
+            'an array of strings, e.g. {"queries": ["…"]}'
+        )
+    if "queries" not in arguments:
+        raise _invalid(f"`queries` is required: an array of 1 to {max_queries} strings")
+    queries = arguments["queries"]
+    if not isinstance(queries, list | tuple):
+        raise _invalid(f"`queries` must be an array of strings, not {_json_type(queries)}")
+    if not queries:
+        raise _invalid(f"`queries` is empty; pass 1 to {max_queries} queries")
+    if len(queries) > max_queries:
+        raise _invalid(
+            f"`queries` has {len(queries)} items; at most {max_queries} are allowed per call"
+        )
+    cleaned: list[str] = []
+    for index, query in enumerate(queries):
+        if not isinstance(query, str):
+            raise _invalid(f"`queries[{index}]` must be a string, not {_json_type(query)}")
+        if not query.strip():
+            raise _invalid(f"`queries[{index}]` is empty")
+        cleaned.append(query.strip())
+    return tuple(dict.fromkeys(cleaned))
+
+
+def _json_type(value: object) -> str:
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "a boolean"
+        case int() | float():
+            return "a number"
+        case str():
+            return "a string"
+        case Mapping():
+            return "an object"
+        case list() | tuple():
+            return "an array"
+        case _:
+            return type(value).__name__
+
+
+async def all_or_nothing(factories: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
+    """Run concurrently; on the first failure cancel the rest, wait for all, raise that failure.
+
+    Cancelling the caller cancels every started call and also waits for them to settle.
+    """
+    tasks = [asyncio.ensure_future(factory()) for factory in factories]
+    try:
+        pending = set(tasks)
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
+            for task in tasks:
+                if task in done and not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+        return [task.result() for task in tasks]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def merge_sources(
+    results: Sequence[SearchResult], limit: int
+) -> tuple[tuple[SearchSource, ...], bool]:
+    """Round-robin by rank across queries, first URL wins, then cut to ``limit``."""
+    merged: dict[str, SearchSource] = {}
+    depth = max((len(r.sources) for r in results), default=0)
+    for rank in range(depth):
+        for result in results:
+            if rank < len(result.sources):
+                merged.setdefault(result.sources[rank].url, result.sources[rank])
+    sources = tuple(merged.values())
+    return sources[:limit], len(sources) > limit
+
+
+QueryDone = Callable[[str, SearchResult], None]
+"""Called as each query of a call finishes, for live progress displays."""
+
+
+async def run_search(
+    runtime: WebRuntime,
+    queries: Sequence[str],
+    *,
+    max_results: int,
+    on_query_done: QueryDone | None = None,
+) -> SearchToolResult:
+    """Run validated queries through the seam and combine their results."""
+
+    def one(query: str) -> Callable[[], Awaitable[SearchResult]]:
+        async def call() -> SearchResult:
+            result = await runtime.search(SearchRequest(query, max_results=max_results))
+            if on_query_done is not None:
+                on_query_done(query, result)
+            return result
+
+        return call
+
+    try:
+        results = await all_or_nothing([one(q) for q in queries])
+    except WebError as error:
+        raise ToolError.from_web_error(error) from error
+    providers = {r.provider for r in results if r.provider}
+    provider = providers.pop() if len(providers) == 1 else None
+    if len(results) == 1:
+        only = results[0]
+        sources, cut = only.sources[:max_results], len(only.sources) > max_results
+        return SearchToolResult(
+            tuple(queries), only.content, sources, only.truncated or cut, provider
+        )
+    sections = [
+        f"### {query}\n\n{result.content.strip()}"
+        for query, result in zip(queries, results, strict=True)
+        if result.content and result.content.strip()
+    ]
+    sources, cut = merge_sources(results, max_results)
+    return SearchToolResult(
+        queries=tuple(queries),
+        content="\n\n".join(sections) or None,
+        sources=sources,
+        truncated=cut or any(r.truncated for r in results),
+        provider=provider,
+    )
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _label(source: SearchSource) -> str:
+    if source.title:
+        return " ".join(source.title.split())
+    return urlsplit(source.url).hostname or source.url
+
+
+def format_search(result: SearchToolResult) -> str:
+    """The text the model reads: answers first, then numbered sources, fenced as web content."""
+    quoted = " · ".join(f'"{q}"' for q in result.queries)
+    if not result.sources and not result.content:
+        return f"Web search for {quoted}: no results. Try other wording or fewer terms."
+    count = len(result.sources)
+    head = f"Web search for {quoted}: {count} source{'s' if count != 1 else ''}"
+    if result.truncated:
+        head += " (more were found; the list was cut)"
+    parts: list[str] = []
+    if result.content:
+        parts.append(result.content.strip())
+    if result.sources:
+        lines = ["Sources:"]
+        for number, source in enumerate(result.sources, 1):
+            when = f" ({source.published_at})" if source.published_at else ""
+            lines.append(f"[{number}] {_label(source)}{when}")
+            lines.append(f"    {source.url}")
+            if source.snippet:
+                lines.append(f"    {_clip(source.snippet, SNIPPET_CHARS)}")
+        parts.append("\n".join(lines))
+    body = fence("\n\n".join(parts), source=WEB_SEARCH)
+    return f"{head}\n\n{body}\n\n{CITE_LINE}"
+
+
+def web_search_tool(
+    runtime: WebRuntime,
+    options: ToolOptions | None = None,
+    *,
+    on_query_done: QueryDone | None = None,
+) -> ToolDefinition:
+    options = options or ToolOptions()
+
+    async def execute(arguments: Mapping[str, Any]) -> ToolResult:
+        queries = parse_queries(arguments, options.search_max_queries)
+        result = await run_search(
+            runtime,
+            queries,
+            max_results=options.search_max_results,
+            on_query_done=on_query_done,
+        )
+        return ToolResult(text=format_search(result), data=result)
+
+    return ToolDefinition(
+        name=WEB_SEARCH,
+        description=search_description(options.search_max_queries),
+        input_schema=search_schema(options.search_max_queries),
+        execute=execute,
+    )
