@@ -1,0 +1,49 @@
+"""Run the real ``webreach`` command in a subprocess with a clean, offline environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+FAKE_DDGS = Path(__file__).parent / "fake_ddgs"
+_OWN_PREFIXES = ("WEBREACH_", "EXA_", "DUCKDUCKGO_", "FAKE_DDGS_")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
+    env.update(extra)
+    return env
+
+
+def run_cli(*args: str, env: dict[str, str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "webreach", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **kwargs,
+    )
+
+
+def fake_ddgs_env(tmp_path: Path, rows: dict[str, Any], **extra: str) -> dict[str, str]:
+    """An environment in which ``ddgs`` is the offline stand-in serving ``rows``."""
+    table = tmp_path / "ddgs_rows.json"
+    table.write_text(json.dumps(rows))
+    return clean_env(
+        PYTHONPATH=os.pathsep.join([str(FAKE_DDGS), os.environ.get("PYTHONPATH", "")]),
+        FAKE_DDGS_ROWS=str(table),
+        FAKE_DDGS_LOG=str(tmp_path / "ddgs_calls.jsonl"),
+        **extra,
+    )
+
+
+def ddgs_calls(tmp_path: Path) -> list[dict[str, Any]]:
+    log = tmp_path / "ddgs_calls.jsonl"
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines()]

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from replay_server import ReplayServer
+
+# Settings come from the environment: tests start from a clean one, whatever the machine has.
+_OWN_PREFIXES = ("WEBREACH_", "EXA_", "DUCKDUCKGO_")
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    for name in list(os.environ):
+        if name.startswith(_OWN_PREFIXES):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("WEBREACH_CONFIG", "")
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
+@pytest.fixture
+def replay() -> Iterator[ReplayServer]:
+    with ReplayServer() as server:
+        yield server

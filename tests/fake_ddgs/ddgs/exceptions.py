@@ -1,0 +1,10 @@
+class DDGSException(Exception):
+    pass
+
+
+class RatelimitException(DDGSException):
+    pass
+
+
+class TimeoutException(DDGSException):
+    pass

@@ -1,0 +1,123 @@
+"""Settings come from the environment and webreach.toml; a bad value names its variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from webreach.config import ConfigError, build_runtime, load_settings
+from webreach.seam import SearchRequest, WebError, WebErrorCode
+
+
+def test_defaults() -> None:
+    settings = load_settings()
+    assert settings.search_provider is None
+    assert settings.search_max_queries == 4
+    assert settings.search_max_results == 8
+    assert settings.fetch_max_chars == 40_000
+    assert settings.fetch_timeout == 30
+    assert settings.fetch_max_bytes == 10 * 1024 * 1024
+    assert settings.cache_ttl == 600
+    assert settings.exa_base_url == "https://api.exa.ai"
+
+
+def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEBREACH_SEARCH_PROVIDER", "exa,duckduckgo")
+    monkeypatch.setenv("WEBREACH_SEARCH_MAX_QUERIES", "6")
+    monkeypatch.setenv("EXA_API_KEY", "secret-value")
+    monkeypatch.setenv("EXA_BASE_URL", "http://127.0.0.1:1234")
+    settings = load_settings()
+    assert settings.search_provider == "exa,duckduckgo"
+    assert settings.search_max_queries == 6
+    assert settings.exa_base_url == "http://127.0.0.1:1234"
+    assert settings.exa_api_key is not None
+    assert settings.exa_api_key.get_secret_value() == "secret-value"
+    assert "secret-value" not in repr(settings)
+
+
+def test_config_file_with_environment_winning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "custom.toml"
+    config.write_text('search_provider = "exa"\nsearch_max_results = 3\nexa_api_key = "k"\n')
+    monkeypatch.setenv("WEBREACH_CONFIG", str(config))
+    monkeypatch.setenv("WEBREACH_SEARCH_MAX_RESULTS", "5")
+    settings = load_settings()
+    assert settings.search_provider == "exa"
+    assert settings.search_max_results == 5
+    assert settings.exa_api_key is not None
+
+
+def test_webreach_toml_in_the_working_directory_is_read() -> None:
+    Path("webreach.toml").write_text("search_max_queries = 2\n")
+    assert load_settings().search_max_queries == 2
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("WEBREACH_SEARCH_MAX_QUERIES", "0"),
+        ("WEBREACH_SEARCH_MAX_RESULTS", "many"),
+        ("WEBREACH_FETCH_TIMEOUT", "-1"),
+        ("WEBREACH_SEARCH_ENABLED", "perhaps"),
+    ],
+)
+def test_an_invalid_value_names_its_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError, match=variable):
+        load_settings()
+
+
+def test_a_missing_config_file_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEBREACH_CONFIG", "/nonexistent/webreach.toml")
+    with pytest.raises(ConfigError, match="WEBREACH_CONFIG"):
+        load_settings()
+
+
+async def test_setting_a_key_makes_selection_ambiguous_with_a_clear_way_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("EXA_API_KEY", "k")
+    async with build_runtime() as runtime:
+        with pytest.raises(WebError) as caught:
+            await runtime.search(SearchRequest("q"))
+    assert caught.value.code == WebErrorCode.WEB_PROVIDER_AMBIGUOUS
+    assert "duckduckgo, exa" in caught.value.message
+    assert "WEBREACH_SEARCH_PROVIDER" in caught.value.message
+
+
+def write_plugin(site: Path) -> None:
+    """An installed distribution whose entry point contributes a search provider."""
+    (site / "demo_plugin.py").write_text(
+        "from webreach.seam import SearchResult, SearchSource\n"
+        "class Demo:\n"
+        "    id = 'demo'\n"
+        "    def available(self): return True\n"
+        "    async def search(self, request):\n"
+        "        return SearchResult(sources=(SearchSource(url='https://demo.example/'),))\n"
+        "def make(settings):\n"
+        "    return Demo()\n"
+        "def unconfigured(settings):\n"
+        "    return None\n"
+    )
+    dist = site / "demo_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[webreach.search_providers]\ndemo = demo_plugin:make\nnone = demo_plugin:unconfigured\n"
+    )
+
+
+async def test_plugins_register_through_entry_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_plugin(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("WEBREACH_SEARCH_PROVIDER", "demo")
+    async with build_runtime() as runtime:
+        result = await runtime.search(SearchRequest("q"))
+    assert result.provider == "demo"
+    assert result.sources[0].url == "https://demo.example/"
