@@ -1,0 +1,261 @@
+"""The private-network (SSRF) guard: which addresses and URLs a fetch may reach.
+
+Everything here is pure (no I/O) so it can be tested exhaustively. The CIDR lists are explicit
+because ``ipaddress.is_global``/``is_private`` change between Python versions and misjudge
+multicast and 100.64.0.0/10.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+import urllib.parse
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import httpx
+
+from ..seam import WebError, WebErrorCode
+
+__all__ = [
+    "MAX_URL_LENGTH",
+    "AllowList",
+    "IPAddress",
+    "address_allowed",
+    "blocked_error",
+    "check_host",
+    "check_url",
+    "is_public_address",
+    "parse_ip_literal",
+]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+MAX_URL_LENGTH = 2048
+
+_V4_BLOCKED = tuple(
+    ipaddress.IPv4Network(cidr)
+    for cidr in (
+        "0.0.0.0/8",  # "this network", unspecified
+        "10.0.0.0/8",  # RFC 1918
+        "100.64.0.0/10",  # shared address space (carrier-grade NAT)
+        "127.0.0.0/8",  # loopback
+        "169.254.0.0/16",  # link-local, cloud metadata 169.254.169.254
+        "172.16.0.0/12",  # RFC 1918
+        "192.0.0.0/24",  # IETF protocol assignments
+        "192.0.2.0/24",  # documentation TEST-NET-1
+        "192.88.99.0/24",  # deprecated 6to4 relay anycast
+        "192.168.0.0/16",  # RFC 1918
+        "198.18.0.0/15",  # benchmarking
+        "198.51.100.0/24",  # documentation TEST-NET-2
+        "203.0.113.0/24",  # documentation TEST-NET-3
+        "224.0.0.0/4",  # multicast
+        "240.0.0.0/4",  # reserved
+        "255.255.255.255/32",  # limited broadcast
+    )
+)
+
+_V6_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
+_V6_GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")
+_V6_BLOCKED = tuple(
+    ipaddress.IPv6Network(cidr)
+    for cidr in (
+        "::/96",  # unspecified, loopback and IPv4-compatible (deprecated)
+        "::ffff:0:0:0/96",  # IPv4-translated
+        "64:ff9b::/96",  # NAT64 well-known prefix
+        "64:ff9b:1::/48",  # NAT64 local-use
+        "100::/64",  # discard-only
+        "2001::/23",  # IETF assignments: Teredo 2001::/32, benchmarking 2001:2::/48, ORCHID
+        "2001:db8::/32",  # documentation
+        "2002::/16",  # 6to4
+        "3fff::/20",  # documentation
+        "5f00::/16",  # SRv6 SIDs
+        "fc00::/7",  # unique local, including fd00:ec2::254 (cloud metadata)
+        "fe80::/10",  # link-local
+        "fec0::/10",  # site-local (deprecated)
+        "ff00::/8",  # multicast
+    )
+)
+
+# Spellings ``inet_aton`` accepts: decimal, octal and hex parts, 1 to 4 of them (127.1, 0x7f.1).
+_NUMERIC_V4 = re.compile(r"[0-9a-fA-FxX]+(\.[0-9a-fA-FxX]+){0,3}")
+
+
+def parse_ip_literal(host: str) -> IPAddress | None:
+    """The address an IP literal means, in any spelling the platform resolver accepts; else None.
+
+    Accepts bracketed IPv6, zone ids, a trailing root dot, and the BSD forms of IPv4
+    (``2130706433``, ``0x7f.1``, ``0177.0.0.1``, ``127.1``).
+    """
+    text = host.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    if ":" in text:
+        try:
+            return ipaddress.IPv6Address(text.replace("%25", "%", 1))
+        except ValueError:
+            return None
+    text = text.removesuffix(".")
+    if not _NUMERIC_V4.fullmatch(text):
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(text))
+    except OSError:
+        return None
+
+
+def _is_public(address: IPAddress) -> bool:
+    if isinstance(address, ipaddress.IPv4Address):
+        return not any(address in net for net in _V4_BLOCKED)
+    if address in _V6_MAPPED:
+        mapped = address.ipv4_mapped
+        return mapped is not None and _is_public(mapped)
+    if any(address in net for net in _V6_BLOCKED):
+        return False
+    # Outside 2000::/3 everything is reserved by the IETF; nothing there is a public host.
+    return address in _V6_GLOBAL_UNICAST
+
+
+def is_public_address(address: str) -> bool:
+    """True only when ``address`` (an IP literal) may be connected to without an allow list.
+
+    Anything that is not an IP literal is not public.
+    """
+    parsed = parse_ip_literal(address)
+    return parsed is not None and _is_public(parsed)
+
+
+def _canonical_ip(address: IPAddress) -> str:
+    return str(address).split("%", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class AllowList:
+    """Destinations opened on purpose (``WEBREACH_FETCH_ALLOW``): host names, IPs or CIDRs.
+
+    A host entry matches that exact name; ``*.example.com`` or ``.example.com`` match its
+    subdomains. An allowed name opens every address it resolves to.
+    """
+
+    hosts: frozenset[str] = frozenset()
+    suffixes: tuple[str, ...] = ()
+    networks: tuple[IPNetwork, ...] = ()
+
+    @classmethod
+    def parse(cls, value: str | Iterable[str] | None) -> AllowList:
+        items = value.split(",") if isinstance(value, str) else list(value or ())
+        hosts: set[str] = set()
+        suffixes: list[str] = []
+        networks: list[IPNetwork] = []
+        for raw in items:
+            entry = raw.strip().lower()
+            if not entry:
+                continue
+            literal = parse_ip_literal(entry)
+            if literal is not None:
+                networks.append(ipaddress.ip_network(_canonical_ip(literal)))
+                continue
+            if "/" in entry:
+                try:
+                    networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+                except ValueError:
+                    raise ValueError(f"allow list entry {raw.strip()!r} is not a CIDR") from None
+                continue
+            name = _normalise_host(entry)
+            if name.startswith(("*.", ".")):
+                suffixes.append("." + name.lstrip("*."))
+            else:
+                hosts.add(name)
+        return cls(frozenset(hosts), tuple(suffixes), tuple(networks))
+
+    def __bool__(self) -> bool:
+        return bool(self.hosts or self.suffixes or self.networks)
+
+    def allows_host(self, host: str) -> bool:
+        name = _normalise_host(host)
+        return name in self.hosts or any(name.endswith(suffix) for suffix in self.suffixes)
+
+    def allows_address(self, address: IPAddress) -> bool:
+        mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+        if mapped is not None and self.allows_address(mapped):
+            return True
+        plain = ipaddress.ip_address(_canonical_ip(address))
+        return any(plain.version == net.version and plain in net for net in self.networks)
+
+
+def _normalise_host(host: str) -> str:
+    return host.strip().lower().removesuffix(".")
+
+
+def _invalid(message: str) -> WebError:
+    return WebError(WebErrorCode.WEB_INVALID_URL, message)
+
+
+def _parse(url: str) -> httpx.URL:
+    try:
+        return httpx.URL(url)
+    except httpx.InvalidURL as error:
+        # httpx refuses some numeric spellings the resolver accepts (0177.0.0.1); canonicalise.
+        try:
+            parts = urllib.parse.urlsplit(url)
+            literal = parse_ip_literal(parts.hostname or "")
+            port = parts.port
+        except ValueError:
+            literal = None
+        if literal is None or parts.username is not None or parts.password is not None:
+            raise _invalid(f"malformed URL: {error}") from None
+        netloc = _canonical_ip(literal) if literal.version == 4 else f"[{literal}]"
+        netloc += f":{port}" if port is not None else ""
+        return httpx.URL(urllib.parse.urlunsplit(parts._replace(netloc=netloc)))
+
+
+def check_url(url: str) -> httpx.URL:
+    """Parse and vet ``url`` before any I/O; raise ``WEB_INVALID_URL`` naming what is wrong.
+
+    IPv4 literals are canonicalised (``0x7f.1`` becomes ``127.0.0.1``), as browsers do, so every
+    later check sees the address the URL means.
+    """
+    if len(url) > MAX_URL_LENGTH:
+        raise _invalid(f"URL is {len(url)} characters long; the limit is {MAX_URL_LENGTH}")
+    if not url.strip():
+        raise _invalid("URL is empty")
+    parsed = _parse(url.strip())
+    if parsed.scheme not in ("http", "https"):
+        shown = parsed.scheme or "none"
+        raise _invalid(f"URL scheme {shown!r} is not supported; use http or https")
+    if parsed.userinfo:
+        raise _invalid("URL carries credentials (user:password@); they are never sent")
+    if not parsed.host:
+        raise _invalid("URL has no host")
+    literal = parse_ip_literal(parsed.host)
+    if literal is not None and literal.version == 4 and parsed.host != str(literal):
+        parsed = parsed.copy_with(host=str(literal))
+    return parsed
+
+
+def blocked_error(host: str, addresses: Sequence[str]) -> WebError:
+    """The ``WEB_BLOCKED_URL`` error for ``host`` whose ``addresses`` are not public."""
+    named = parse_ip_literal(host) is None
+    via = f" (resolves to {', '.join(addresses)})" if named else ""
+    return WebError(
+        WebErrorCode.WEB_BLOCKED_URL,
+        f"{host}{via} is a private, local or reserved address; fetching it is blocked "
+        "(add it to WEBREACH_FETCH_ALLOW to open it on purpose)",
+    )
+
+
+def address_allowed(host: str, address: IPAddress, allow: AllowList) -> bool:
+    """Whether ``address`` (reached through ``host``) may be dialled."""
+    return _is_public(address) or allow.allows_host(host) or allow.allows_address(address)
+
+
+def check_host(host: str, allow: AllowList) -> None:
+    """Refuse a host that is an IP literal for a blocked address, with no I/O.
+
+    Names are judged later, when they are resolved (see :mod:`webreach.net.pinning`).
+    """
+    literal = parse_ip_literal(host)
+    if literal is not None and not address_allowed(host, literal, allow):
+        raise blocked_error(host.strip("[]"), [_canonical_ip(literal)])

@@ -1,0 +1,139 @@
+"""IP pinning: resolve a host once, vet every address, and dial only the vetted one.
+
+The check and the connection use the same DNS answer, so a name that re-resolves to a private
+address between the two (DNS rebinding) never reaches it. Only the socket's destination
+changes: the URL, the Host header, TLS SNI, the certificate check and the pool key all keep the
+original host name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any
+
+import httpcore
+import httpx
+
+from ..seam import WebError, WebErrorCode
+from .guard import AllowList, IPAddress, address_allowed, blocked_error, parse_ip_literal
+
+__all__ = ["PinnedTransport", "PinningBackend", "Resolver", "system_resolver"]
+
+Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
+"""``(host, port) -> IP literals``; injectable so tests can simulate DNS rebinding."""
+
+
+async def system_resolver(host: str, port: int) -> Sequence[str]:
+    """The platform resolver (``getaddrinfo``), run by the event loop off its thread."""
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+class PinningBackend(httpcore.AsyncNetworkBackend):
+    """An httpcore network backend that connects only to addresses the guard accepts."""
+
+    def __init__(
+        self,
+        allow: AllowList | None = None,
+        *,
+        resolver: Resolver | None = None,
+        inner: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        self._allow = allow or AllowList()
+        self._resolver = resolver or system_resolver
+        self._inner = inner or httpcore.AnyIOBackend()
+
+    async def resolve(self, host: str, port: int, within: float | None = None) -> list[IPAddress]:
+        """Resolve ``host`` once and return its addresses, all vetted, or raise ``WebError``."""
+        literal = parse_ip_literal(host)
+        addresses = [literal] if literal is not None else await self._lookup(host, port, within)
+        refused = [a for a in addresses if not address_allowed(host, a, self._allow)]
+        if refused:
+            raise blocked_error(host, [str(a) for a in refused])
+        return addresses
+
+    async def _lookup(self, host: str, port: int, within: float | None) -> list[IPAddress]:
+        try:
+            async with asyncio.timeout(within):
+                answers = await self._resolver(host, port)
+        except TimeoutError:
+            raise httpcore.ConnectTimeout(f"DNS lookup for {host} timed out") from None
+        except OSError as error:
+            reason = error.strerror or str(error) or type(error).__name__
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_ERROR, f"DNS lookup for {host} failed ({reason})"
+            ) from None
+        addresses = [parse_ip_literal(answer) for answer in answers]
+        if not addresses:
+            raise WebError(WebErrorCode.WEB_PROVIDER_ERROR, f"DNS lookup for {host} found nothing")
+        if None in addresses:
+            raise blocked_error(host, [str(answer) for answer in answers])
+        return [a for a in addresses if a is not None]
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        addresses = await self.resolve(host, port, timeout)
+        options = list(socket_options) if socket_options is not None else None
+        failure: Exception | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    str(address),
+                    port,
+                    timeout=timeout,
+                    local_address=local_address,
+                    socket_options=options,
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as error:
+                failure = error
+        assert failure is not None
+        raise failure
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise WebError(WebErrorCode.WEB_BLOCKED_URL, "unix sockets are never dialled")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class PinnedTransport(httpx.AsyncHTTPTransport):
+    """``httpx.AsyncHTTPTransport`` whose connection pool dials through a :class:`PinningBackend`.
+
+    httpx 0.28 does not let callers pass ``network_backend``, so the pool it builds is replaced
+    by an equivalent one that carries the backend.
+    """
+
+    def __init__(
+        self,
+        backend: PinningBackend,
+        *,
+        verify: ssl.SSLContext | bool = True,
+        limits: httpx.Limits | None = None,
+    ) -> None:
+        ssl_context = httpx.create_ssl_context(verify=verify, trust_env=False)
+        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        super().__init__(verify=ssl_context, trust_env=False, limits=limits)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            http1=True,
+            http2=False,
+            network_backend=backend,
+        )

@@ -1,0 +1,236 @@
+"""The ``http`` fetch provider: one URL, fetched anonymously and safely (SPEC §4).
+
+Every hop is vetted before I/O and dialled through an IP-pinning backend; bodies are streamed
+raw and inflated in bounded slices so no server can make it hold more than the caps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import ssl
+from collections.abc import Sequence
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+
+import httpcore
+import httpx
+
+from ...net.client import create_client
+from ...net.guard import AllowList, check_host, check_url
+from ...net.pinning import PinnedTransport, PinningBackend, Resolver
+from ...seam import (
+    FetchBody,
+    FetchRequest,
+    FetchResult,
+    HtmlBody,
+    PdfBody,
+    TextBody,
+    WebError,
+    WebErrorCode,
+)
+from ._content import SNIFF_BYTES, Kind, declared_kind, decode_text, final_kind, media_type
+from ._decoding import ACCEPT_ENCODING, BodyDecoder
+from ._pdf import extract_pdf_text
+
+__all__ = ["MAX_REDIRECTS", "HttpFetchProvider"]
+
+MAX_REDIRECTS = 5
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_ACCEPT = (
+    "text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,"
+    "application/pdf;q=0.8,application/json;q=0.8,*/*;q=0.5"
+)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port
+
+
+def _no_cookies() -> httpx.Cookies:
+    return httpx.Cookies(CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])))
+
+
+class HttpFetchProvider:
+    """Fetch one concrete URL: same-origin redirects only, private networks refused, bounded."""
+
+    id = "http"
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 30.0,
+        max_bytes: int = 10 * 1024 * 1024,
+        max_chars: int = 2_000_000,
+        allow: str | Sequence[str] | AllowList = (),
+        resolver: Resolver | None = None,
+        dialer: httpcore.AsyncNetworkBackend | None = None,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
+        """``allow`` opens named private destinations; ``resolver`` and ``dialer`` (an
+        ``httpcore.AsyncNetworkBackend`` that receives the vetted IP) are for tests."""
+        self._timeout = timeout
+        self._max_bytes = max_bytes
+        self._max_chars = max_chars
+        self._allow = allow if isinstance(allow, AllowList) else AllowList.parse(allow)
+        backend = PinningBackend(self._allow, resolver=resolver, inner=dialer)
+        self._client = create_client(
+            timeout=timeout,
+            transport=PinnedTransport(backend, verify=verify),
+            headers={"Accept": _ACCEPT, "Accept-Encoding": ACCEPT_ENCODING},
+        )
+        self._client.cookies = _no_cookies()
+
+    def available(self) -> bool:
+        return True
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def fetch(self, request: FetchRequest) -> FetchResult:
+        url = check_url(request.url)
+        try:
+            async with asyncio.timeout(self._timeout):
+                return await self._follow(url)
+        except (TimeoutError, httpx.TimeoutException):
+            raise WebError(
+                WebErrorCode.WEB_FETCH_TIMEOUT,
+                f"fetching {url} took longer than {self._timeout:g} s",
+                provider=self.id,
+            ) from None
+        except httpx.HTTPError as error:
+            raise _transport_failure(error, url) from None
+        except WebError as error:
+            error.provider = error.provider or self.id
+            raise
+
+    async def _follow(self, url: httpx.URL) -> FetchResult:
+        current = url
+        for hop in range(MAX_REDIRECTS + 1):
+            check_host(current.host, self._allow)
+            async with self._client.stream("GET", current) as response:
+                target = _redirect_target(response, current)
+                if target is None:
+                    return await self._read(response, current)
+                if hop == MAX_REDIRECTS:
+                    raise WebError(
+                        WebErrorCode.WEB_REDIRECT_BLOCKED,
+                        f"{url} redirected more than {MAX_REDIRECTS} times; the last hop, to "
+                        f"{target}, was not followed",
+                        status=response.status_code,
+                    )
+            current = target
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    async def _read(self, response: httpx.Response, url: httpx.URL) -> FetchResult:
+        declared_length = _content_length(response)
+        if declared_length is not None and declared_length > self._max_bytes:
+            raise WebError(
+                WebErrorCode.WEB_FETCH_TOO_LARGE,
+                f"{url} declares {declared_length} bytes; the limit is {self._max_bytes}",
+                status=response.status_code,
+            )
+        media = media_type(response.headers.get("content-type"))
+        declared = declared_kind(media)
+        charset = response.charset_encoding
+        decoder = BodyDecoder(response.headers.get("content-encoding"))
+        body = bytearray()
+        kind: Kind | None = None
+        cut = False
+        async for chunk in response.aiter_raw():
+            for piece in decoder.feed(chunk):
+                room = self._max_bytes - len(body)
+                body += piece[:room]
+                if len(piece) > room:
+                    cut = True
+                    break
+            if kind is None and len(body) >= SNIFF_BYTES:
+                kind = final_kind(declared, media, bytes(body[:SNIFF_BYTES]), charset)
+            if cut:
+                break
+        if kind is None:
+            kind = final_kind(declared, media, bytes(body[:SNIFF_BYTES]), charset)
+        if cut and kind is Kind.PDF:
+            raise WebError(
+                WebErrorCode.WEB_FETCH_TOO_LARGE,
+                f"the PDF at {url} is larger than {self._max_bytes} bytes; a part cannot be read",
+                status=response.status_code,
+            )
+        body_value, truncated = await self._represent(bytes(body), kind, charset, complete=not cut)
+        return FetchResult(
+            url=str(url),
+            status_code=response.status_code,
+            body=body_value,
+            truncated=truncated or cut,
+        )
+
+    async def _represent(
+        self, data: bytes, kind: Kind, charset: str | None, *, complete: bool
+    ) -> tuple[FetchBody, bool]:
+        if kind is Kind.PDF:
+            pdf = await asyncio.to_thread(extract_pdf_text, data, self._max_chars)
+            return PdfBody(pdf.content, page_count=pdf.page_count), pdf.truncated
+        text, truncated = decode_text(
+            data, charset, kind, complete=complete, max_chars=self._max_chars
+        )
+        return (HtmlBody(text) if kind is Kind.HTML else TextBody(text)), truncated
+
+
+def _content_length(response: httpx.Response) -> int | None:
+    value = response.headers.get("content-length", "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def _redirect_target(response: httpx.Response, current: httpx.URL) -> httpx.URL | None:
+    """The vetted same-origin target of a redirect, None if this is no redirect, or raise."""
+    location = response.headers.get("location")
+    if response.status_code not in _REDIRECT_STATUSES or not location:
+        return None
+    try:
+        target = check_url(str(current.join(location)))
+    except (httpx.InvalidURL, WebError) as error:
+        raise WebError(
+            WebErrorCode.WEB_REDIRECT_BLOCKED,
+            f"{current} redirects to {location!r}, which is not a valid web URL ({error})",
+            status=response.status_code,
+        ) from None
+    if _origin(target) != _origin(current):
+        raise WebError(
+            WebErrorCode.WEB_REDIRECT_BLOCKED,
+            f"{current} redirects to {target}, a different origin, which was not followed; "
+            f"fetch {target} in a new call to read it",
+            status=response.status_code,
+        )
+    return target
+
+
+def _transport_failure(error: httpx.HTTPError, url: httpx.URL) -> WebError:
+    """A ``WEB_PROVIDER_ERROR`` that names the cause: refused, TLS, protocol, reset."""
+    detail = _root_cause(error)
+    if isinstance(error, httpx.ConnectError):
+        lowered = detail.lower()
+        tls = "ssl" in lowered or "certificate" in lowered or "tls" in lowered
+        what = "TLS handshake failed with" if tls else "could not connect to"
+    elif isinstance(error, httpx.RemoteProtocolError):
+        what = "protocol error from"
+    elif isinstance(error, httpx.NetworkError):
+        what = "connection lost to"
+    else:
+        what = "request failed to"
+    host = url.host if url.port is None else f"{url.host}:{url.port}"
+    return WebError(
+        WebErrorCode.WEB_PROVIDER_ERROR, f"http: {what} {host} ({detail})", provider="http"
+    )
+
+
+def _root_cause(error: BaseException) -> str:
+    """The most specific description in the exception chain ("Connection refused")."""
+    seen: BaseException | None = error
+    detail = ""
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno:
+            text = os.strerror(seen.errno)
+        else:
+            text = str(seen)
+        detail = text or detail
+        seen = seen.__cause__ or seen.__context__
+    return detail or type(error).__name__
