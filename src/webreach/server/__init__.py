@@ -1,0 +1,1 @@
+"""The API server: Chat Completions, Responses and Messages. Imports tools and seam only."""
