@@ -81,6 +81,8 @@ _V6_BLOCKED = tuple(
 
 # Spellings ``inet_aton`` accepts: decimal, octal and hex parts, 1 to 4 of them (127.1, 0x7f.1).
 _NUMERIC_V4 = re.compile(r"[0-9a-fA-FxX]+(\.[0-9a-fA-FxX]+){0,3}")
+# What remains of a host name once httpx has lower-cased and IDNA-encoded it.
+_HOST_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?")
 
 
 def parse_ip_literal(host: str) -> IPAddress | None:
@@ -229,7 +231,11 @@ def check_url(url: str) -> httpx.URL:
         raise _invalid("URL carries credentials (user:password@); they are never sent")
     if not parsed.host:
         raise _invalid("URL has no host")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise _invalid(f"URL port {parsed.port} is out of range")
     literal = parse_ip_literal(parsed.host)
+    if literal is None and not _HOST_NAME.fullmatch(parsed.raw_host.decode("ascii")):
+        raise _invalid(f"URL host {parsed.host!r} is not a valid host name")
     if literal is not None and literal.version == 4 and parsed.host != str(literal):
         parsed = parsed.copy_with(host=str(literal))
     return parsed

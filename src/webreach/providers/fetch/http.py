@@ -46,8 +46,9 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port
 
 
-def _no_cookies() -> httpx.Cookies:
-    return httpx.Cookies(CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])))
+def _no_cookies() -> CookieJar:
+    """A jar whose policy admits no domain: nothing is stored, so nothing is ever sent."""
+    return CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
 
 
 class HttpFetchProvider:
@@ -205,32 +206,42 @@ def _redirect_target(response: httpx.Response, current: httpx.URL) -> httpx.URL 
 
 def _transport_failure(error: httpx.HTTPError, url: httpx.URL) -> WebError:
     """A ``WEB_PROVIDER_ERROR`` that names the cause: refused, TLS, protocol, reset."""
-    detail = _root_cause(error)
-    if isinstance(error, httpx.ConnectError):
-        lowered = detail.lower()
-        tls = "ssl" in lowered or "certificate" in lowered or "tls" in lowered
-        what = "TLS handshake failed with" if tls else "could not connect to"
-    elif isinstance(error, httpx.RemoteProtocolError):
-        what = "protocol error from"
-    elif isinstance(error, httpx.NetworkError):
-        what = "connection lost to"
+    chain = _chain(error)
+    tls = next((e for e in chain if isinstance(e, ssl.SSLError)), None)
+    if tls is not None:
+        what = "TLS handshake failed with"
+        detail = (
+            f"certificate verify failed: {tls.verify_message}"
+            if isinstance(tls, ssl.SSLCertVerificationError)
+            else str(tls.reason or tls)
+        )
     else:
-        what = "request failed to"
+        if isinstance(error, httpx.ConnectError):
+            what = "could not connect to"
+        elif isinstance(error, httpx.RemoteProtocolError):
+            what = "protocol error from"
+        elif isinstance(error, httpx.NetworkError):
+            what = "connection lost to"
+        else:
+            what = "request failed to"
+        detail = next(filter(None, (_describe(e) for e in reversed(chain))), type(error).__name__)
     host = url.host if url.port is None else f"{url.host}:{url.port}"
     return WebError(
         WebErrorCode.WEB_PROVIDER_ERROR, f"http: {what} {host} ({detail})", provider="http"
     )
 
 
-def _root_cause(error: BaseException) -> str:
-    """The most specific description in the exception chain ("Connection refused")."""
+def _chain(error: BaseException) -> list[BaseException]:
+    found: list[BaseException] = []
     seen: BaseException | None = error
-    detail = ""
-    while seen is not None:
-        if isinstance(seen, OSError) and seen.errno:
-            text = os.strerror(seen.errno)
-        else:
-            text = str(seen)
-        detail = text or detail
+    while seen is not None and seen not in found:
+        found.append(seen)
         seen = seen.__cause__ or seen.__context__
-    return detail or type(error).__name__
+    return found
+
+
+def _describe(error: BaseException) -> str:
+    """The most specific words for one link of the chain ("Connection refused")."""
+    if isinstance(error, OSError) and error.errno:
+        return os.strerror(error.errno)
+    return str(error)

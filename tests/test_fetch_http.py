@@ -1,0 +1,465 @@
+"""The ``http`` fetch provider against local servers: pinning, redirects, limits, content."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import Any
+
+import httpcore
+import pytest
+
+from _servers import Exchange, LocalServer, gzip_bomb, make_pdf, respond, tls_contexts
+from webreach.net import USER_AGENT
+from webreach.providers.fetch.http import HttpFetchProvider
+from webreach.seam import FetchRequest, FetchResult, HtmlBody, TextBody, WebError
+from webreach.seam import WebErrorCode as Code
+
+PUBLIC_IP = "93.184.215.14"  # a public address the guard accepts; never put on the wire
+MiB = 1024 * 1024
+
+
+class ScriptedResolver:
+    """Answers each lookup with the next scripted answer (the last one repeats)."""
+
+    def __init__(self, *answers: Sequence[str]) -> None:
+        self.answers = answers
+        self.calls: list[str] = []
+
+    async def __call__(self, host: str, port: int) -> Sequence[str]:
+        self.calls.append(host)
+        return self.answers[min(len(self.calls), len(self.answers)) - 1]
+
+
+class LoopbackDialer(httpcore.AsyncNetworkBackend):
+    """Records the address it is asked to dial, then dials 127.0.0.1 so nothing leaves."""
+
+    def __init__(self) -> None:
+        self.dialled: list[str] = []
+        self._real = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        self.dialled.append(host)
+        return await self._real.connect_tcp("127.0.0.1", port, timeout=timeout)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._real.sleep(seconds)
+
+
+@pytest.fixture
+async def provider() -> AsyncIterator[HttpFetchProvider]:
+    fetcher = HttpFetchProvider(allow="127.0.0.1")
+    yield fetcher
+    await fetcher.aclose()
+
+
+async def fetch_with(url: str, **options: Any) -> FetchResult:
+    fetcher = HttpFetchProvider(**{"allow": "127.0.0.1", **options})
+    try:
+        return await fetcher.fetch(FetchRequest(url))
+    finally:
+        await fetcher.aclose()
+
+
+async def fetch_error(url: str, **options: Any) -> WebError:
+    with pytest.raises(WebError) as caught:
+        await fetch_with(url, **options)
+    return caught.value
+
+
+def page(body: bytes, content_type: str | None = "text/html", **headers: str) -> Any:
+    extra = {"Content-Type": content_type} if content_type is not None else {}
+    return lambda ex: respond(ex, 200, body, {**extra, **headers})
+
+
+def test_provider_identity() -> None:
+    fetcher = HttpFetchProvider()
+    assert fetcher.id == "http"
+    assert fetcher.available() is True
+
+
+# --- IP pinning and DNS rebinding -----------------------------------------------------------
+
+
+async def test_dns_rebinding_cannot_reach_a_blocked_address() -> None:
+    async with LocalServer({"/": lambda ex: respond(ex, 200, b"public page", close=True)}) as srv:
+        resolver = ScriptedResolver([PUBLIC_IP], ["127.0.0.1"])
+        dialer = LoopbackDialer()
+        fetcher = HttpFetchProvider(resolver=resolver, dialer=dialer)
+        url = f"http://rebind.test:{srv.port}/"
+        try:
+            result = await fetcher.fetch(FetchRequest(url))
+            assert result.body == TextBody("public page")
+            assert resolver.calls == ["rebind.test"]  # resolved once for the connection
+            assert dialer.dialled == [PUBLIC_IP]  # and only the vetted address was dialled
+            assert srv.requests[0].headers["host"] == f"rebind.test:{srv.port}"
+
+            # The name now answers loopback: the next connection is refused before dialling.
+            with pytest.raises(WebError) as caught:
+                await fetcher.fetch(FetchRequest(url))
+        finally:
+            await fetcher.aclose()
+    assert caught.value.code == Code.WEB_BLOCKED_URL
+    assert "rebind.test (resolves to 127.0.0.1)" in caught.value.message
+    assert resolver.calls == ["rebind.test", "rebind.test"]
+    assert dialer.dialled == [PUBLIC_IP]
+    assert srv.connections == 1
+
+
+async def test_one_private_answer_blocks_the_host() -> None:
+    resolver = ScriptedResolver([PUBLIC_IP, "10.0.0.7"])
+    dialer = LoopbackDialer()
+    error = await fetch_error("http://mixed.test/", allow=(), resolver=resolver, dialer=dialer)
+    assert error.code == Code.WEB_BLOCKED_URL
+    assert "10.0.0.7" in error.message
+    assert dialer.dialled == []
+
+
+async def test_a_resolved_name_is_dialled_by_address_keeping_its_host_header() -> None:
+    async with LocalServer({"/": page(b"intranet", "text/plain")}) as srv:
+        resolver = ScriptedResolver(["127.0.0.1"])
+        result = await fetch_with(f"http://app.internal:{srv.port}/", resolver=resolver)
+    assert result.body == TextBody("intranet")
+    assert srv.requests[0].headers["host"] == f"app.internal:{srv.port}"
+
+
+async def test_an_allowed_name_opens_its_private_addresses() -> None:
+    async with LocalServer({"/": page(b"ok", "text/plain")}) as srv:
+        resolver = ScriptedResolver(["127.0.0.1"])
+        result = await fetch_with(
+            f"http://wiki.corp:{srv.port}/", allow="wiki.corp", resolver=resolver
+        )
+    assert result.status_code == 200
+
+
+async def test_resolver_garbage_is_blocked() -> None:
+    error = await fetch_error("http://odd.test/", resolver=ScriptedResolver(["not-an-ip"]))
+    assert error.code == Code.WEB_BLOCKED_URL
+
+
+async def test_dns_failure_is_a_provider_error() -> None:
+    async def failing(host: str, port: int) -> Sequence[str]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    error = await fetch_error("http://nowhere.test/", resolver=failing)
+    assert error.code == Code.WEB_PROVIDER_ERROR
+    assert error.message == "DNS lookup for nowhere.test failed (Name or service not known)"
+    assert error.provider == "http"
+
+
+async def test_tls_keeps_the_original_name_for_sni_and_certificate() -> None:
+    server_tls, client_tls = tls_contexts("secure.test")
+    async with LocalServer({"/": page(b"over tls", "text/plain")}, tls=server_tls) as srv:
+        resolver = ScriptedResolver(["127.0.0.1"])
+        result = await fetch_with(
+            f"https://secure.test:{srv.port}/", resolver=resolver, verify=client_tls
+        )
+    assert result.body == TextBody("over tls")
+    assert srv.requests[0].headers["host"] == f"secure.test:{srv.port}"
+
+
+async def test_untrusted_certificate_is_a_provider_error() -> None:
+    server_tls, _ = tls_contexts("secure.test")
+    async with LocalServer({"/": page(b"x", "text/plain")}, tls=server_tls) as srv:
+        resolver = ScriptedResolver(["127.0.0.1"])
+        error = await fetch_error(f"https://secure.test:{srv.port}/", resolver=resolver)
+    assert error.code == Code.WEB_PROVIDER_ERROR
+    assert "TLS handshake failed with secure.test" in error.message
+    assert "certificate verify failed: self-signed certificate" in error.message
+
+
+async def test_refused_connection_is_a_provider_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    error = await fetch_error(f"http://127.0.0.1:{port}/")
+    assert error.code == Code.WEB_PROVIDER_ERROR
+    assert error.message == f"http: could not connect to 127.0.0.1:{port} (Connection refused)"
+
+
+# --- redirects --------------------------------------------------------------------------------
+
+
+def redirect(location: str, status: int = 302, **options: Any) -> Any:
+    return lambda ex: respond(ex, status, b"", {"Location": location}, **options)
+
+
+def chain_routes(length: int) -> dict[str, Any]:
+    routes: dict[str, Any] = {f"/hop/{n}": redirect(f"/hop/{n - 1}") for n in range(1, length + 1)}
+    routes["/hop/0"] = page(b"<title>end</title>")
+    return routes
+
+
+async def test_same_origin_redirects_are_followed_up_to_five(provider: HttpFetchProvider) -> None:
+    async with LocalServer(chain_routes(5)) as srv:
+        result = await provider.fetch(FetchRequest(srv.url("/hop/5")))
+    assert result.url == srv.url("/hop/0")
+    assert result.body == HtmlBody("<title>end</title>")
+    assert [r.target for r in srv.requests] == [f"/hop/{n}" for n in range(5, -1, -1)]
+
+
+async def test_a_sixth_redirect_is_refused(provider: HttpFetchProvider) -> None:
+    async with LocalServer(chain_routes(6)) as srv:
+        with pytest.raises(WebError) as caught:
+            await provider.fetch(FetchRequest(srv.url("/hop/6")))
+    assert caught.value.code == Code.WEB_REDIRECT_BLOCKED
+    assert "more than 5 times" in caught.value.message
+    assert srv.url("/hop/0") in caught.value.message
+    assert len(srv.requests) == 6
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+async def test_every_redirect_status_and_relative_locations(status: int) -> None:
+    routes = {"/a/b": redirect("../c?x=1", status), "/c": page(b"c", "text/plain")}
+    async with LocalServer(routes) as srv:
+        result = await fetch_with(srv.url("/a/b"))
+    assert result.url == srv.url("/c?x=1")
+    assert result.body == TextBody("c")
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://localhost:{port}/secret",  # other host
+        "https://127.0.0.1:{port}/secret",  # other scheme
+        "http://127.0.0.1:1/secret",  # other port
+        "http://169.254.169.254/latest/meta-data/",
+        "https://example.com/",
+    ],
+)
+async def test_cross_origin_redirects_are_blocked_with_the_target(target: str) -> None:
+    async with LocalServer() as srv:
+        location = target.format(port=srv.port)
+        srv.routes["/"] = redirect(location)
+        srv.routes["/secret"] = page(b"secret")
+        error = await fetch_error(srv.url("/"), allow="127.0.0.1, localhost")
+    assert error.code == Code.WEB_REDIRECT_BLOCKED
+    assert location in error.message
+    assert "new call" in error.message
+    assert [r.target for r in srv.requests] == ["/"]
+
+
+async def test_redirect_to_a_non_web_url_is_blocked(provider: HttpFetchProvider) -> None:
+    async with LocalServer({"/": redirect("file:///etc/passwd")}) as srv:
+        with pytest.raises(WebError) as caught:
+            await provider.fetch(FetchRequest(srv.url("/")))
+    assert caught.value.code == Code.WEB_REDIRECT_BLOCKED
+    assert "file:///etc/passwd" in caught.value.message
+
+
+async def test_each_hop_is_checked_again() -> None:
+    """The second hop needs a new connection; its name now resolves to a blocked address."""
+    routes = {"/": redirect("/next", close=True), "/next": page(b"never")}
+    async with LocalServer(routes) as srv:
+        resolver = ScriptedResolver(["127.0.0.1"], ["127.0.0.2"])
+        error = await fetch_error(f"http://hop.test:{srv.port}/", resolver=resolver)
+    assert error.code == Code.WEB_BLOCKED_URL
+    assert "127.0.0.2" in error.message
+    assert resolver.calls == ["hop.test", "hop.test"]
+    assert [r.target for r in srv.requests] == ["/"]
+
+
+async def test_a_redirect_without_location_is_data(provider: HttpFetchProvider) -> None:
+    async with LocalServer({"/": lambda ex: respond(ex, 302, b"moved")}) as srv:
+        result = await provider.fetch(FetchRequest(srv.url("/")))
+    assert (result.status_code, result.body) == (302, TextBody("moved"))
+
+
+# --- statuses, anonymity ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [404, 500, 410, 403])
+async def test_http_error_statuses_are_data(status: int, provider: HttpFetchProvider) -> None:
+    body = b"<h1>Oops</h1>"
+    route = lambda ex: respond(ex, status, body, {"Content-Type": "text/html"})  # noqa: E731
+    async with LocalServer({"/": route}) as srv:
+        result = await provider.fetch(FetchRequest(srv.url("/")))
+    assert result == FetchResult(srv.url("/"), status, HtmlBody("<h1>Oops</h1>"), False)
+
+
+async def test_requests_are_anonymous(provider: HttpFetchProvider) -> None:
+    cookie = {"Set-Cookie": "session=abc; Path=/", "Content-Type": "text/plain"}
+    async with LocalServer({"/": lambda ex: respond(ex, 200, b"hi", cookie)}) as srv:
+        await provider.fetch(FetchRequest(srv.url("/")))
+        await provider.fetch(FetchRequest(srv.url("/")))
+    second = srv.requests[1].headers
+    assert "cookie" not in second
+    assert "authorization" not in second
+    assert second["user-agent"] == USER_AGENT
+    assert second["accept-encoding"] == "gzip, deflate"
+
+
+# --- limits -----------------------------------------------------------------------------------
+
+
+def stream_forever(total: int, block: bytes = b"a" * 65536) -> Any:
+    """A close-delimited body of ``total`` bytes, generated on the fly."""
+
+    async def route(ex: Exchange) -> None:
+        await ex.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n")
+        for _ in range(total // len(block)):
+            await ex.send(block)
+        ex.keep_alive = False
+
+    return route
+
+
+def unsized(body: bytes, content_type: str) -> Any:
+    """A close-delimited response: no Content-Length, so only reading finds the size."""
+
+    async def route(ex: Exchange) -> None:
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nConnection: close\r\n\r\n"
+        await ex.send(head.encode() + body)
+        ex.keep_alive = False
+
+    return route
+
+
+@pytest.mark.parametrize(
+    ("max_chars", "kept"),
+    [(2_000_000, 2_000_000), (20 * MiB, 10 * MiB)],  # the char cap, then the byte cap, binds
+)
+async def test_a_gigabyte_body_is_cut_at_the_cap(max_chars: int, kept: int) -> None:
+    async with LocalServer({"/": stream_forever(1024 * MiB)}) as srv:
+        result = await fetch_with(srv.url("/"), max_chars=max_chars)
+    assert result.truncated is True
+    assert result.body == TextBody("a" * kept)
+
+
+async def test_a_declared_length_over_the_cap_is_refused_before_reading() -> None:
+    async def route(ex: Exchange) -> None:
+        await ex.send(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1073741824\r\n\r\n"
+        )
+        await ex.reader.read()  # send no body at all; wait for the client to hang up
+
+    async with LocalServer({"/": route}) as srv:
+        error = await fetch_error(srv.url("/"))
+    assert error.code == Code.WEB_FETCH_TOO_LARGE
+    assert "1073741824" in error.message
+
+
+@pytest.mark.parametrize("max_bytes", [1 * MiB, 10 * MiB])
+async def test_a_gzip_bomb_stops_at_the_decoded_cap(max_bytes: int) -> None:
+    bomb = gzip_bomb(64 * MiB)
+    headers = {"Content-Type": "text/plain", "Content-Encoding": "gzip"}
+    async with LocalServer({"/": lambda ex: respond(ex, 200, bomb, headers)}) as srv:
+        result = await fetch_with(srv.url("/"), max_bytes=max_bytes, max_chars=20 * MiB)
+    assert len(bomb) < max_bytes
+    assert result.truncated is True
+    assert result.body == TextBody("a" * max_bytes)
+
+
+async def test_nested_and_raw_deflate_encodings_are_undone() -> None:
+    import zlib
+
+    raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    deflated = raw.compress(b"raw deflate") + raw.flush()
+    twice = gzip_bomb(1 * MiB, b"z")
+    double = zlib.compress(twice)  # gzip, then deflate on top
+    routes = {
+        "/raw": page(deflated, "text/plain", **{"Content-Encoding": "deflate"}),
+        "/double": page(double, "text/plain", **{"Content-Encoding": "gzip, deflate"}),
+        "/br": page(b"??", "text/plain", **{"Content-Encoding": "br"}),
+    }
+    async with LocalServer(routes) as srv:
+        assert (await fetch_with(srv.url("/raw"))).body == TextBody("raw deflate")
+        assert (await fetch_with(srv.url("/double"))).body == TextBody("z" * MiB)
+        error = await fetch_error(srv.url("/br"))
+    assert error.code == Code.WEB_UNSUPPORTED_CONTENT_TYPE
+    assert "'br'" in error.message
+
+
+async def test_corrupt_gzip_is_a_provider_error() -> None:
+    route = page(b"\x1f\x8b\x08\x00garbage-garbage", "text/plain", **{"Content-Encoding": "gzip"})
+    async with LocalServer({"/": route}) as srv:
+        error = await fetch_error(srv.url("/"))
+    assert error.code == Code.WEB_PROVIDER_ERROR
+
+
+async def test_html_over_the_byte_cap_is_cut_between_characters() -> None:
+    body = "<p>" + "é" * 1000  # two bytes each: a cut at an odd byte lands mid-character
+    async with LocalServer({"/": unsized(body.encode(), "text/html; charset=utf-8")}) as srv:
+        result = await fetch_with(srv.url("/"), max_bytes=1004)
+    assert result.truncated is True
+    assert result.body == HtmlBody("<p>" + "é" * 500)
+
+
+async def test_characters_over_the_char_cap_are_cut() -> None:
+    async with LocalServer({"/": page(b"x" * 5000, "text/plain")}) as srv:
+        result = await fetch_with(srv.url("/"), max_chars=100, max_bytes=5000)
+    assert (result.body, result.truncated) == (TextBody("x" * 100), True)
+
+
+async def test_a_pdf_over_the_cap_is_too_large() -> None:
+    pdf = make_pdf(["Long document"] * 20)
+    routes = {"/sized": page(pdf, "application/pdf"), "/unsized": unsized(pdf, "application/pdf")}
+    async with LocalServer(routes) as srv:
+        for path in routes:
+            error = await fetch_error(srv.url(path), max_bytes=len(pdf) // 2)
+            assert error.code == Code.WEB_FETCH_TOO_LARGE, path
+
+
+async def test_a_slow_drip_hits_the_total_timeout() -> None:
+    async def drip(ex: Exchange) -> None:
+        await ex.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n")
+        for _ in range(100):
+            await ex.send(b"x")
+            await asyncio.sleep(1)
+
+    async with LocalServer({"/": drip}) as srv:
+        error = await fetch_error(srv.url("/"), timeout=0.3)
+    assert error.code == Code.WEB_FETCH_TIMEOUT
+    assert "0.3 s" in error.message
+
+
+async def test_a_timeout_covers_all_redirect_hops() -> None:
+    async def slow_redirect(ex: Exchange) -> None:
+        await asyncio.sleep(0.15)
+        await respond(ex, 302, b"", {"Location": "/slow"})
+
+    async with LocalServer({"/slow": slow_redirect}) as srv:
+        error = await fetch_error(srv.url("/slow"), timeout=0.4)
+    assert error.code in (Code.WEB_FETCH_TIMEOUT, Code.WEB_REDIRECT_BLOCKED)
+
+
+async def test_a_body_cut_short_by_the_server_is_a_provider_error() -> None:
+    async def liar(ex: Exchange) -> None:
+        await ex.send(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nab"
+        )
+        ex.keep_alive = False
+
+    async with LocalServer({"/": liar}) as srv:
+        error = await fetch_error(srv.url("/"))
+    assert error.code == Code.WEB_PROVIDER_ERROR
+
+
+async def test_cancellation_propagates_and_closes_the_connection() -> None:
+    started = asyncio.Event()
+
+    async def endless(ex: Exchange) -> None:
+        await ex.send(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nx"
+        )
+        started.set()
+        await ex.reader.read()  # returns at EOF: the client closed the connection
+
+    async with LocalServer({"/": endless}) as srv:
+        fetcher = HttpFetchProvider(allow="127.0.0.1")
+        task = asyncio.create_task(fetcher.fetch(FetchRequest(srv.url("/"))))
+        await asyncio.wait_for(started.wait(), 10)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.wait_for(srv.disconnected.wait(), 10)
+        await fetcher.aclose()
+    assert srv.connections == 1
