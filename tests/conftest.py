@@ -19,6 +19,7 @@ def clean_environment(
         if name.startswith(_OWN_PREFIXES):
             monkeypatch.delenv(name)
     monkeypatch.setenv("WEBREACH_CONFIG", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 

@@ -101,11 +101,12 @@ def _run_tool(
     *,
     as_json: bool,
 ) -> ToolResult:
+    from .cache import default_sqlite_url
     from .config import build_runtime
     from .tools import ToolError
 
     async def main() -> ToolResult:
-        async with build_runtime(settings) as runtime:
+        async with build_runtime(settings, default_cache=default_sqlite_url()) as runtime:
             return await make_tool(runtime).execute(arguments)
 
     try:

@@ -5,6 +5,7 @@ This module and ``cli.py`` are the only places that know the concrete providers.
 
 from __future__ import annotations
 
+import logging
 import os
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -18,7 +19,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from .seam import WebRuntime
+from .seam import CacheStore, WebRuntime
 
 if TYPE_CHECKING:
     from .tools import ToolOptions
@@ -122,15 +123,40 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError("invalid setting — " + "; ".join(problems)) from None
 
 
-def build_runtime(settings: Settings | None = None) -> WebRuntime:
-    """A runtime with the built-in and plugin providers registered; it owns their HTTP clients."""
+def _open_cache(settings: Settings, default: str | None) -> CacheStore | None:
+    """The configured store; one that cannot be opened means no cache and one warning."""
+    from .cache import open_store
+
+    url = settings.cache or default
+    if not url or url == "none" or settings.cache_ttl <= 0:
+        return None
+    try:
+        return open_store(url)
+    except Exception as error:
+        logging.getLogger("webreach.cache").warning(
+            "WEBREACH_CACHE: cannot open %r (%s); continuing without a cache", url, error
+        )
+        return None
+
+
+def build_runtime(
+    settings: Settings | None = None, *, default_cache: str | None = "memory"
+) -> WebRuntime:
+    """A runtime with the built-in and plugin providers registered; it owns their HTTP clients.
+
+    ``default_cache`` applies when ``WEBREACH_CACHE`` is unset: ``memory`` suits a server,
+    the command line passes a SQLite file so repeated searches are free across runs.
+    """
     from .net import create_client
     from .providers.search.duckduckgo import DuckDuckGoSearchProvider
     from .providers.search.exa import ExaSearchProvider
 
     settings = settings or load_settings()
     runtime = WebRuntime(
-        search_provider=settings.search_provider, fetch_provider=settings.fetch_provider
+        search_provider=settings.search_provider,
+        fetch_provider=settings.fetch_provider,
+        cache=_open_cache(settings, default_cache),
+        cache_ttl=settings.cache_ttl,
     )
     client = create_client(timeout=settings.search_timeout, proxy=settings.proxy)
     runtime.own(client)

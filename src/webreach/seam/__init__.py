@@ -3,6 +3,7 @@
 It imports nothing else of webreach. Providers register here; tools call ``search()``/``fetch()``.
 """
 
+from .cache import CacheStore
 from .errors import WebError, WebErrorCode
 from .runtime import AsyncCloseable, Disposer, WebRuntime, parse_provider_ids
 from .types import (
@@ -21,6 +22,7 @@ from .types import (
 
 __all__ = [
     "AsyncCloseable",
+    "CacheStore",
     "Disposer",
     "FetchBody",
     "FetchProvider",

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Generic, Protocol, Self, TypeVar
 
+from .cache import CacheStore, GuardedCache, cache_key, decode_fetch, decode_search, encode
 from .errors import WebError, WebErrorCode
 from .types import (
     FetchProvider,
@@ -54,10 +55,17 @@ def parse_provider_ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
 class _Registry(Generic[P]):
     """Providers of one kind, keyed by id; selection never depends on registration order."""
 
-    def __init__(self, kind: str, configured: tuple[str, ...], env_var: str) -> None:
+    def __init__(
+        self,
+        kind: str,
+        configured: tuple[str, ...],
+        env_var: str,
+        timeout_code: WebErrorCode,
+    ) -> None:
         self.kind = kind
         self.configured = configured
         self.env_var = env_var
+        self.timeout_code = timeout_code
         self._providers: dict[str, P] = {}
 
     def register(self, provider: P) -> Disposer:
@@ -127,15 +135,15 @@ class _Registry(Generic[P]):
                     raise
             except TimeoutError as error:
                 if index == len(chain) - 1:
-                    raise _unexpected(provider.id, error) from error
+                    raise WebError(
+                        self.timeout_code, f"{provider.id}: timed out", provider=provider.id
+                    ) from error
             except Exception as error:
                 raise _unexpected(provider.id, error) from error
         raise AssertionError("unreachable: the chain is never empty")
 
 
 def _unexpected(pid: str, error: Exception) -> WebError:
-    if isinstance(error, TimeoutError):
-        return WebError(WebErrorCode.WEB_PROVIDER_ERROR, f"{pid}: timed out", provider=pid)
     return WebError(
         WebErrorCode.WEB_PROVIDER_ERROR,
         f"{pid}: unexpected failure ({type(error).__name__})",
@@ -154,14 +162,25 @@ class WebRuntime:
         *,
         search_provider: str | Sequence[str] | None = None,
         fetch_provider: str | Sequence[str] | None = None,
+        cache: CacheStore | None = None,
+        cache_ttl: float = 600.0,
     ) -> None:
         self._search: _Registry[SearchProvider] = _Registry(
-            "search", parse_provider_ids(search_provider), "WEBREACH_SEARCH_PROVIDER"
+            "search",
+            parse_provider_ids(search_provider),
+            "WEBREACH_SEARCH_PROVIDER",
+            WebErrorCode.WEB_PROVIDER_ERROR,
         )
         self._fetch: _Registry[FetchProvider] = _Registry(
-            "fetch", parse_provider_ids(fetch_provider), "WEBREACH_FETCH_PROVIDER"
+            "fetch",
+            parse_provider_ids(fetch_provider),
+            "WEBREACH_FETCH_PROVIDER",
+            WebErrorCode.WEB_FETCH_TIMEOUT,
         )
         self._owned: list[AsyncCloseable] = []
+        self._cache = GuardedCache(cache, cache_ttl) if cache is not None else None
+        if self._cache is not None:
+            self._owned.append(self._cache)
 
     def register_search_provider(self, provider: SearchProvider) -> Disposer:
         return self._search.register(provider)
@@ -177,7 +196,11 @@ class WebRuntime:
         """Search with the selected provider; more sources than ``max_results`` are cut here."""
 
         async def call(provider: SearchProvider) -> SearchResult:
-            result = await provider.search(request)
+            key = cache_key("search", provider.id, request.query, request.max_results)
+            result = await self._cached(key, decode_search)
+            if result is None:
+                result = await provider.search(request)
+                await self._store(key, result)
             limit = request.max_results
             if limit is not None and len(result.sources) > limit:
                 result = dataclasses.replace(result, sources=result.sources[:limit], truncated=True)
@@ -187,9 +210,28 @@ class WebRuntime:
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
         async def call(provider: FetchProvider) -> FetchResult:
-            return dataclasses.replace(await provider.fetch(request), provider=provider.id)
+            key = cache_key("fetch", provider.id, request.url)
+            result = await self._cached(key, decode_fetch)
+            if result is None:
+                result = await provider.fetch(request)
+                await self._store(key, result)
+            return dataclasses.replace(result, provider=provider.id)
 
         return await self._fetch.run(call)
+
+    async def _cached(self, key: str, decode: Callable[[bytes], R]) -> R | None:
+        """A cached result, or None; an entry that no longer decodes counts as a miss."""
+        raw = await self._cache.get(key) if self._cache is not None else None
+        if raw is None:
+            return None
+        try:
+            return decode(raw)
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    async def _store(self, key: str, result: SearchResult | FetchResult) -> None:
+        if self._cache is not None and self._cache.active:
+            await self._cache.set(key, encode(result))
 
     async def aclose(self) -> None:
         owned, self._owned = self._owned[::-1], []

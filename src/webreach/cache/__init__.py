@@ -1,0 +1,41 @@
+"""Cache stores for the runtime: ``memory``, ``sqlite:///path``. Imports the seam only."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from ..seam import CacheStore
+from .memory import MemoryStore
+from .sqlite import SqliteStore
+
+__all__ = ["MemoryStore", "SqliteStore", "default_sqlite_url", "open_store", "user_cache_dir"]
+
+
+def user_cache_dir() -> Path:
+    """The platform's per-user cache folder for webreach."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "webreach"
+
+
+def default_sqlite_url() -> str:
+    return (user_cache_dir() / "cache.sqlite3").as_uri().replace("file:", "sqlite:", 1)
+
+
+def open_store(url: str) -> CacheStore:
+    """A store for ``memory`` or ``sqlite:///absolute/path``; raises ValueError for others."""
+    if url == "memory":
+        return MemoryStore()
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        if parts.netloc or not parts.path:
+            raise ValueError(f"expected sqlite:///absolute/path, got {url!r}")
+        return SqliteStore(Path(unquote(parts.path)))
+    raise ValueError(f"unknown cache store {url!r}; use memory or sqlite:///path")

@@ -1,0 +1,186 @@
+"""Results are cached by provider and request; errors never are; a broken cache fails nothing."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import ddgs_calls, fake_ddgs_env, run_cli
+from providers_for_tests import ScriptedSearch, sources
+from webreach.cache import MemoryStore, SqliteStore, open_store
+from webreach.config import build_runtime, load_settings
+from webreach.seam import (
+    FetchResult,
+    HtmlBody,
+    PdfBody,
+    SearchRequest,
+    SearchResult,
+    TextBody,
+    WebError,
+    WebErrorCode,
+    WebRuntime,
+)
+from webreach.seam.cache import decode_fetch, encode
+
+
+async def test_memory_store_expires_and_evicts_least_recently_used() -> None:
+    store = MemoryStore(max_entries=2)
+    await store.set("a", b"1", ttl=60)
+    await store.set("b", b"2", ttl=60)
+    assert await store.get("a") == b"1"  # a is now the most recently used
+    await store.set("c", b"3", ttl=60)
+    assert await store.get("b") is None
+    assert await store.get("a") == b"1"
+    await store.set("old", b"x", ttl=-1)
+    assert await store.get("old") is None
+
+
+async def test_memory_store_is_bounded_by_bytes() -> None:
+    store = MemoryStore(max_bytes=10)
+    await store.set("a", b"12345", ttl=60)
+    await store.set("b", b"12345", ttl=60)
+    await store.set("c", b"123", ttl=60)
+    assert await store.get("a") is None
+    assert await store.get("c") == b"123"
+    await store.set("huge", b"x" * 11, ttl=60)
+    assert await store.get("huge") is None
+
+
+async def test_sqlite_store_survives_across_instances(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "cache.sqlite3"
+    first = SqliteStore(path)
+    await first.set("k", b"value", ttl=60)
+    await first.set("gone", b"value", ttl=-1)
+    await first.aclose()
+    second = open_store(path.as_uri().replace("file:", "sqlite:"))
+    assert await second.get("k") == b"value"
+    assert await second.get("gone") is None
+    await second.aclose()
+
+
+async def test_sqlite_store_prunes_beyond_its_bound(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "c.sqlite3", max_entries=10)
+    for index in range(200):
+        await store.set(f"k{index}", b"v", ttl=60 + index)
+    assert await store.get("k199") == b"v"
+    assert await store.get("k0") is None
+    await store.aclose()
+
+
+@pytest.mark.parametrize("url", ["redis-ish://x", "sqlite://host/path", "sqlite:"])
+def test_unknown_store_urls_are_refused(url: str) -> None:
+    with pytest.raises(ValueError, match="sqlite:///"):
+        open_store(url)
+
+
+def cached_runtime(provider: ScriptedSearch, ttl: float = 600) -> WebRuntime:
+    runtime = WebRuntime(cache=MemoryStore(), cache_ttl=ttl)
+    runtime.register_search_provider(provider)
+    return runtime
+
+
+async def test_a_repeated_search_is_served_from_the_cache() -> None:
+    provider = ScriptedSearch("exa", answers={"q": SearchResult(sources=sources("u1", "u2"))})
+    runtime = cached_runtime(provider)
+    first = await runtime.search(SearchRequest("q", max_results=1))
+    again = await runtime.search(SearchRequest("q", max_results=1))
+    assert again == first
+    assert again.provider == "exa"
+    assert again.truncated
+    assert len(provider.calls) == 1
+    await runtime.search(SearchRequest("q", max_results=2))
+    assert len(provider.calls) == 2  # another max_results is another entry
+
+
+async def test_errors_are_not_cached() -> None:
+    attempts = []
+
+    async def flaky(request: SearchRequest) -> SearchResult:
+        attempts.append(request.query)
+        if len(attempts) == 1:
+            raise WebError(WebErrorCode.WEB_PROVIDER_ERROR, "down")
+        return SearchResult(sources=sources("u"))
+
+    runtime = cached_runtime(ScriptedSearch("a", behaviour=flaky))
+    with pytest.raises(WebError):
+        await runtime.search(SearchRequest("q"))
+    assert (await runtime.search(SearchRequest("q"))).sources
+    assert len(attempts) == 2
+
+
+async def test_ttl_zero_turns_caching_off() -> None:
+    provider = ScriptedSearch("a")
+    runtime = cached_runtime(provider, ttl=0)
+    await runtime.search(SearchRequest("q"))
+    await runtime.search(SearchRequest("q"))
+    assert len(provider.calls) == 2
+
+
+class BrokenStore:
+    async def get(self, key: str) -> bytes | None:
+        raise OSError("disk on fire")
+
+    async def set(self, key: str, value: bytes, ttl: float) -> None:
+        raise OSError("disk on fire")
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_a_failing_store_degrades_to_no_cache_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    provider = ScriptedSearch("a", answers={"q": SearchResult(sources=sources("u"))})
+    runtime = WebRuntime(cache=BrokenStore())
+    runtime.register_search_provider(provider)
+    with caplog.at_level(logging.WARNING, logger="webreach.cache"):
+        for _ in range(3):
+            assert (await runtime.search(SearchRequest("q"))).sources
+    assert len(provider.calls) == 3
+    assert len([r for r in caplog.records if "cache disabled" in r.message]) == 1
+
+
+async def test_a_corrupt_entry_is_a_miss() -> None:
+    store = MemoryStore()
+    provider = ScriptedSearch("a", answers={"q": SearchResult(sources=sources("u"))})
+    runtime = WebRuntime(cache=store)
+    runtime.register_search_provider(provider)
+    await runtime.search(SearchRequest("q"))
+    for key in list(store._entries):
+        await store.set(key, b"{not json", ttl=60)
+    assert (await runtime.search(SearchRequest("q"))).sources[0].url == "u"
+    assert len(provider.calls) == 2
+
+
+@pytest.mark.parametrize(
+    "body", [HtmlBody("<p>hi</p>"), TextBody("plain"), PdfBody("page one", page_count=3)]
+)
+def test_fetch_results_round_trip(body: HtmlBody | TextBody | PdfBody) -> None:
+    result = FetchResult("https://x.example/", 404, body, truncated=True)
+    assert decode_fetch(encode(result)) == result
+
+
+async def test_an_unopenable_configured_store_warns_and_continues(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WEBREACH_CACHE", "bogus://")
+    with caplog.at_level(logging.WARNING, logger="webreach.cache"):
+        async with build_runtime(load_settings()):
+            pass
+    assert "WEBREACH_CACHE" in caplog.text
+
+
+def test_the_command_line_reuses_results_across_runs(tmp_path: Path) -> None:
+    rows = {"q": [{"title": "T", "href": "https://t.example/", "body": "b"}]}
+    env = fake_ddgs_env(tmp_path, rows, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    first = run_cli("search", "q", env=env)
+    second = run_cli("search", "q", env=env)
+    assert first.returncode == second.returncode == 0
+    assert second.stdout == first.stdout
+    assert len(ddgs_calls(tmp_path)) == 1
+    assert (tmp_path / "cache" / "webreach" / "cache.sqlite3").exists()
+    uncached = run_cli("search", "q", env={**env, "WEBREACH_CACHE_TTL": "0"})
+    assert uncached.returncode == 0
+    assert len(ddgs_calls(tmp_path)) == 2
