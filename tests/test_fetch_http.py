@@ -13,7 +13,7 @@ import pytest
 from _servers import Exchange, LocalServer, gzip_bomb, make_pdf, respond, tls_contexts
 from webreach.net import USER_AGENT
 from webreach.providers.fetch.http import HttpFetchProvider
-from webreach.seam import FetchRequest, FetchResult, HtmlBody, TextBody, WebError
+from webreach.seam import FetchRequest, FetchResult, HtmlBody, PdfBody, TextBody, WebError
 from webreach.seam import WebErrorCode as Code
 
 PUBLIC_IP = "93.184.215.14"  # a public address the guard accepts; never put on the wire
@@ -463,3 +463,191 @@ async def test_cancellation_propagates_and_closes_the_connection() -> None:
         await asyncio.wait_for(srv.disconnected.wait(), 10)
         await fetcher.aclose()
     assert srv.connections == 1
+
+
+# --- content types and sniffing -------------------------------------------------------------
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00"
+PDF = make_pdf(["Hello from page one", "And page two (with parentheses)"])
+HTML = b"<!DOCTYPE html><html><head><title>t</title></head><body>hi</body></html>"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "expected"),
+    [
+        ("text/html; charset=utf-8", HTML, HtmlBody(HTML.decode())),
+        ("application/xhtml+xml", b"<html>x</html>", HtmlBody("<html>x</html>")),
+        ("text/plain", b"plain", TextBody("plain")),
+        ("text/markdown", b"# md", TextBody("# md")),
+        ("text/csv", b"a,b\n1,2", TextBody("a,b\n1,2")),
+        ("application/json", b'{"a": 1}', TextBody('{"a": 1}')),
+        ("application/ld+json", b"{}", TextBody("{}")),
+        ("application/xml", b"<a/>", TextBody("<a/>")),
+        ("application/atom+xml", b"<feed/>", TextBody("<feed/>")),
+        (
+            "image/svg+xml",
+            b"<svg><text>label</text></svg>",
+            TextBody("<svg><text>label</text></svg>"),
+        ),
+        ("TEXT/HTML; Charset=UTF-8", b"<p>caps</p>", HtmlBody("<p>caps</p>")),
+        # missing or unusable types are sniffed
+        (None, HTML, HtmlBody(HTML.decode())),
+        (None, b"  <p>para</p>", HtmlBody("  <p>para</p>")),
+        (None, b"just words", TextBody("just words")),
+        ("nonsense", b"<html><body>x</body></html>", HtmlBody("<html><body>x</body></html>")),
+        ("*/*", b"{}", TextBody("{}")),
+        # wrong types are corrected by the first bytes
+        ("text/plain", PDF, "pdf"),
+        ("text/html", PDF, "pdf"),
+        ("application/octet-stream", PDF, "pdf"),
+        (None, PDF, "pdf"),
+        (
+            "application/pdf",
+            b"<html><body>login</body></html>",
+            HtmlBody("<html><body>login</body></html>"),
+        ),
+        # empty bodies
+        ("text/html", b"", HtmlBody("")),
+        (None, b"", TextBody("")),
+    ],
+)
+async def test_content_kinds(content_type: str | None, body: bytes, expected: Any) -> None:
+    async with LocalServer({"/": page(body, content_type)}) as srv:
+        result = await fetch_with(srv.url("/"))
+    if expected == "pdf":
+        assert isinstance(result.body, PdfBody)
+        assert result.body.page_count == 2
+    else:
+        assert result.body == expected
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("image/png", PNG),
+        ("audio/mpeg", b"ID3\x03\x00"),
+        ("video/mp4", b"\x00\x00\x00\x18ftypmp42"),
+        ("application/zip", b"PK\x03\x04"),
+        ("application/gzip", b"\x1f\x8b\x08\x00"),
+        ("application/x-tar", b"x" * 600),
+        ("application/octet-stream", b"\x00\x01\x02\x03"),
+        ("application/octet-stream", b"plain text declared opaque"),
+        ("font/woff2", b"wOF2"),
+        (None, PNG),
+        (None, b"\x7fELF\x02\x01\x01\x00"),
+        ("text/html", PNG),
+        ("text/plain", b"\x00\x00\x00\x01binary"),
+    ],
+)
+async def test_unreadable_content_is_unsupported(content_type: str | None, body: bytes) -> None:
+    async with LocalServer({"/": page(body, content_type)}) as srv:
+        error = await fetch_error(srv.url("/"))
+    assert error.code == Code.WEB_UNSUPPORTED_CONTENT_TYPE
+    assert "HTML, text, JSON, XML and PDF" in error.message
+
+
+async def test_a_declared_image_is_refused_without_reading_its_body() -> None:
+    async with LocalServer({"/": stream_forever(1024 * MiB)}) as srv:
+        srv.routes["/"] = lambda ex: respond_image_forever(ex)
+        error = await fetch_error(srv.url("/"))
+    assert error.code == Code.WEB_UNSUPPORTED_CONTENT_TYPE
+
+
+async def respond_image_forever(ex: Exchange) -> None:
+    await ex.send(b"HTTP/1.1 200 OK\r\nContent-Type: image/jpeg\r\nConnection: close\r\n\r\n")
+    while True:
+        await ex.send(b"\xff" * 65536)
+
+
+# --- charsets -----------------------------------------------------------------------------
+
+FRENCH = (
+    "Le cœur a ses raisons que la raison ne connaît point. Ça m'étonne, naïve élève, "
+    "où est passé l'été ? Déjà la fenêtre s'ouvre sur la forêt près du château."
+)
+EQUIV = '<meta http-equiv="Content-Type" content="text/html; charset=shift_jis">'
+JAPANESE = "日本語のページです。東京は晴れ、気温は二十度でした。ありがとうございます。"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "expected"),
+    [
+        ("text/plain; charset=iso-8859-1", "café naïve".encode("latin-1"), "café naïve"),
+        ("text/plain; charset=ISO-8859-1", b"\x93quoted\x94", "\u201cquoted\u201d"),
+        ("text/plain", FRENCH.replace("œ", "oe").encode("latin-1"), FRENCH.replace("œ", "oe")),
+        (
+            "text/html",
+            f'<html><head><meta charset="Shift_JIS"></head><body>{JAPANESE}</body></html>'.encode(
+                "shift_jis"
+            ),
+            f'<html><head><meta charset="Shift_JIS"></head><body>{JAPANESE}</body></html>',
+        ),
+        (
+            "text/html",
+            f"{EQUIV}<body>{JAPANESE}</body>".encode("shift_jis"),
+            f"{EQUIV}<body>{JAPANESE}</body>",
+        ),
+        ("text/plain", JAPANESE.encode("shift_jis") * 4, JAPANESE * 4),
+        ("text/html", b"\xef\xbb\xbf<p>\xc3\xa9t\xc3\xa9</p>", "<p>été</p>"),
+        (None, b"\xef\xbb\xbfBOM and no type \xe2\x9c\x93", "BOM and no type ✓"),
+        ("text/plain", "utf-16 ✓".encode("utf-16"), "utf-16 ✓"),
+        ("text/plain; charset=utf-16le", "wide".encode("utf-16-le"), "wide"),
+        ("application/xml", b'<?xml version="1.0" encoding="ISO-8859-1"?><a>\xe9</a>', None),
+        ("text/plain; charset=utf-8", b"ok \xff\xfe broken", "ok \ufffd\ufffd broken"),
+        ("text/plain; charset=x-bogus", b"caf\xc3\xa9", "café"),
+        ("text/html; charset=utf-8", b'<meta charset="latin-1"><p>\xc3\xa9', None),
+    ],
+)
+async def test_charsets(content_type: str | None, body: bytes, expected: str | None) -> None:
+    async with LocalServer({"/": page(body, content_type)}) as srv:
+        result = await fetch_with(srv.url("/"))
+    assert isinstance(result.body, HtmlBody | TextBody)
+    if expected is None:  # declared in the document (XML) or overruled by the header (meta)
+        assert "é" in result.body.content
+    else:
+        assert result.body.content == expected
+
+
+# --- PDF ------------------------------------------------------------------------------------
+
+
+async def test_pdf_text_by_page(provider: HttpFetchProvider) -> None:
+    async with LocalServer({"/doc.pdf": page(PDF, "application/pdf")}) as srv:
+        result = await provider.fetch(FetchRequest(srv.url("/doc.pdf")))
+    assert result.body == PdfBody(
+        "Hello from page one\fAnd page two (with parentheses)", page_count=2
+    )
+    assert result.truncated is False
+
+
+async def test_pdf_text_is_cut_at_the_char_cap() -> None:
+    pdf = make_pdf([f"Page {n} " + "word " * 50 for n in range(10)])
+    async with LocalServer({"/": page(pdf, "application/pdf")}) as srv:
+        result = await fetch_with(srv.url("/"), max_chars=300)
+    assert isinstance(result.body, PdfBody)
+    assert len(result.body.content) == 300
+    assert result.body.page_count == 10
+    assert result.truncated is True
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (make_pdf([], blank_pages=2), "no text layer"),
+        (b"%PDF-1.7\n1 0 obj garbage", "could not be opened"),
+    ],
+)
+async def test_unreadable_pdfs(body: bytes, reason: str) -> None:
+    async with LocalServer({"/": page(body, "application/pdf")}) as srv:
+        error = await fetch_error(srv.url("/"))
+    assert error.code == Code.WEB_UNSUPPORTED_CONTENT_TYPE
+    assert reason in error.message
+
+
+async def test_concurrent_pdfs_are_extracted_safely(provider: HttpFetchProvider) -> None:
+    async with LocalServer({"/": page(PDF, "application/pdf")}) as srv:
+        results = await asyncio.gather(
+            *(provider.fetch(FetchRequest(srv.url("/"))) for _ in range(8))
+        )
+    assert {r.body for r in results} == {results[0].body}
+    assert isinstance(results[0].body, PdfBody)

@@ -149,7 +149,7 @@ def final_kind(declared: Kind, media: str, head: bytes, charset: str | None = No
 # Labels browsers read as a superset encoding (WHATWG Encoding Standard); Python is stricter.
 _SUPERSETS = {
     "ascii": "cp1252",
-    "latin-1": "cp1252",
+    "iso8859-1": "cp1252",
     "iso8859-9": "cp1254",
     "shift_jis": "cp932",
     "euc_kr": "cp949",
@@ -160,6 +160,8 @@ _SUPERSETS = {
 _META_CHARSET = re.compile(rb"<meta[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:+-]+)", re.IGNORECASE)
 _XML_ENCODING = re.compile(rb"<\?xml[^>]*?encoding\s*=\s*[\"']([A-Za-z0-9_.:+-]+)")
 _DETECT_BYTES = 256 * 1024
+_NEAR_TIE = 0.1
+_DECODE_STEP = 256 * 1024
 
 
 def _lookup(label: str | None) -> str | None:
@@ -183,14 +185,25 @@ def _declared_in_document(data: bytes, kind: Kind) -> str | None:
 
 
 def _detect(data: bytes, complete: bool) -> str:
+    sample = data[:_DETECT_BYTES]
     try:
-        codecs.getincrementaldecoder("utf-8")().decode(data, final=complete)
+        codecs.getincrementaldecoder("utf-8")().decode(
+            sample, final=complete and len(data) <= _DETECT_BYTES
+        )
     except UnicodeDecodeError:
         pass
     else:
         return "utf-8"
-    best = charset_normalizer.from_bytes(data[:_DETECT_BYTES]).best()
-    return (_lookup(best.encoding) if best is not None else None) or "cp1252"
+    matches = charset_normalizer.from_bytes(sample)
+    best = matches.best()
+    if best is None:
+        return "cp1252"
+    # Short Western text fits several Latin code pages about equally; windows-1252 is by far the
+    # most common of them on the web, so it wins a near tie.
+    western = next((m for m in matches if _lookup(m.encoding) == "cp1252"), None)
+    if western is not None and western.chaos - best.chaos < _NEAR_TIE:
+        return "cp1252"
+    return _lookup(best.encoding) or "cp1252"
 
 
 def choose_encoding(
@@ -218,7 +231,15 @@ def decode_text(
     if bom is not None and codecs.lookup(bom[0]).name == codecs.lookup(encoding).name:
         data = data[bom[1] :]
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
-    text = decoder.decode(data, final=complete)
-    if len(text) > max_chars:
-        return text[:max_chars], True
-    return text, False
+    parts: list[str] = []
+    count = 0
+    view = memoryview(data)
+    # Decode in steps and stop once past the cap, so the text never outgrows it by much.
+    for start in range(0, max(len(data), 1), _DECODE_STEP):
+        last = start + _DECODE_STEP >= len(data)
+        part = decoder.decode(view[start : start + _DECODE_STEP], final=complete and last)
+        parts.append(part)
+        count += len(part)
+        if count > max_chars:
+            return "".join(parts)[:max_chars], True
+    return "".join(parts), False
