@@ -12,7 +12,7 @@ import typer
 
 if TYPE_CHECKING:
     from .config import Settings
-    from .seam import SearchResult, WebRuntime
+    from .seam import FetchResult, SearchResult, WebRuntime
     from .tools import ToolDefinition, ToolResult
 
 app = typer.Typer(
@@ -149,6 +149,71 @@ def search(
             as_json=as_json,
         )
     _print(result, as_json=as_json)
+
+
+@app.command()
+def fetch(
+    url: Annotated[str, typer.Argument(help="The http(s) URL to read.")],
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Print the decoded body instead of the rendering.")
+    ] = False,
+    start: Annotated[
+        int, typer.Option("--start", min=0, help="Character offset to continue from.")
+    ] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the structured result.")] = False,
+) -> None:
+    """Fetch a page safely and print its main content as Markdown."""
+    from .tools import web_fetch_tool
+
+    settings = _settings(as_json)
+    with _Status("Fetching", [url]):
+        if raw:
+            _print_raw(_fetch_raw(settings, url, as_json=as_json), as_json=as_json)
+            return
+        result = _run_tool(
+            settings,
+            lambda runtime: web_fetch_tool(runtime, settings.tool_options()),
+            {"url": url, "start": start},
+            as_json=as_json,
+        )
+    _print(result, as_json=as_json)
+
+
+def _fetch_raw(settings: Settings, url: str, *, as_json: bool) -> FetchResult:
+    """The seam's result itself, for ``--raw``: same validation and limits, no rendering."""
+    from .cache import default_sqlite_url
+    from .config import build_runtime
+    from .seam import FetchRequest, WebError
+    from .tools import ToolError
+    from .tools.fetch import parse_fetch_arguments
+
+    async def main() -> FetchResult:
+        checked, _ = parse_fetch_arguments({"url": url})
+        async with build_runtime(settings, default_cache=default_sqlite_url()) as runtime:
+            return await runtime.fetch(FetchRequest(checked))
+
+    try:
+        return asyncio.run(main())
+    except ToolError as error:
+        _fail(error.code, error.message, as_json=as_json)
+    except WebError as error:
+        _fail(error.code.value, error.message, as_json=as_json)
+
+
+def _print_raw(result: FetchResult, *, as_json: bool) -> None:
+    from .tools.fetch import body_kind
+
+    if as_json:
+        data = {
+            "url": result.url,
+            "status_code": result.status_code,
+            "kind": body_kind(result.body),
+            "content": result.body.content,
+            "truncated": result.truncated,
+        }
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(result.body.content)
 
 
 def _print(result: ToolResult, *, as_json: bool) -> None:

@@ -148,6 +148,7 @@ def build_runtime(
     the command line passes a SQLite file so repeated searches are free across runs.
     """
     from .net import create_client
+    from .providers.fetch.http import HttpFetchProvider
     from .providers.search.duckduckgo import DuckDuckGoSearchProvider
     from .providers.search.exa import ExaSearchProvider
 
@@ -175,6 +176,13 @@ def build_runtime(
             client=client,
         )
     )
+    fetcher = HttpFetchProvider(
+        timeout=settings.fetch_timeout,
+        max_bytes=settings.fetch_max_bytes,
+        allow=settings.fetch_allow or (),
+    )
+    runtime.own(fetcher)
+    runtime.register_fetch_provider(fetcher)
     _register_plugins(runtime, settings)
     return runtime
 

@@ -14,6 +14,7 @@ from .base import (
     ToolOptions,
     ToolResult,
 )
+from .fetch import WEB_FETCH, FetchToolResult, format_fetch, render_body, web_fetch_tool
 from .search import (
     WEB_SEARCH,
     SearchToolResult,
@@ -22,6 +23,7 @@ from .search import (
     run_search,
     web_search_tool,
 )
+from .toolset import web_tools
 from .untrusted import fence, neutralise
 
 if TYPE_CHECKING:
@@ -29,7 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INVALID_ARGUMENTS",
+    "WEB_FETCH",
     "WEB_SEARCH",
+    "FetchToolResult",
     "RenderedPage",
     "SearchToolResult",
     "ToolDefinition",
@@ -37,13 +41,17 @@ __all__ = [
     "ToolOptions",
     "ToolResult",
     "fence",
+    "format_fetch",
     "format_search",
     "neutralise",
     "parse_queries",
+    "render_body",
     "render_html",
     "render_page",
     "run_search",
+    "web_fetch_tool",
     "web_search_tool",
+    "web_tools",
 ]
 
 _LAZY = {"render_html", "render_page", "RenderedPage"}

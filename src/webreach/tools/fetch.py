@@ -1,0 +1,261 @@
+"""``web_fetch``: one URL, fetched safely through the seam, read as Markdown in bounded pieces."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, assert_never
+
+from ..seam import (
+    FetchBody,
+    FetchRequest,
+    FetchResult,
+    HtmlBody,
+    PdfBody,
+    TextBody,
+    WebError,
+    WebRuntime,
+)
+from .base import INVALID_ARGUMENTS, ToolDefinition, ToolError, ToolOptions, ToolResult
+from .untrusted import fence
+
+__all__ = [
+    "WEB_FETCH",
+    "FetchToolResult",
+    "RenderedBody",
+    "body_kind",
+    "format_fetch",
+    "parse_fetch_arguments",
+    "render_body",
+    "web_fetch_tool",
+]
+
+WEB_FETCH = "web_fetch"
+MAX_URL_CHARS = 2048
+# Rendering a large page takes a while; past this size it runs in a worker thread.
+_RENDER_IN_THREAD_CHARS = 200_000
+# A cut prefers a paragraph or line end when one lies in the last fifth of the window.
+_SOFT_CUT_SHARE = 0.8
+
+Kind = Literal["html", "text", "pdf"]
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedBody:
+    kind: Kind
+    title: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FetchToolResult:
+    """One ``web_fetch`` call: which part of the rendered page was returned, and what is left."""
+
+    url: str
+    status_code: int
+    kind: Kind
+    title: str | None
+    content: str
+    start: int
+    next_start: int | None
+    total_chars: int
+    truncated: bool
+    """The page was not read whole: the body hit a fetch cap, or this piece ends before the page."""
+    body_truncated: bool
+    provider: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "status_code": self.status_code,
+            "kind": self.kind,
+            "title": self.title,
+            "content": self.content,
+            "truncated": self.truncated,
+            "start": self.start,
+            "next_start": self.next_start,
+            "total_chars": self.total_chars,
+            "provider": self.provider,
+        }
+
+
+def fetch_description(max_chars: int) -> str:
+    return (
+        "Fetch one web page (http or https) and read its main content as Markdown, or a text "
+        f"or PDF document as text. Returns at most {max_chars:,} characters per call; when a "
+        "page is longer, the result says so and gives the `start` value that continues it. "
+        "Use it to read a specific URL, such as a search result whose snippet is not enough."
+    )
+
+
+def fetch_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "url": {
+                "type": "string",
+                "description": "The http(s) URL to read.",
+                "minLength": 1,
+                "maxLength": MAX_URL_CHARS,
+            },
+            "start": {
+                "type": "integer",
+                "description": "Character offset in the rendered page to continue from.",
+                "minimum": 0,
+                "default": 0,
+            },
+        },
+        "required": ["url"],
+        "additionalProperties": False,
+    }
+
+
+def _invalid(message: str) -> ToolError:
+    return ToolError(INVALID_ARGUMENTS, message)
+
+
+def parse_fetch_arguments(arguments: object) -> tuple[str, int]:
+    """Validate ``{"url": …, "start": …}``; the provider checks the URL itself in full."""
+    if not isinstance(arguments, Mapping):
+        raise _invalid('arguments must be an object like {"url": "https://…"}')
+    extra = sorted(str(key) for key in arguments if key not in ("url", "start"))
+    if extra:
+        raise _invalid(f"unknown argument(s) {', '.join(extra)}; web_fetch takes `url` and `start`")
+    url = arguments.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise _invalid("`url` is required: a non-empty http(s) URL string")
+    start = arguments.get("start", 0)
+    if start is None:
+        start = 0
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise _invalid("`start` must be a whole number of characters, 0 or more")
+    return url.strip(), start
+
+
+def body_kind(body: FetchBody) -> Kind:
+    match body:
+        case HtmlBody():
+            return "html"
+        case TextBody():
+            return "text"
+        case PdfBody():
+            return "pdf"
+        case _:
+            assert_never(body)
+
+
+def render_body(result: FetchResult) -> RenderedBody:
+    """The body as text for a reader: Markdown for HTML, page-marked text for PDF."""
+    from .render import render_page
+
+    body = result.body
+    match body:
+        case HtmlBody(content=html):
+            page = render_page(html, base_url=result.url)
+            return RenderedBody("html", page.title, page.markdown.strip())
+        case TextBody(content=text):
+            return RenderedBody("text", None, text)
+        case PdfBody(content=text, page_count=count):
+            pages = text.split("\f")
+            total = count or len(pages)
+            marked = [
+                f"--- page {number} of {total} ---\n{page.strip()}"
+                for number, page in enumerate(pages, 1)
+            ]
+            return RenderedBody("pdf", None, "\n\n".join(marked))
+        case _:
+            assert_never(body)
+
+
+def _cut(text: str, start: int, limit: int) -> int:
+    """Where a piece from ``start`` ends: at most ``limit`` characters, at a line end if near."""
+    end = start + limit
+    if end >= len(text):
+        return len(text)
+    floor = start + int(limit * _SOFT_CUT_SHARE)
+    for mark in ("\n\n", "\n", " "):
+        found = text.rfind(mark, floor, end)
+        if found > start:
+            return found + len(mark)
+    return end
+
+
+def page_piece(
+    result: FetchResult, rendered: RenderedBody, start: int, max_chars: int
+) -> FetchToolResult:
+    total = len(rendered.text)
+    if start and start >= total:
+        raise _invalid(f"`start` {start} is past the end of the page ({total:,} characters)")
+    end = _cut(rendered.text, start, max_chars)
+    next_start = end if end < total else None
+    return FetchToolResult(
+        url=result.url,
+        status_code=result.status_code,
+        kind=rendered.kind,
+        title=rendered.title,
+        content=rendered.text[start:end],
+        start=start,
+        next_start=next_start,
+        total_chars=total,
+        truncated=result.truncated or next_start is not None,
+        body_truncated=result.truncated,
+        provider=result.provider,
+    )
+
+
+def format_fetch(piece: FetchToolResult) -> str:
+    """Header, the fenced page text, and a note for any cut, which is never silent."""
+    head = [f"URL: {piece.url}"]
+    if piece.status_code != 200:
+        head.append(f"Status: HTTP {piece.status_code}")
+    head.append(f"Kind: {piece.kind}")
+    if piece.start or piece.next_start is not None:
+        end = piece.start + len(piece.content)
+        head.append(f"Characters {piece.start:,}–{end:,} of {piece.total_chars:,}")
+    inside = piece.content if piece.content.strip() else "(the page has no readable text)"
+    if piece.title:
+        inside = f"Title: {piece.title}\n\n{inside}"
+    parts = ["\n".join(head), fence(inside, source=WEB_FETCH)]
+    if piece.next_start is not None:
+        left = piece.total_chars - piece.next_start
+        parts.append(
+            f"[Cut: {left:,} more characters follow. To continue, call web_fetch with "
+            f'{{"url": "{piece.url}", "start": {piece.next_start}}}.]'
+        )
+    if piece.body_truncated:
+        parts.append(
+            "[The document was larger than the fetch limit; only its first part was read.]"
+        )
+    return "\n\n".join(parts)
+
+
+def _tool_error(error: WebError) -> ToolError:
+    tool_error = ToolError.from_web_error(error)
+    if error.code == "WEB_REDIRECT_BLOCKED":
+        tool_error.message += " (to read the target, call web_fetch again with that URL)"
+    return tool_error
+
+
+def web_fetch_tool(runtime: WebRuntime, options: ToolOptions | None = None) -> ToolDefinition:
+    options = options or ToolOptions()
+
+    async def execute(arguments: Mapping[str, Any]) -> ToolResult:
+        url, start = parse_fetch_arguments(arguments)
+        try:
+            result = await runtime.fetch(FetchRequest(url))
+        except WebError as error:
+            raise _tool_error(error) from error
+        if len(result.body.content) > _RENDER_IN_THREAD_CHARS:
+            rendered = await asyncio.to_thread(render_body, result)
+        else:
+            rendered = render_body(result)
+        piece = page_piece(result, rendered, start, options.fetch_max_chars)
+        return ToolResult(text=format_fetch(piece), data=piece)
+
+    return ToolDefinition(
+        name=WEB_FETCH,
+        description=fetch_description(options.fetch_max_chars),
+        input_schema=fetch_schema(),
+        execute=execute,
+    )
