@@ -1,0 +1,187 @@
+"""Cleaning of the chosen article: Readability's prepArticle, minus what Markdown ignores anyway."""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from typing import Final
+
+from selectolax.lexbor import LexborNode
+
+from . import patterns
+from .dom import (
+    class_weight,
+    descendants,
+    element_children,
+    has_ancestor,
+    has_descendant,
+    inner_text,
+    link_density,
+    match_string,
+)
+
+_HEADINGS: Final = "h1,h2,h3,h4,h5,h6"
+_TEXTISH: Final = "span,li,td,blockquote,dl,div,img,ol,p,pre,table,ul"
+_EMBEDS: Final = "object,embed,iframe"
+_SHARE: Final = '[class*="share" i],[id*="share" i]'
+
+
+def prepare_article(
+    nodes: list[LexborNode],
+    clean_conditionally: bool,
+    weight_classes: bool,
+    paragraph_divs: Set[int],
+) -> None:
+    """Strip boilerplate left inside the article's nodes, in place."""
+    tables = _DataTables()
+    for root in nodes:
+        for junk in root.css(patterns.ARTICLE_JUNK):
+            junk.decompose(recursive=False)
+        for node in descendants(root, _SHARE):
+            if patterns.SHARE_ELEMENTS.search(match_string(node)) and len(node.text()) < 500:
+                node.decompose(recursive=False)
+        if clean_conditionally:
+            cleaner = _ConditionalCleaner(weight_classes, paragraph_divs, tables)
+            cleaner.clean(root, "form,fieldset")
+        if weight_classes:
+            for heading in root.css("h1,h2"):
+                if class_weight(heading) < 0:
+                    heading.decompose(recursive=False)
+        if clean_conditionally:
+            cleaner.clean(root, "table")
+            cleaner.clean(root, "ul,ol")
+            cleaner.clean(root, "div")
+        for paragraph in root.css("p"):
+            if (
+                not paragraph.text(strip=True)
+                and paragraph.css_first("img,embed,object,iframe") is None
+            ):
+                paragraph.decompose(recursive=False)
+
+
+class _DataTables:
+    """Remembers which tables hold data rather than layout, as Readability's markDataTables."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[int, bool] = {}
+
+    def is_data(self, table: LexborNode) -> bool:
+        key = table.mem_id
+        known = self._known.get(key)
+        if known is None:
+            known = self._known[key] = _looks_like_data_table(table)
+        return known
+
+    def inside_data_table(self, node: LexborNode) -> bool:
+        parent = node.parent
+        while parent is not None:
+            if parent.tag == "table" and self.is_data(parent):
+                return True
+            parent = parent.parent
+        return False
+
+
+def _looks_like_data_table(table: LexborNode) -> bool:
+    attrs = table.attrs
+    if attrs.sget("role") == "presentation" or attrs.sget("datatable") == "0":
+        return False
+    if attrs.sget("summary"):
+        return True
+    caption = table.css_first("caption")
+    if caption is not None and caption.text(strip=True):
+        return True
+    if table.css_first("col,colgroup,tfoot,thead,th") is not None:
+        return True
+    if has_descendant(table, "table"):
+        return False
+    rows = table.css("tr")
+    if len(rows) == 1:
+        return False
+    columns = max((len(row.css("td,th")) for row in rows[:50]), default=0)
+    if len(rows) >= 10 or columns > 4:
+        return True
+    return len(rows) * columns > 10
+
+
+class _ConditionalCleaner:
+    """Readability's cleanConditionally: drop blocks whose shape says boilerplate."""
+
+    __slots__ = ("_paragraph_divs", "_tables", "_weight_classes")
+
+    def __init__(self, weight_classes: bool, paragraph_divs: Set[int], tables: _DataTables) -> None:
+        self._weight_classes = weight_classes
+        self._paragraph_divs = paragraph_divs
+        self._tables = tables
+
+    def clean(self, root: LexborNode, selector: str) -> None:
+        for node in reversed(root.css(selector)):
+            if node.mem_id in self._paragraph_divs:
+                continue
+            if self._should_remove(node):
+                node.decompose(recursive=False)
+
+    def _should_remove(self, node: LexborNode) -> bool:
+        tag = node.tag or ""
+        if tag == "table" and self._tables.is_data(node):
+            return False
+        if self._tables.inside_data_table(node) or has_ancestor(node, ("code", "pre")):
+            return False
+        if any(self._tables.is_data(table) for table in node.css("table")):
+            return False
+        weight = class_weight(node) if self._weight_classes else 0
+        if weight < 0:
+            return True
+        text = inner_text(node)
+        if text.count(",") >= 10:
+            return False
+        length = len(text)
+        is_list = tag in ("ul", "ol")
+        if not is_list and length:
+            list_length = sum(len(inner_text(lst)) for lst in node.css("ul,ol"))
+            is_list = list_length / length > 0.9
+        if patterns.AD_WORDS.match(text) or patterns.LOADING_WORDS.match(text):
+            return True
+        paragraphs = len(node.css("p")) + sum(
+            div.mem_id in self._paragraph_divs for div in node.css("div")
+        )
+        images = len(node.css("img"))
+        items = len(node.css("li")) - 100
+        inputs = len(node.css("input"))
+        embeds = 0
+        for embed in node.css(_EMBEDS):
+            if any(patterns.VIDEO_HOSTS.search(v or "") for v in embed.attrs.values()):
+                return False
+            embeds += 1
+        density = link_density(node)
+        in_figure = has_ancestor(node, ("figure",))
+        remove = (
+            (not in_figure and images > 1 and paragraphs / images < 0.5)
+            or (not is_list and items > paragraphs)
+            or inputs > paragraphs // 3
+            or (
+                not is_list
+                and not in_figure
+                and _text_density(node, _HEADINGS, length) < 0.9
+                and length < 25
+                and (images == 0 or images > 2)
+                and density > 0
+            )
+            or (not is_list and weight < 25 and density > 0.2)
+            or (weight >= 25 and density > 0.5)
+            or (embeds == 1 and length < 75)
+            or embeds > 1
+            or (images == 0 and _text_density(node, _TEXTISH, length) == 0)
+        )
+        if remove and is_list:
+            if any(len(element_children(child)) > 1 for child in element_children(node)):
+                return True
+            if images == len(node.css("li")):
+                return False
+        return remove
+
+
+def _text_density(node: LexborNode, selector: str, length: int) -> float:
+    if length == 0:
+        return 0.0
+    return sum(len(inner_text(child)) for child in descendants(node, selector)) / length

@@ -1,0 +1,86 @@
+"""Small measurements on lexbor nodes shared by the scoring and the cleaning passes."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from selectolax.lexbor import LexborNode
+
+from . import patterns
+
+
+def inner_text(node: LexborNode) -> str:
+    """Return the node's text with whitespace runs collapsed, as Readability measures it."""
+    return " ".join(node.text().split())
+
+
+def match_string(node: LexborNode) -> str:
+    """Return "class id" lowercased, what Readability matches its class/id heuristics against."""
+    attrs = node.attributes
+    return f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower()
+
+
+def class_weight(node: LexborNode) -> int:
+    """Score the class and id for content-ish (+25) or boilerplate-ish (-25) words."""
+    attrs = node.attributes
+    weight = 0
+    for value in (attrs.get("class"), attrs.get("id")):
+        if value:
+            value = value.lower()
+            if patterns.NEGATIVE.search(value):
+                weight -= 25
+            if patterns.POSITIVE.search(value):
+                weight += 25
+    return weight
+
+
+def link_density(node: LexborNode) -> float:
+    """Return the share of the node's text that sits inside links (in-page anchors count 0.3).
+
+    Lengths are of the stripped text fragments: a close, much cheaper stand-in for Readability's
+    whitespace-collapsed lengths, used alike for the node and its links so the ratio holds.
+    """
+    total = len(node.text(strip=True))
+    if total == 0:
+        return 0.0
+    linked = float(sum(len(link.text(strip=True)) for link in node.css("a")))
+    if linked:
+        linked -= 0.7 * sum(len(link.text(strip=True)) for link in node.css('a[href^="#"]'))
+    return linked / total
+
+
+def has_ancestor(node: LexborNode, tags: Collection[str], max_depth: int = 0) -> bool:
+    """Tell whether an ancestor (up to `max_depth` levels, 0 meaning any) has one of `tags`."""
+    depth = 0
+    parent = node.parent
+    while parent is not None:
+        if max_depth and depth >= max_depth:
+            return False
+        if parent.tag in tags:
+            return True
+        parent = parent.parent
+        depth += 1
+    return False
+
+
+def descendants(node: LexborNode, selector: str) -> list[LexborNode]:
+    """Return matching descendants: lexbor's `css()` also tests the node itself."""
+    found = node.css(selector)
+    if found and found[0] == node:
+        del found[0]
+    return found
+
+
+def has_descendant(node: LexborNode, selector: str) -> bool:
+    """Tell whether a descendant (not the node itself) matches `selector`."""
+    first = node.css_first(selector)
+    if first is None:
+        return False
+    return first != node or any(
+        child.css_first(selector) is not None for child in element_children(node)
+    )
+
+
+def element_children(node: LexborNode) -> list[LexborNode]:
+    """Return the element children, skipping text and comments."""
+    return [child for child in node.iter() if child.is_element_node]

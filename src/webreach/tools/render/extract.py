@@ -1,0 +1,386 @@
+"""Main-content detection: Readability's candidate scoring, run on a lexbor tree.
+
+The expensive walks (selector matching, text gathering, removal) stay inside lexbor; Python only
+touches the elements that carry a class/id or take part in scoring, which is what keeps this fast.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from . import patterns
+from .clean import prepare_article
+from .dom import class_weight, element_children, has_ancestor, inner_text, link_density
+
+CHAR_THRESHOLD: Final = 500
+_TOP_CANDIDATES: Final = 5
+_MAX_ANCESTORS: Final = 5
+_ROOTS: Final = frozenset({"body", "html", "-document"})
+_HIDDEN: Final = "[hidden],[aria-hidden],[style],[aria-modal]"
+# Phrasing elements (and links, which Readability spares) are never dropped for their class.
+_NOT_PHRASING: Final = ":not(a,span,img,i,b,em,strong,sup,sub,cite,abbr,time,small,code,label,font)"
+_NAMED: Final = f"{_NOT_PHRASING}[class],{_NOT_PHRASING}[id]"
+_BYLINE: Final = '[rel="author"],[itemprop*="author"],' + ",".join(
+    f'[{attr}*="{word}" i]'
+    for word in ("byline", "author", "dateline", "writtenby")
+    for attr in ("class", "id")
+)
+_WORD: Final = re.compile(r"\w+")
+
+
+@dataclass(frozen=True, slots=True)
+class Flags:
+    """Heuristics Readability relaxes one by one when a pass yields too little text."""
+
+    strip_unlikely: bool = True
+    weight_classes: bool = True
+    clean_conditionally: bool = True
+
+
+ATTEMPTS: Final = (
+    Flags(),
+    Flags(strip_unlikely=False),
+    Flags(strip_unlikely=False, weight_classes=False),
+    Flags(strip_unlikely=False, weight_classes=False, clean_conditionally=False),
+)
+
+
+@dataclass(slots=True)
+class Article:
+    """The chosen content: sibling elements of one tree, in document order."""
+
+    nodes: list[LexborNode]
+    text_length: int
+
+
+@dataclass(slots=True)
+class _Candidate:
+    node: LexborNode
+    score: float
+    scaled: bool = False
+
+
+@dataclass(slots=True)
+class _Scoring:
+    flags: Flags
+    candidates: dict[int, _Candidate] = field(default_factory=dict)
+    paragraph_divs: set[int] = field(default_factory=set)
+
+    def candidate(self, node: LexborNode) -> _Candidate:
+        key = node.mem_id
+        found = self.candidates.get(key)
+        if found is None:
+            score = float(patterns.TAG_SCORE.get(node.tag or "", 0))
+            if self.flags.weight_classes:
+                score += class_weight(node)
+            found = self.candidates[key] = _Candidate(node, score)
+        return found
+
+    def final_score(self, candidate: _Candidate) -> float:
+        """Scale by (1 - link density) lazily: most candidates never need it."""
+        if not candidate.scaled:
+            candidate.score *= 1.0 - link_density(candidate.node)
+            candidate.scaled = True
+        return candidate.score
+
+
+def extract_article(html: str, tree: LexborHTMLParser, title: str | None) -> Article | None:
+    """Find the main content, relaxing heuristics until enough text is found.
+
+    Each retry re-parses `html` because a pass prunes its tree; lexbor parses fast enough that
+    this is cheaper than cloning.
+    """
+    best: Article | None = None
+    for attempt, flags in enumerate(ATTEMPTS):
+        if attempt:
+            tree = LexborHTMLParser(html)
+        body = tree.body
+        if body is None:
+            return None
+        tree.strip_tags(patterns.NEVER_CONTENT)
+        short_page = len(inner_text(body)) < CHAR_THRESHOLD
+        article = _grab_article(body, flags, title)
+        if article is not None:
+            if article.text_length >= CHAR_THRESHOLD:
+                return article
+            if best is None or article.text_length > best.text_length:
+                best = article
+        if short_page:
+            break
+    return best
+
+
+def _grab_article(body: LexborNode, flags: Flags, title: str | None) -> Article | None:
+    _prune(body, flags, title)
+    scoring = _Scoring(flags)
+    _score_paragraphs(body, scoring)
+    if not scoring.candidates:
+        return None
+    top = _top_candidate(body, scoring)
+    nodes = [body] if top is None else _with_siblings(top, scoring)
+    prepare_article(nodes, flags.clean_conditionally, flags.weight_classes, scoring.paragraph_divs)
+    length = sum(len(inner_text(node)) for node in nodes)
+    return Article(nodes, length)
+
+
+def _prune(body: LexborNode, flags: Flags, title: str | None) -> None:
+    """Drop hidden elements, dialogs, unlikely candidates, the byline and the duplicated title.
+
+    Each concern gets its own selector so that Python only sees the elements it may drop.
+    """
+    for node in body.css(_HIDDEN):
+        attrs = node.attributes
+        if _is_hidden(attrs) or (
+            attrs.get("role") == "dialog" and attrs.get("aria-modal") == "true"
+        ):
+            node.decompose(recursive=False)
+    if flags.strip_unlikely:
+        for node in body.css(_NAMED):
+            attrs = node.attributes
+            match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower()
+            if (
+                patterns.UNLIKELY_CANDIDATES.search(match)
+                and not patterns.MAYBE_CANDIDATE.search(match)
+                and node.tag != "body"
+                and not has_ancestor(node, ("table", "code"))
+            ):
+                node.decompose(recursive=False)
+        for node in body.css("[role]"):
+            if node.attributes.get("role") in patterns.UNLIKELY_ROLES:
+                node.decompose(recursive=False)
+    for node in body.css(_BYLINE):
+        attrs = node.attributes
+        if (
+            attrs.get("rel") == "author"
+            or "author" in (attrs.get("itemprop") or "")
+            or patterns.BYLINE.search(f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower())
+        ) and 0 < len(node.text(strip=True)) < 100:
+            node.decompose(recursive=False)
+            break
+    if title:
+        for heading in body.css("h1,h2"):
+            if _similarity(title, inner_text(heading)) > 0.75:
+                heading.decompose(recursive=False)
+                break
+
+
+def _is_hidden(attrs: dict[str, str | None]) -> bool:
+    if "hidden" in attrs:
+        return True
+    style = attrs.get("style")
+    if style and patterns.DISPLAY_HIDDEN.search(style):
+        return True
+    return attrs.get("aria-hidden") == "true" and "fallback-image" not in (attrs.get("class") or "")
+
+
+def _similarity(reference: str, text: str) -> float:
+    """Readability's title/heading similarity: the share of `text` words also in `reference`."""
+    ref = set(_WORD.findall(reference.lower()))
+    words = _WORD.findall(text.lower())
+    if not ref or not words:
+        return 0.0
+    unique = [word for word in words if word not in ref]
+    return 1.0 - len(" ".join(unique)) / len(" ".join(words))
+
+
+def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
+    """Give each paragraph's score to its ancestors, nearer ones getting more."""
+    has_block: set[int] = set()
+    for block in body.css(patterns.BLOCK_INSIDE_DIV):
+        parent = block.parent
+        while parent is not None:
+            key = parent.mem_id
+            if key in has_block:
+                break
+            has_block.add(key)
+            parent = parent.parent
+    br_parents = {br.parent.mem_id for br in body.css("br + br") if br.parent is not None}
+
+    paragraphs: list[LexborNode] = []
+    for div in body.css("div"):
+        key = div.mem_id
+        if key not in has_block and key not in br_parents:
+            scoring.paragraph_divs.add(key)
+            paragraphs.append(div)
+            continue
+        children = element_children(div)
+        if (
+            len(children) == 1
+            and children[0].tag == "p"
+            and not div.text(deep=False).strip()
+            and link_density(div) < 0.25
+        ):
+            div.unwrap()
+            continue
+        if not _wrap_phrasing_runs(div, key in has_block):
+            scoring.paragraph_divs.add(key)
+            paragraphs.append(div)
+    paragraphs.extend(body.css(patterns.TAGS_TO_SCORE))
+
+    for paragraph in paragraphs:
+        parent = paragraph.parent
+        if parent is None or parent.tag in ("html", "-document"):
+            continue
+        text = inner_text(paragraph)
+        if len(text) < 25:
+            continue
+        score = 2 + len(patterns.COMMAS.findall(text)) + min(len(text) // 100, 3)
+        ancestor: LexborNode | None = parent
+        level = 0
+        while ancestor is not None and level < _MAX_ANCESTORS:
+            tag = ancestor.tag
+            if tag == "html" or tag == "-document":
+                break
+            divider = 1 if level == 0 else 2 if level == 1 else level * 3
+            scoring.candidate(ancestor).score += score / divider
+            ancestor = ancestor.parent
+            level += 1
+
+
+def _wrap_phrasing_runs(div: LexborNode, has_block: bool) -> bool:
+    """Wrap loose inline content of a container in `<p>`, splitting at `<br><br>`.
+
+    Readability does the same so that text written straight into a layout div gets scored.
+    Return False, changing nothing, when the div is really one paragraph.
+    """
+    runs: list[list[LexborNode]] = []
+    breaks: list[LexborNode] = []
+    run: list[LexborNode] = []
+    has_text = False
+    pending_br: LexborNode | None = None
+    for child in div.iter(include_text=True):
+        tag = child.tag
+        if tag == "br":
+            if pending_br is not None:
+                breaks.extend((pending_br, child))
+                run.remove(pending_br)
+                pending_br = None
+                if has_text:
+                    runs.append(run)
+                run, has_text = [], False
+                continue
+            pending_br = child
+        elif tag == "-text":
+            if not (child.text_content or "").strip():
+                if run:
+                    run.append(child)
+                continue
+            has_text = True
+        elif tag == "-comment":
+            continue
+        elif tag in patterns.PHRASING_TAGS and not (
+            tag in ("a", "del", "ins") and child.css_first(patterns.BLOCK_INSIDE_DIV) is not None
+        ):
+            has_text = has_text or bool(child.text(strip=True))
+        else:
+            pending_br = None
+            if has_text:
+                runs.append(run)
+            run, has_text = [], False
+            continue
+        if tag != "br":
+            pending_br = None
+        run.append(child)
+    if has_text:
+        runs.append(run)
+    if not has_block and not breaks:
+        return False
+    for br in breaks:
+        br.decompose(recursive=False)
+    for members in runs:
+        wrapper = div.parser.create_node("p")
+        members[0].insert_before(wrapper)
+        for member in members:
+            wrapper.insert_child(member, move=True)
+    return True
+
+
+def _top_candidate(body: LexborNode, scoring: _Scoring) -> LexborNode | None:
+    """Pick the best candidate, then widen it the way Readability does; None means "whole body"."""
+    ranked = sorted(scoring.candidates.values(), key=lambda c: c.score, reverse=True)
+    top: list[_Candidate] = []
+    for candidate in ranked:
+        if len(top) == _TOP_CANDIDATES and candidate.score <= top[-1].score:
+            break
+        scoring.final_score(candidate)
+        top.append(candidate)
+        top.sort(key=lambda c: c.score, reverse=True)
+        del top[_TOP_CANDIDATES:]
+    if not top or top[0].node.tag in _ROOTS:
+        return None
+    best = top[0]
+    node = best.node
+    best_score = best.score
+
+    alternatives = [
+        _ancestor_ids(c.node) for c in top[1:] if best_score and c.score / best_score >= 0.75
+    ]
+    if len(alternatives) >= 3:
+        parent = node.parent
+        while parent is not None and parent.tag not in _ROOTS:
+            key = parent.mem_id
+            if sum(key in ids for ids in alternatives) >= 3:
+                node = parent
+                break
+            parent = parent.parent
+
+    last_score = scoring.final_score(scoring.candidate(node))
+    threshold = last_score / 3
+    parent = node.parent
+    while parent is not None and parent.tag not in _ROOTS:
+        known = scoring.candidates.get(parent.mem_id)
+        if known is not None:
+            parent_score = scoring.final_score(known)
+            if parent_score < threshold:
+                break
+            if parent_score > last_score:
+                node = parent
+                break
+            last_score = parent_score
+        parent = parent.parent
+
+    parent = node.parent
+    while parent is not None and parent.tag not in _ROOTS and len(element_children(parent)) == 1:
+        node = parent
+        parent = node.parent
+    return node
+
+
+def _ancestor_ids(node: LexborNode) -> set[int]:
+    ids: set[int] = set()
+    parent = node.parent
+    while parent is not None:
+        ids.add(parent.mem_id)
+        parent = parent.parent
+    return ids
+
+
+def _with_siblings(top: LexborNode, scoring: _Scoring) -> list[LexborNode]:
+    """Add the top candidate's siblings that look like part of the same content."""
+    parent = top.parent
+    if parent is None:
+        return [top]
+    top_score = scoring.final_score(scoring.candidate(top))
+    threshold = max(10.0, top_score * 0.2)
+    top_class = top.attrs.sget("class")
+    nodes: list[LexborNode] = []
+    for sibling in element_children(parent):
+        if sibling == top:
+            nodes.append(sibling)
+            continue
+        bonus = top_score * 0.2 if top_class and sibling.attrs.sget("class") == top_class else 0.0
+        known = scoring.candidates.get(sibling.mem_id)
+        if known is not None and scoring.final_score(known) + bonus >= threshold:
+            nodes.append(sibling)
+        elif sibling.tag == "p" or sibling.mem_id in scoring.paragraph_divs:
+            text = inner_text(sibling)
+            if len(text) > 80:
+                if link_density(sibling) < 0.25:
+                    nodes.append(sibling)
+            elif text and patterns.SENTENCE_END.search(text) and link_density(sibling) == 0:
+                nodes.append(sibling)
+    return nodes

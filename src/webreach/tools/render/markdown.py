@@ -1,0 +1,272 @@
+"""Markdown emission by one walk over a lexbor subtree.
+
+Block content is gathered as a list of finished Markdown blocks; inline content accumulates in a
+paragraph buffer that is flushed whenever a block boundary is met, so mixed content
+(`<div>text<p>para</p>tail</div>`) needs no special casing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Final
+
+from selectolax.lexbor import LexborNode
+
+from .patterns import words
+from .tables import render_table
+from .urls import UrlResolver
+
+_SPACE: Final = re.compile(r"[ \t\n\r\f\xa0]+")
+_ESCAPE: Final = re.compile(r"[\\`*\[\]]|<(?=[A-Za-z/!?])|(?<!\w)_|_(?!\w)")
+_ESCAPE_HINT: Final = re.compile(r"[\\`*\[\]<_]")
+_LINE_MARKER: Final = re.compile(r"^(?=[#>+-]|=+ *$)", re.MULTILINE)
+_LINE_NUMBER: Final = re.compile(r"^(\d+)([.)])(?=\s|$)", re.MULTILINE)
+_AROUND_BREAK: Final = re.compile(r" *\n *")
+_LIST_START: Final = re.compile(r"(?:[-*+]|\d+\.) ")
+_LANGUAGE: Final = re.compile(r"(?:^|\s)(?:lang(?:uage)?-|brush:\s*)([\w+#.-]+)", re.IGNORECASE)
+_BACKTICKS: Final = re.compile(r"`+")
+
+_SKIP: Final = words(
+    "script style noscript template head title meta link iframe object embed canvas svg input "
+    "select textarea button option datalist video audio source track map area dialog -comment "
+    "-doctype"
+)
+_BLOCKS: Final = words(
+    "div p section article main header footer aside nav address figure figcaption details "
+    "summary center form fieldset legend dl dt dd hgroup body html li tbody thead tfoot tr td "
+    "th caption search frameset noframes"
+)
+_HEADINGS: Final = {"h1": "#", "h2": "##", "h3": "###", "h4": "####", "h5": "#####", "h6": "######"}
+_CODE: Final = frozenset({"code", "kbd", "samp", "tt"})
+_EMPHASIS: Final = {"strong": "**", "b": "**", "em": "*", "i": "*", "del": "~~", "s": "~~"}
+_BLOCK_INSIDE: Final = "p,div,h1,h2,h3,h4,h5,h6,ul,ol,table,pre,blockquote,section,article,li"
+_IMAGE_SOURCES: Final = ("src", "data-src", "data-lazy-src", "data-original", "data-url")
+
+
+def escape_text(text: str) -> str:
+    """Collapse HTML whitespace and backslash-escape characters Markdown would interpret."""
+    text = _SPACE.sub(" ", text)
+    return _ESCAPE.sub(r"\\\g<0>", text) if _ESCAPE_HINT.search(text) else text
+
+
+class MarkdownWriter:
+    """Turns lexbor subtrees into Markdown; one instance serves one page."""
+
+    __slots__ = ("_block_handlers", "_images", "_urls")
+
+    def __init__(self, urls: UrlResolver, *, images: bool) -> None:
+        self._urls = urls
+        self._images = images
+        self._block_handlers: dict[str, Callable[[LexborNode, list[str]], None]] = {
+            "ul": self._list,
+            "ol": self._list,
+            "menu": self._list,
+            "pre": self._pre,
+            "xmp": self._pre,
+            "listing": self._pre,
+            "blockquote": self._blockquote,
+            "table": self._table,
+            "hr": self._rule,
+        }
+
+    def convert(self, nodes: Iterable[LexborNode]) -> str:
+        """Render the nodes, in order, as one Markdown document."""
+        blocks: list[str] = []
+        para: list[str] = []
+        for node in nodes:
+            self._visit(node, blocks, para)
+        self._flush(para, blocks)
+        return "\n\n".join(blocks)
+
+    def blocks_of(self, node: LexborNode) -> list[str]:
+        """Render a node's content as separate Markdown blocks."""
+        blocks: list[str] = []
+        para: list[str] = []
+        self._flow(node, blocks, para)
+        self._flush(para, blocks)
+        return blocks
+
+    def _flow(self, node: LexborNode, blocks: list[str], para: list[str]) -> None:
+        for child in node.iter(include_text=True):
+            self._visit(child, blocks, para)
+
+    def _visit(self, node: LexborNode, blocks: list[str], para: list[str]) -> None:
+        tag = node.tag or ""
+        if tag == "-text":
+            para.append(escape_text(node.text_content or ""))
+        elif tag in _SKIP:
+            return
+        elif tag in _BLOCKS:
+            self._flush(para, blocks)
+            self._flow(node, blocks, para)
+            self._flush(para, blocks)
+        elif tag in _HEADINGS:
+            self._flush(para, blocks)
+            text = self._inline_children(node).replace("\n", " ").strip()
+            if text:
+                blocks.append(f"{_HEADINGS[tag]} {text}")
+        elif tag in self._block_handlers:
+            self._flush(para, blocks)
+            self._block_handlers[tag](node, blocks)
+        elif tag in ("a", "strong", "b", "em", "i") and node.css_first(_BLOCK_INSIDE) is not None:
+            self._flow(node, blocks, para)
+        else:
+            para.append(self._inline(node, tag))
+
+    def _flush(self, para: list[str], blocks: list[str]) -> None:
+        if not para:
+            return
+        text = "".join(para)
+        para.clear()
+        if "\n" in text:
+            text = _AROUND_BREAK.sub("\n", text)
+        text = text.strip()
+        if text:
+            text = _LINE_MARKER.sub("\\\\", text)
+            blocks.append(_LINE_NUMBER.sub(r"\1\\\2", text))
+
+    def _inline(self, node: LexborNode, tag: str) -> str:
+        if tag == "a":
+            return self._link(node)
+        if tag in _EMPHASIS:
+            return _wrap(self._inline_children(node), _EMPHASIS[tag])
+        if tag in _CODE:
+            return _code_span(node.text())
+        if tag == "br":
+            return "\n"
+        if tag == "img":
+            return self._image(node)
+        if tag in _SKIP:
+            return ""
+        if tag in _BLOCKS or tag in _HEADINGS or tag in self._block_handlers:
+            return f" {self._inline_children(node)} "
+        return self._inline_children(node)
+
+    def _inline_children(self, node: LexborNode) -> str:
+        parts: list[str] = []
+        for child in node.iter(include_text=True):
+            tag = child.tag or ""
+            if tag == "-text":
+                parts.append(escape_text(child.text_content or ""))
+            else:
+                parts.append(self._inline(child, tag))
+        return "".join(parts)
+
+    def _link(self, node: LexborNode) -> str:
+        text = self._inline_children(node)
+        label = _SPACE.sub(" ", text).strip()
+        if not label:
+            return ""
+        url = self._urls.resolve(node.attrs.get("href"))
+        if url is None:
+            return text
+        lead = " " if text[0] in " \n" else ""
+        trail = " " if text[-1] in " \n" else ""
+        return f"{lead}[{label}]({url}){trail}"
+
+    def _image(self, node: LexborNode) -> str:
+        if not self._images:
+            return ""
+        attrs = node.attrs
+        url: str | None = None
+        for name in _IMAGE_SOURCES:
+            url = self._urls.resolve(attrs.get(name))
+            if url is not None:
+                break
+        if url is None:
+            srcset = attrs.sget("srcset") or attrs.sget("data-srcset")
+            url = self._urls.resolve(srcset.split(" ", 1)[0].rstrip(",")) if srcset else None
+        if url is None:
+            return ""
+        alt = escape_text(attrs.sget("alt")).strip()
+        return f"![{alt}]({url})"
+
+    def _list(self, node: LexborNode, blocks: list[str]) -> None:
+        ordered = node.tag == "ol"
+        start = node.attrs.sget("start")
+        number = int(start) if start.isdigit() else 1
+        items: list[list[str]] = []
+        for child in node.iter():
+            tag = child.tag
+            if tag == "li":
+                items.append(self.blocks_of(child))
+            elif tag in ("ul", "ol") and items:
+                self._list(child, items[-1])
+            elif tag in _SKIP:
+                continue
+            elif child.is_element_node:
+                items.append(self.blocks_of(child))
+        lines: list[str] = []
+        for item in items:
+            if not item:
+                continue
+            marker = f"{number}. " if ordered else "- "
+            number += 1
+            body = item[0]
+            for block in item[1:]:
+                body += ("\n" if _LIST_START.match(block) else "\n\n") + block
+            pad = " " * len(marker)
+            lines.append(marker + body.replace("\n", "\n" + pad).replace("\n" + pad + "\n", "\n\n"))
+        if lines:
+            blocks.append("\n".join(lines))
+
+    def _pre(self, node: LexborNode, blocks: list[str]) -> None:
+        code = _preformatted_text(node).strip("\n").rstrip()
+        if not code.strip():
+            return
+        language = ""
+        for holder in (node, node.css_first("code")):
+            if holder is not None:
+                found = _LANGUAGE.search(holder.attrs.sget("class"))
+                if found:
+                    language = found.group(1)
+                    break
+        longest = max((len(run) for run in _BACKTICKS.findall(code)), default=0)
+        fence = "`" * max(3, longest + 1)
+        blocks.append(f"{fence}{language}\n{code}\n{fence}")
+
+    def _blockquote(self, node: LexborNode, blocks: list[str]) -> None:
+        inner = "\n\n".join(self.blocks_of(node))
+        if inner:
+            blocks.append("\n".join(f"> {line}" if line else ">" for line in inner.split("\n")))
+
+    def _table(self, node: LexborNode, blocks: list[str]) -> None:
+        rendered = render_table(node, self.blocks_of)
+        blocks.extend(self.blocks_of(node) if rendered is None else rendered)
+
+    def _rule(self, node: LexborNode, blocks: list[str]) -> None:
+        blocks.append("---")
+
+
+def _wrap(inner: str, marker: str) -> str:
+    stripped = inner.strip()
+    if not stripped:
+        return inner
+    lead = " " if inner[0] in " \n" else ""
+    trail = " " if inner[-1] in " \n" else ""
+    return f"{lead}{marker}{stripped}{marker}{trail}"
+
+
+def _code_span(text: str) -> str:
+    code = _SPACE.sub(" ", text)
+    if not code.strip():
+        return code
+    if "`" not in code:
+        return f"`{code}`"
+    longest = max(len(run) for run in _BACKTICKS.findall(code))
+    fence = "`" * (longest + 1)
+    return f"{fence} {code} {fence}"
+
+
+def _preformatted_text(node: LexborNode) -> str:
+    if node.css_first("br") is None:
+        return node.text()
+    parts: list[str] = []
+    for child in node.traverse(include_text=True):
+        tag = child.tag
+        if tag == "-text":
+            parts.append(child.text_content or "")
+        elif tag == "br":
+            parts.append("\n")
+    return "".join(parts)

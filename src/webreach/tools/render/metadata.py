@@ -1,0 +1,41 @@
+"""Page-level facts read from `<head>`: the title and the `<base href>`."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from selectolax.lexbor import LexborHTMLParser
+
+_TITLE_META: Final = ("og:title", "twitter:title", "dc.title", "title")
+
+
+def page_title(tree: LexborHTMLParser) -> str | None:
+    """Return the page's own title: social metadata first, as it omits site-name suffixes."""
+    head = tree.head
+    if head is not None:
+        metas: dict[str, str] = {}
+        for meta in head.css("meta[property],meta[name]"):
+            attrs = meta.attributes
+            key = (attrs.get("property") or attrs.get("name") or "").lower()
+            if key in _TITLE_META and key not in metas:
+                metas[key] = _clean(attrs.get("content") or "")
+        for key in _TITLE_META:
+            if metas.get(key):
+                return metas[key]
+    for selector in ("title", "h1"):
+        node = tree.css_first(selector)
+        if node is not None:
+            title = _clean(node.text())
+            if title:
+                return title
+    return None
+
+
+def base_href(tree: LexborHTMLParser) -> str | None:
+    """Return the first `<base href>`, which redirects every relative URL of the page."""
+    base = tree.head.css_first("base[href]") if tree.head is not None else None
+    return base.attrs.sget("href") if base is not None else None
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())

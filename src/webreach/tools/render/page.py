@@ -1,0 +1,53 @@
+"""The renderer's entry points: parse once, find the main content, write Markdown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from selectolax.lexbor import LexborHTMLParser
+
+from .extract import extract_article
+from .markdown import MarkdownWriter
+from .metadata import base_href, page_title
+from .urls import UrlResolver, effective_base
+
+KEEP_IMAGES: Final = False
+# Below this many characters of article text, the extraction is judged to have missed the page.
+_MIN_ARTICLE_CHARS: Final = 140
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPage:
+    """A page rendered for reading: its title (if any) and its main content as Markdown."""
+
+    title: str | None
+    markdown: str
+
+
+def render_page(html: str, *, base_url: str | None = None) -> RenderedPage:
+    """Render the main content of `html` as Markdown, with links made absolute against the page.
+
+    Falls back to the whole page when no article-like content is found.
+    """
+    if not html or not html.strip():
+        return RenderedPage(title=None, markdown="")
+    tree = LexborHTMLParser(html)
+    title = page_title(tree)
+    writer = MarkdownWriter(
+        UrlResolver(effective_base(base_url, base_href(tree))), images=KEEP_IMAGES
+    )
+    article = extract_article(html, tree, title)
+    markdown = ""
+    if article is not None and article.text_length >= _MIN_ARTICLE_CHARS:
+        markdown = writer.convert(article.nodes)
+    if not markdown:
+        whole = LexborHTMLParser(html)
+        root = whole.body or whole.root
+        markdown = writer.convert([root]) if root is not None else ""
+    return RenderedPage(title=title, markdown=markdown)
+
+
+def render_html(html: str, *, base_url: str | None = None) -> str:
+    """Return the Markdown of the page's main content (see `render_page`)."""
+    return render_page(html, base_url=base_url).markdown

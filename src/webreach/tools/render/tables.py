@@ -1,0 +1,65 @@
+"""HTML tables as Markdown pipe tables; layout tables are left to the normal block flow."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from selectolax.lexbor import LexborNode
+
+from .dom import has_descendant
+
+_SECTIONS: Final = frozenset({"thead", "tbody", "tfoot"})
+_MAX_SPAN: Final = 50
+
+
+def render_table(
+    table: LexborNode, blocks_of: Callable[[LexborNode], list[str]]
+) -> list[str] | None:
+    """Return the table's Markdown blocks, or None when it only lays out other content.
+
+    The first row becomes the header row: pipe tables require one, and pages often mark their
+    header cells up as plain `<td>`.
+    """
+    if table.attrs.sget("role") == "presentation" or has_descendant(table, "table"):
+        return None
+    rows = _rows(table)
+    grid: list[list[str]] = []
+    for row in rows:
+        cells: list[str] = []
+        for cell in row.iter():
+            if cell.tag not in ("td", "th"):
+                continue
+            text = " ".join(blocks_of(cell)).replace("\n", " ").replace("|", "\\|").strip()
+            span = cell.attrs.sget("colspan")
+            cells.append(text)
+            if span.isdigit():
+                cells.extend("" for _ in range(min(int(span), _MAX_SPAN) - 1))
+        if cells:
+            grid.append(cells)
+    width = max((len(cells) for cells in grid), default=0)
+    if width < 2 or len(grid) < 2:
+        return None
+    if not any(any(cell for cell in cells) for cells in grid):
+        return []
+    lines = []
+    for cells in grid:
+        cells.extend("" for _ in range(width - len(cells)))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.insert(1, "|" + " --- |" * width)
+    blocks = ["\n".join(lines)]
+    caption = table.css_first("caption")
+    if caption is not None:
+        blocks[:0] = blocks_of(caption)
+    return blocks
+
+
+def _rows(table: LexborNode) -> list[LexborNode]:
+    rows: list[LexborNode] = []
+    for child in table.iter():
+        tag = child.tag
+        if tag == "tr":
+            rows.append(child)
+        elif tag in _SECTIONS:
+            rows.extend(row for row in child.iter() if row.tag == "tr")
+    return rows
