@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import httpcore
@@ -12,6 +15,7 @@ import pytest
 
 from _servers import Exchange, LocalServer, gzip_bomb, make_pdf, respond, tls_contexts
 from webreach.net import USER_AGENT
+from webreach.providers.fetch._decoding import SLICE, BodyDecoder
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.seam import FetchRequest, FetchResult, HtmlBody, PdfBody, TextBody, WebError
 from webreach.seam import WebErrorCode as Code
@@ -86,6 +90,12 @@ def test_provider_identity() -> None:
     assert fetcher.available() is True
 
 
+async def test_an_invalid_url_is_refused_before_any_io() -> None:
+    error = await fetch_error("ftp://127.0.0.1/file")
+    assert (error.code, error.provider) == (Code.WEB_INVALID_URL, "http")
+    assert "scheme 'ftp'" in error.message
+
+
 # --- IP pinning and DNS rebinding -----------------------------------------------------------
 
 
@@ -156,6 +166,7 @@ async def test_dns_failure_is_a_provider_error() -> None:
 
 
 async def test_tls_keeps_the_original_name_for_sni_and_certificate() -> None:
+    pytest.importorskip("cryptography")
     server_tls, client_tls = tls_contexts("secure.test")
     async with LocalServer({"/": page(b"over tls", "text/plain")}, tls=server_tls) as srv:
         resolver = ScriptedResolver(["127.0.0.1"])
@@ -167,6 +178,7 @@ async def test_tls_keeps_the_original_name_for_sni_and_certificate() -> None:
 
 
 async def test_untrusted_certificate_is_a_provider_error() -> None:
+    pytest.importorskip("cryptography")
     server_tls, _ = tls_contexts("secure.test")
     async with LocalServer({"/": page(b"x", "text/plain")}, tls=server_tls) as srv:
         resolver = ScriptedResolver(["127.0.0.1"])
@@ -421,14 +433,22 @@ async def test_a_slow_drip_hits_the_total_timeout() -> None:
     assert "0.3 s" in error.message
 
 
-async def test_a_timeout_covers_all_redirect_hops() -> None:
-    async def slow_redirect(ex: Exchange) -> None:
-        await asyncio.sleep(0.15)
-        await respond(ex, 302, b"", {"Location": "/slow"})
+async def test_the_timeout_covers_all_redirect_hops_together() -> None:
+    """Each hop is well inside the limit; only their sum is over it."""
 
-    async with LocalServer({"/slow": slow_redirect}) as srv:
-        error = await fetch_error(srv.url("/slow"), timeout=0.4)
-    assert error.code in (Code.WEB_FETCH_TIMEOUT, Code.WEB_REDIRECT_BLOCKED)
+    def slow_hop(n: int) -> Any:
+        async def route(ex: Exchange) -> None:
+            await asyncio.sleep(0.15)
+            await respond(ex, 302, b"", {"Location": f"/slow/{n - 1}"})
+
+        return route
+
+    routes = {f"/slow/{n}": slow_hop(n) for n in range(1, 4)}
+    routes["/slow/0"] = page(b"too late", "text/plain")
+    async with LocalServer(routes) as srv:
+        error = await fetch_error(srv.url("/slow/3"), timeout=0.3)
+    assert error.code == Code.WEB_FETCH_TIMEOUT
+    assert srv.url("/slow/3") in error.message
 
 
 async def test_a_body_cut_short_by_the_server_is_a_provider_error() -> None:
@@ -547,16 +567,22 @@ async def test_unreadable_content_is_unsupported(content_type: str | None, body:
 
 
 async def test_a_declared_image_is_refused_without_reading_its_body() -> None:
-    async with LocalServer({"/": stream_forever(1024 * MiB)}) as srv:
-        srv.routes["/"] = lambda ex: respond_image_forever(ex)
+    async def endless_image(ex: Exchange) -> None:
+        await ex.send(b"HTTP/1.1 200 OK\r\nContent-Type: image/jpeg\r\nConnection: close\r\n\r\n")
+        while True:
+            await ex.send(b"\xff" * 65536)
+
+    async with LocalServer({"/": endless_image}) as srv:
         error = await fetch_error(srv.url("/"))
     assert error.code == Code.WEB_UNSUPPORTED_CONTENT_TYPE
+    assert "image/jpeg" in error.message
 
 
-async def respond_image_forever(ex: Exchange) -> None:
-    await ex.send(b"HTTP/1.1 200 OK\r\nContent-Type: image/jpeg\r\nConnection: close\r\n\r\n")
-    while True:
-        await ex.send(b"\xff" * 65536)
+def test_the_decoder_inflates_in_bounded_slices() -> None:
+    decoder = BodyDecoder("gzip")
+    sizes = [len(piece) for piece in decoder.feed(gzip_bomb(64 * MiB)[:65536])]
+    assert max(sizes) <= SLICE
+    assert sum(sizes) > 32 * MiB  # one network chunk of the bomb, inflated slice by slice
 
 
 # --- charsets -----------------------------------------------------------------------------
@@ -565,6 +591,7 @@ FRENCH = (
     "Le cœur a ses raisons que la raison ne connaît point. Ça m'étonne, naïve élève, "
     "où est passé l'été ? Déjà la fenêtre s'ouvre sur la forêt près du château."
 )
+RUSSIAN = "Привет, как дела? Это тестовая страница на русском языке."
 EQUIV = '<meta http-equiv="Content-Type" content="text/html; charset=shift_jis">'
 JAPANESE = "日本語のページです。東京は晴れ、気温は二十度でした。ありがとうございます。"
 
@@ -588,6 +615,7 @@ JAPANESE = "日本語のページです。東京は晴れ、気温は二十度�
             f"{EQUIV}<body>{JAPANESE}</body>",
         ),
         ("text/plain", JAPANESE.encode("shift_jis") * 4, JAPANESE * 4),
+        ("text/plain", RUSSIAN.encode("cp1251"), RUSSIAN),
         ("text/html", b"\xef\xbb\xbf<p>\xc3\xa9t\xc3\xa9</p>", "<p>été</p>"),
         (None, b"\xef\xbb\xbfBOM and no type \xe2\x9c\x93", "BOM and no type ✓"),
         ("text/plain", "utf-16 ✓".encode("utf-16"), "utf-16 ✓"),
@@ -651,3 +679,49 @@ async def test_concurrent_pdfs_are_extracted_safely(provider: HttpFetchProvider)
         )
     assert {r.body for r in results} == {results[0].body}
     assert isinstance(results[0].body, PdfBody)
+
+
+# --- memory ---------------------------------------------------------------------------------
+
+_MEMORY_PROBE = """
+import asyncio, resource, sys
+sys.path.insert(0, sys.argv[1])
+from _servers import LocalServer, gzip_bomb, respond
+from webreach.providers.fetch.http import HttpFetchProvider
+from webreach.seam import FetchRequest
+
+async def gigabyte(ex):
+    await ex.send(b"HTTP/1.1 200 OK\\r\\nConnection: close\\r\\n")
+    await ex.send(b"Content-Type: text/plain\\r\\n\\r\\n")
+    for _ in range(16384):
+        await ex.send(b"a" * 65536)
+
+async def main():
+    bomb = gzip_bomb(256 * 1024 * 1024)
+    headers = {"Content-Type": "text/plain", "Content-Encoding": "gzip"}
+    routes = {"/gib": gigabyte, "/bomb": lambda ex: respond(ex, 200, bomb, headers)}
+    async with LocalServer(routes) as srv:
+        fetcher = HttpFetchProvider(allow="127.0.0.1")
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        for path in routes:
+            result = await fetcher.fetch(FetchRequest(srv.url(path)))
+            assert result.truncated
+        await fetcher.aclose()
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+
+asyncio.run(main())
+"""
+
+
+def test_memory_stays_bounded_by_the_caps_for_a_gigabyte() -> None:
+    """A streamed 1 GiB body and a gzip bomb inflating to 256 MiB, with the default caps
+    (10 MiB, 2,000,000 characters): the peak RSS grows by a few caps, not by the body."""
+    probe = subprocess.run(
+        [sys.executable, "-c", _MEMORY_PROBE, str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    growth_mib = int(probe.stdout.strip()) / 1024  # ru_maxrss is in KiB on Linux
+    assert growth_mib < 100, probe.stdout

@@ -88,18 +88,22 @@ class HttpFetchProvider:
         await self._client.aclose()
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
-        url = check_url(request.url)
         try:
+            url = check_url(request.url)
             async with asyncio.timeout(self._timeout):
                 return await self._follow(url)
         except (TimeoutError, httpx.TimeoutException):
             raise WebError(
                 WebErrorCode.WEB_FETCH_TIMEOUT,
-                f"fetching {url} took longer than {self._timeout:g} s",
+                f"fetching {request.url} took longer than {self._timeout:g} s",
                 provider=self.id,
             ) from None
         except httpx.HTTPError as error:
-            raise _transport_failure(error, url) from None
+            try:
+                failed = error.request.url
+            except RuntimeError:
+                failed = httpx.URL(request.url)
+            raise _transport_failure(error, failed) from None
         except WebError as error:
             error.provider = error.provider or self.id
             raise
