@@ -516,6 +516,7 @@ HTML = b"<!DOCTYPE html><html><head><title>t</title></head><body>hi</body></html
         (None, b"just words", TextBody("just words")),
         ("nonsense", b"<html><body>x</body></html>", HtmlBody("<html><body>x</body></html>")),
         ("*/*", b"{}", TextBody("{}")),
+        ("text/plain", b"A file starts with %PDF-1.7", TextBody("A file starts with %PDF-1.7")),
         # wrong types are corrected by the first bytes
         ("text/plain", PDF, "pdf"),
         ("text/html", PDF, "pdf"),

@@ -118,7 +118,7 @@ def _bom(data: bytes) -> tuple[str, int] | None:
 
 def _sniff(head: bytes, charset: str | None) -> Kind | None:
     """PDF, HTML or TEXT from the first bytes; None for binary."""
-    if b"%PDF-" in head[:SNIFF_BYTES]:
+    if head.lstrip().startswith(b"%PDF-"):
         return Kind.PDF
     bom = _bom(head)
     encoding, size = bom or (_lookup(charset) or "ascii", 0)
