@@ -1,0 +1,221 @@
+"""What the loop reports, in order, for a codec to render as its protocol's stream or body.
+
+Call events come before their searches finish, so a client can show progress for the real
+duration of a search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "CallFailed",
+    "ClientToolCall",
+    "Event",
+    "Failed",
+    "FindInPageAction",
+    "Finished",
+    "OpenPageAction",
+    "PageOutcome",
+    "ReadLinkAction",
+    "ReasoningDelta",
+    "SearchAction",
+    "SearchOutcome",
+    "StepReasoningDone",
+    "TextCitation",
+    "TextDelta",
+    "Usage",
+    "WebCall",
+    "WebCallCompleted",
+    "WebCallStarted",
+    "WebSource",
+]
+
+CallKind = Literal["search", "deep_search", "read_link"]
+StopReason = Literal["end_turn", "max_tokens", "tool_use", "refusal"]
+ErrorCode = Literal[
+    "unavailable",
+    "url_not_accessible",
+    "url_not_allowed",
+    "max_uses_exceeded",
+    "invalid_tool_input",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class WebSource:
+    """A search result as clients display it; ``number`` is what the model cites as 【n】."""
+
+    url: str
+    title: str | None
+    snippet: str | None
+    published_at: str | None
+    number: int
+    site_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchAction:
+    queries: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OpenPageAction:
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class FindInPageAction:
+    url: str
+    pattern: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLinkAction:
+    url: str
+
+
+Action = SearchAction | OpenPageAction | FindInPageAction | ReadLinkAction
+
+
+@dataclass(frozen=True, slots=True)
+class WebCall:
+    """One server-side tool call: ``tool_name``/``tool_type`` are the client's declaration."""
+
+    id: str
+    step: int
+    index: int
+    kind: CallKind
+    tool_name: str
+    tool_type: str
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOutcome:
+    sources: tuple[WebSource, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PageOutcome:
+    url: str
+    title: str | None
+    published_at: str | None
+    signature: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallFailed:
+    error_code: ErrorCode
+
+
+Outcome = SearchOutcome | PageOutcome | CallFailed
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextCitation:
+    """A citation at this point of the answer text (markers already removed from the text).
+
+    ``start``/``end`` are Unicode code point offsets into the whole answer text: the cited span
+    runs from the previous citation point (or the start) to here.
+    """
+
+    url: str
+    title: str | None
+    start: int
+    end: int
+    cited_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepReasoningDone:
+    step: int
+
+
+@dataclass(frozen=True, slots=True)
+class WebCallStarted:
+    call: WebCall
+
+
+@dataclass(frozen=True, slots=True)
+class WebCallCompleted:
+    call: WebCall
+    outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class ClientToolCall:
+    """A call of one of the client's own tools: the turn ends and the client runs it."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(slots=True)
+class Usage:
+    """Summed over every upstream step of the request."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    web_search_requests: int = 0
+    web_fetch_requests: int = 0
+    tool_search: int = 0
+    tool_fetch: int = 0
+    tool_image_search: int = 0
+
+    def add_step(self, prompt: int, completion: int, cached: int, reasoning: int) -> None:
+        self.input_tokens += prompt
+        self.output_tokens += completion
+        self.cached_tokens += cached
+        self.reasoning_tokens += reasoning
+
+    @property
+    def has_server_tools(self) -> bool:
+        return bool(
+            self.web_search_requests
+            or self.web_fetch_requests
+            or self.tool_search
+            or self.tool_fetch
+            or self.tool_image_search
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    stop_reason: StopReason
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The request failed after the response had started (HTTP 200 already sent)."""
+
+    message: str
+    usage: Usage = field(default_factory=Usage)
+
+
+Event = (
+    ReasoningDelta
+    | TextDelta
+    | TextCitation
+    | StepReasoningDone
+    | WebCallStarted
+    | WebCallCompleted
+    | ClientToolCall
+    | Finished
+    | Failed
+)
