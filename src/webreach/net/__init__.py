@@ -1,5 +1,30 @@
-"""Outbound HTTP shared by providers. Imports the seam only."""
+"""Outbound HTTP shared by providers: the client factory and the private-network guard.
+
+Imports the seam only.
+"""
 
 from .client import USER_AGENT, create_client
+from .guard import (
+    MAX_URL_LENGTH,
+    AllowList,
+    check_host,
+    check_url,
+    is_public_address,
+    parse_ip_literal,
+)
+from .pinning import PinnedTransport, PinningBackend, Resolver, system_resolver
 
-__all__ = ["USER_AGENT", "create_client"]
+__all__ = [
+    "MAX_URL_LENGTH",
+    "USER_AGENT",
+    "AllowList",
+    "PinnedTransport",
+    "PinningBackend",
+    "Resolver",
+    "check_host",
+    "check_url",
+    "create_client",
+    "is_public_address",
+    "parse_ip_literal",
+    "system_resolver",
+]
