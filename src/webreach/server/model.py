@@ -109,6 +109,9 @@ class Turn:
     web: WebTools = field(default_factory=WebTools)
     thinking: bool = False
     params: dict[str, Any] = field(default_factory=dict)
+    page_signatures: list[tuple[int, str]] = field(default_factory=list)
+    """Sealed pages of read links found in the history: (index in ``messages`` of the user
+    message that opened that round, signature). Restoring them is the loop's job."""
 
     @property
     def tools_off(self) -> bool:
