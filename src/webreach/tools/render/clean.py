@@ -21,7 +21,6 @@ from .dom import (
 
 _HEADINGS: Final = "h1,h2,h3,h4,h5,h6"
 _TEXTISH: Final = "span,li,td,blockquote,dl,div,img,ol,p,pre,table,ul"
-_EMBEDS: Final = "object,embed,iframe"
 _SHARE: Final = '[class*="share" i],[id*="share" i]'
 
 
@@ -105,7 +104,10 @@ def _looks_like_data_table(table: LexborNode) -> bool:
 
 
 class _ConditionalCleaner:
-    """Readability's cleanConditionally: drop blocks whose shape says boilerplate."""
+    """Readability's cleanConditionally: drop blocks whose shape says boilerplate.
+
+    Embeds and form inputs were stripped before scoring, so their rules have nothing to count.
+    """
 
     __slots__ = ("_paragraph_divs", "_tables", "_weight_classes")
 
@@ -123,60 +125,61 @@ class _ConditionalCleaner:
 
     def _should_remove(self, node: LexborNode) -> bool:
         tag = node.tag or ""
+        weight = class_weight(node) if self._weight_classes else 0
+        raw = node.text()
+        if weight >= 0 and raw.count(",") >= 10:
+            return False
         if tag == "table" and self._tables.is_data(node):
             return False
         if self._tables.inside_data_table(node) or has_ancestor(node, ("code", "pre")):
             return False
         if any(self._tables.is_data(table) for table in node.css("table")):
             return False
-        weight = class_weight(node) if self._weight_classes else 0
         if weight < 0:
             return True
-        text = inner_text(node)
-        if text.count(",") >= 10:
-            return False
+        text = " ".join(raw.split())
+        if patterns.AD_WORDS.match(text) or patterns.LOADING_WORDS.match(text):
+            return True
         length = len(text)
         is_list = tag in ("ul", "ol")
         if not is_list and length:
             list_length = sum(len(inner_text(lst)) for lst in node.css("ul,ol"))
             is_list = list_length / length > 0.9
-        if patterns.AD_WORDS.match(text) or patterns.LOADING_WORDS.match(text):
-            return True
-        paragraphs = len(node.css("p")) + sum(
-            div.mem_id in self._paragraph_divs for div in node.css("div")
-        )
-        images = len(node.css("img"))
-        items = len(node.css("li")) - 100
-        inputs = len(node.css("input"))
-        embeds = 0
-        for embed in node.css(_EMBEDS):
-            if any(patterns.VIDEO_HOSTS.search(v or "") for v in embed.attrs.values()):
-                return False
-            embeds += 1
-        density = link_density(node)
+        paragraphs = images = items = 0
+        for element in descendants(node, "p,img,li,div"):
+            found = element.tag
+            if found == "p":
+                paragraphs += 1
+            elif found == "img":
+                images += 1
+            elif found == "li":
+                items += 1
+            elif element.mem_id in self._paragraph_divs:
+                paragraphs += 1
         in_figure = has_ancestor(node, ("figure",))
-        remove = (
-            (not in_figure and images > 1 and paragraphs / images < 0.5)
-            or (not is_list and items > paragraphs)
-            or inputs > paragraphs // 3
-            or (
-                not is_list
-                and not in_figure
-                and _text_density(node, _HEADINGS, length) < 0.9
-                and length < 25
-                and (images == 0 or images > 2)
-                and density > 0
-            )
-            or (not is_list and weight < 25 and density > 0.2)
-            or (weight >= 25 and density > 0.5)
-            or (embeds == 1 and length < 75)
-            or embeds > 1
-            or (images == 0 and _text_density(node, _TEXTISH, length) == 0)
+        remove = (not in_figure and images > 1 and paragraphs / images < 0.5) or (
+            not is_list and items - 100 > paragraphs
         )
+        if not remove:
+            density = link_density(node)
+            remove = (
+                (not is_list and weight < 25 and density > 0.2)
+                or (weight >= 25 and density > 0.5)
+                or (
+                    not is_list
+                    and not in_figure
+                    and length < 25
+                    and (images == 0 or images > 2)
+                    and density > 0
+                    and _text_density(node, _HEADINGS, length) < 0.9
+                )
+            )
+        if not remove and images == 0:
+            remove = not any(child.text(strip=True) for child in descendants(node, _TEXTISH))
         if remove and is_list:
             if any(len(element_children(child)) > 1 for child in element_children(node)):
                 return True
-            if images == len(node.css("li")):
+            if images == items:
                 return False
         return remove
 

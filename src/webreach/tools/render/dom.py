@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Final
 
 from selectolax.lexbor import LexborNode
 
 from . import patterns
+
+_LINKS_IN_PAGE: Final = 'a[href^="#"]'
+_LINKS_OUT: Final = 'a:not([href^="#"])'
 
 
 def inner_text(node: LexborNode) -> str:
@@ -43,10 +47,9 @@ def link_density(node: LexborNode) -> float:
     total = len(node.text(strip=True))
     if total == 0:
         return 0.0
-    linked = float(sum(len(link.text(strip=True)) for link in node.css("a")))
-    if linked:
-        linked -= 0.7 * sum(len(link.text(strip=True)) for link in node.css('a[href^="#"]'))
-    return linked / total
+    linked = sum(len(link.text(strip=True)) for link in node.css(_LINKS_OUT))
+    anchors = sum(len(link.text(strip=True)) for link in node.css(_LINKS_IN_PAGE))
+    return (linked + 0.3 * anchors) / total
 
 
 def has_ancestor(node: LexborNode, tags: Collection[str], max_depth: int = 0) -> bool:
@@ -64,9 +67,12 @@ def has_ancestor(node: LexborNode, tags: Collection[str], max_depth: int = 0) ->
 
 
 def descendants(node: LexborNode, selector: str) -> list[LexborNode]:
-    """Return matching descendants: lexbor's `css()` also tests the node itself."""
+    """Return matching descendants: lexbor's `css()` also tests the node itself.
+
+    Nodes are compared by `mem_id`: `LexborNode.__eq__` compares serialized HTML.
+    """
     found = node.css(selector)
-    if found and found[0] == node:
+    if found and found[0].mem_id == node.mem_id:
         del found[0]
     return found
 
@@ -76,7 +82,7 @@ def has_descendant(node: LexborNode, selector: str) -> bool:
     first = node.css_first(selector)
     if first is None:
         return False
-    return first != node or any(
+    return first.mem_id != node.mem_id or any(
         child.css_first(selector) is not None for child in element_children(node)
     )
 

@@ -18,7 +18,9 @@ from .dom import class_weight, element_children, has_ancestor, inner_text, link_
 
 CHAR_THRESHOLD: Final = 500
 _TOP_CANDIDATES: Final = 5
-_MAX_ANCESTORS: Final = 5
+# A paragraph's score goes to five ancestors, divided by 1, 2, then 3 per level.
+_DIVIDERS: Final = (1, 2, 6, 9, 12)
+_ABOVE_BODY: Final = frozenset({"html", "-document"})
 _ROOTS: Final = frozenset({"body", "html", "-document"})
 _HIDDEN: Final = "[hidden],[aria-hidden],[style],[aria-modal]"
 # Phrasing elements (and links, which Readability spares) are never dropped for their class.
@@ -102,15 +104,14 @@ def extract_article(html: str, tree: LexborHTMLParser, title: str | None) -> Art
         if body is None:
             return None
         tree.strip_tags(patterns.NEVER_CONTENT)
-        short_page = len(inner_text(body)) < CHAR_THRESHOLD
+        if attempt == 1 and len(body.text(strip=True)) < CHAR_THRESHOLD:
+            break
         article = _grab_article(body, flags, title)
         if article is not None:
             if article.text_length >= CHAR_THRESHOLD:
                 return article
             if best is None or article.text_length > best.text_length:
                 best = article
-        if short_page:
-            break
     return best
 
 
@@ -123,7 +124,7 @@ def _grab_article(body: LexborNode, flags: Flags, title: str | None) -> Article 
     top = _top_candidate(body, scoring)
     nodes = [body] if top is None else _with_siblings(top, scoring)
     prepare_article(nodes, flags.clean_conditionally, flags.weight_classes, scoring.paragraph_divs)
-    length = sum(len(inner_text(node)) for node in nodes)
+    length = sum(len(node.text(strip=True)) for node in nodes)
     return Article(nodes, length)
 
 
@@ -221,24 +222,24 @@ def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
             paragraphs.append(div)
     paragraphs.extend(body.css(patterns.TAGS_TO_SCORE))
 
+    candidates = scoring.candidates
     for paragraph in paragraphs:
-        parent = paragraph.parent
-        if parent is None or parent.tag in ("html", "-document"):
+        raw = paragraph.text()
+        if len(raw) < 25:
             continue
-        text = inner_text(paragraph)
+        text = " ".join(raw.split())
         if len(text) < 25:
             continue
         score = 2 + len(patterns.COMMAS.findall(text)) + min(len(text) // 100, 3)
-        ancestor: LexborNode | None = parent
-        level = 0
-        while ancestor is not None and level < _MAX_ANCESTORS:
-            tag = ancestor.tag
-            if tag == "html" or tag == "-document":
+        ancestor = paragraph.parent
+        for divider in _DIVIDERS:
+            if ancestor is None or ancestor.tag in _ABOVE_BODY:
                 break
-            divider = 1 if level == 0 else 2 if level == 1 else level * 3
-            scoring.candidate(ancestor).score += score / divider
+            known = candidates.get(ancestor.mem_id)
+            if known is None:
+                known = scoring.candidate(ancestor)
+            known.score += score / divider
             ancestor = ancestor.parent
-            level += 1
 
 
 def _wrap_phrasing_runs(div: LexborNode, has_block: bool) -> bool:
@@ -367,9 +368,10 @@ def _with_siblings(top: LexborNode, scoring: _Scoring) -> list[LexborNode]:
     top_score = scoring.final_score(scoring.candidate(top))
     threshold = max(10.0, top_score * 0.2)
     top_class = top.attrs.sget("class")
+    top_id = top.mem_id
     nodes: list[LexborNode] = []
     for sibling in element_children(parent):
-        if sibling == top:
+        if sibling.mem_id == top_id:
             nodes.append(sibling)
             continue
         bonus = top_score * 0.2 if top_class and sibling.attrs.sget("class") == top_class else 0.0

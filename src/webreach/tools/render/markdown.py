@@ -40,14 +40,32 @@ _BLOCKS: Final = words(
 _HEADINGS: Final = {"h1": "#", "h2": "##", "h3": "###", "h4": "####", "h5": "#####", "h6": "######"}
 _CODE: Final = frozenset({"code", "kbd", "samp", "tt"})
 _EMPHASIS: Final = {"strong": "**", "b": "**", "em": "*", "i": "*", "del": "~~", "s": "~~"}
+_MARKER_CHARS: Final = frozenset("#>+-=0123456789")
+_SKIPPED, _BLOCK, _HEADING, _HANDLED, _FORMATTING, _INLINE = range(6)
+_KINDS: Final = {
+    **dict.fromkeys(_SKIP, _SKIPPED),
+    **dict.fromkeys(_BLOCKS, _BLOCK),
+    **dict.fromkeys(_HEADINGS, _HEADING),
+    **dict.fromkeys(words("ul ol menu pre xmp listing blockquote table hr"), _HANDLED),
+    **dict.fromkeys(words("a strong b em i"), _FORMATTING),
+}
 _BLOCK_INSIDE: Final = "p,div,h1,h2,h3,h4,h5,h6,ul,ol,table,pre,blockquote,section,article,li"
 _IMAGE_SOURCES: Final = ("src", "data-src", "data-lazy-src", "data-original", "data-url")
 
 
 def escape_text(text: str) -> str:
     """Collapse HTML whitespace and backslash-escape characters Markdown would interpret."""
-    text = _SPACE.sub(" ", text)
-    return _ESCAPE.sub(r"\\\g<0>", text) if _ESCAPE_HINT.search(text) else text
+    words = text.split()
+    if not words:
+        return " " if text else ""
+    collapsed = " ".join(words)
+    if _ESCAPE_HINT.search(collapsed):
+        collapsed = _ESCAPE.sub(r"\\\g<0>", collapsed)
+    if text[0].isspace():
+        collapsed = " " + collapsed
+    if text[-1].isspace():
+        collapsed += " "
+    return collapsed
 
 
 class MarkdownWriter:
@@ -75,7 +93,11 @@ class MarkdownWriter:
         blocks: list[str] = []
         para: list[str] = []
         for node in nodes:
-            self._visit(node, blocks, para)
+            tag = node.tag or ""
+            if tag == "-text":
+                para.append(escape_text(node.text_content or ""))
+            else:
+                self._visit(node, tag, blocks, para)
         self._flush(para, blocks)
         return "\n\n".join(blocks)
 
@@ -89,30 +111,33 @@ class MarkdownWriter:
 
     def _flow(self, node: LexborNode, blocks: list[str], para: list[str]) -> None:
         for child in node.iter(include_text=True):
-            self._visit(child, blocks, para)
+            tag = child.tag or ""
+            if tag == "-text":
+                para.append(escape_text(child.text_content or ""))
+            else:
+                self._visit(child, tag, blocks, para)
 
-    def _visit(self, node: LexborNode, blocks: list[str], para: list[str]) -> None:
-        tag = node.tag or ""
-        if tag == "-text":
-            para.append(escape_text(node.text_content or ""))
-        elif tag in _SKIP:
-            return
-        elif tag in _BLOCKS:
+    def _visit(self, node: LexborNode, tag: str, blocks: list[str], para: list[str]) -> None:
+        kind = _KINDS.get(tag, _INLINE)
+        if kind == _INLINE:
+            para.append(self._inline(node, tag))
+        elif kind == _BLOCK:
             self._flush(para, blocks)
             self._flow(node, blocks, para)
             self._flush(para, blocks)
-        elif tag in _HEADINGS:
+        elif kind == _FORMATTING:
+            if node.css_first(_BLOCK_INSIDE) is None:
+                para.append(self._inline(node, tag))
+            else:
+                self._flow(node, blocks, para)
+        elif kind == _HEADING:
             self._flush(para, blocks)
             text = self._inline_children(node).replace("\n", " ").strip()
             if text:
                 blocks.append(f"{_HEADINGS[tag]} {text}")
-        elif tag in self._block_handlers:
+        elif kind == _HANDLED:
             self._flush(para, blocks)
             self._block_handlers[tag](node, blocks)
-        elif tag in ("a", "strong", "b", "em", "i") and node.css_first(_BLOCK_INSIDE) is not None:
-            self._flow(node, blocks, para)
-        else:
-            para.append(self._inline(node, tag))
 
     def _flush(self, para: list[str], blocks: list[str]) -> None:
         if not para:
@@ -122,9 +147,11 @@ class MarkdownWriter:
         if "\n" in text:
             text = _AROUND_BREAK.sub("\n", text)
         text = text.strip()
-        if text:
-            text = _LINE_MARKER.sub("\\\\", text)
-            blocks.append(_LINE_NUMBER.sub(r"\1\\\2", text))
+        if not text:
+            return
+        if "\n" in text or text[0] in _MARKER_CHARS:
+            text = _LINE_NUMBER.sub(r"\1\\\2", _LINE_MARKER.sub("\\\\", text))
+        blocks.append(text)
 
     def _inline(self, node: LexborNode, tag: str) -> str:
         if tag == "a":
@@ -136,12 +163,13 @@ class MarkdownWriter:
         if tag == "br":
             return "\n"
         if tag == "img":
-            return self._image(node)
-        if tag in _SKIP:
+            return self._image(node) if self._images else ""
+        kind = _KINDS.get(tag, _INLINE)
+        if kind == _SKIPPED:
             return ""
-        if tag in _BLOCKS or tag in _HEADINGS or tag in self._block_handlers:
-            return f" {self._inline_children(node)} "
-        return self._inline_children(node)
+        if kind == _INLINE:
+            return self._inline_children(node)
+        return f" {self._inline_children(node)} "
 
     def _inline_children(self, node: LexborNode) -> str:
         parts: list[str] = []

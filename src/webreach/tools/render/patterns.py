@@ -8,7 +8,7 @@ which is several times faster than `re.IGNORECASE` on the hot path.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import Any, Final
 
 
 def words(text: str) -> frozenset[str]:
@@ -21,10 +21,34 @@ def word_list(text: str) -> list[str]:
     return text.split()
 
 
-UNLIKELY_CANDIDATES: Final = re.compile(
-    r"-ad-|ai2html|banner|breadcrumbs|combx|comment|community|cover-wrap|disqus|extra|footer|gdpr"
-    r"|header|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor"
-    r"|supplemental|ad-break|agegate|pagination|pager|popup|yom-remote"
+def any_of(*choices: str) -> re.Pattern[str]:
+    """Compile a search for any of the literal `choices`, factored as a trie.
+
+    Python's regex engine tries alternatives one by one; sharing prefixes makes the search of
+    every class/id on a page about a third faster.
+    """
+    trie: dict[str, dict[str, Any]] = {}
+    for choice in choices:
+        node = trie
+        for char in choice:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: dict[str, dict[str, Any]]) -> str:
+        if "" in node:
+            return ""
+        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items())]
+        return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+
+    return re.compile(pattern(trie))
+
+
+UNLIKELY_CANDIDATES: Final = any_of(
+    *words(
+        "-ad- ai2html banner breadcrumbs combx comment community cover-wrap disqus extra footer "
+        "gdpr header legends menu related remark replies rss shoutbox sidebar skyscraper social "
+        "sponsor supplemental ad-break agegate pagination pager popup yom-remote"
+    )
 )
 MAYBE_CANDIDATE: Final = re.compile(r"and|article|body|column|content|main|mathjax|shadow")
 POSITIVE: Final = re.compile(
