@@ -22,14 +22,17 @@ _TOP_CANDIDATES: Final = 5
 _DIVIDERS: Final = (1, 2, 6, 9, 12)
 _ABOVE_BODY: Final = frozenset({"html", "-document"})
 _ROOTS: Final = frozenset({"body", "html", "-document"})
-_HIDDEN: Final = "[hidden],[aria-hidden],[style],[aria-modal]"
-# Phrasing elements (and links, which Readability spares) are never dropped for their class.
-_NOT_PHRASING: Final = ":not(a,span,img,i,b,em,strong,sup,sub,cite,abbr,time,small,code,label,font)"
-_NAMED: Final = f"{_NOT_PHRASING}[class],{_NOT_PHRASING}[id]"
-_BYLINE: Final = '[rel="author"],[itemprop*="author"],' + ",".join(
-    f'[{attr}*="{word}" i]'
-    for word in ("byline", "author", "dateline", "writtenby")
-    for attr in ("class", "id")
+_HIDDEN: Final = (
+    '[hidden],[aria-hidden="true"],[style*="none"],[style*="hidden"],[aria-modal="true"]'
+)
+# Links and body are spared by Readability; phrasing elements are not worth a look for their
+# class either, as dropping them barely changes any score.
+_NOT_DROPPED_FOR_CLASS: Final = patterns.words(
+    "a body span img i b em strong sup sub cite abbr time small code label font"
+)
+_BYLINE: Final = ",".join(
+    ['[rel="author"]', '[itemprop*="author"]']
+    + [f'[{attr}*="{word}"]' for word in ("byline", "author") for attr in ("class", "id")]
 )
 _WORD: Final = re.compile(r"\w+")
 
@@ -131,7 +134,7 @@ def _grab_article(body: LexborNode, flags: Flags, title: str | None) -> Article 
 def _prune(body: LexborNode, flags: Flags, title: str | None) -> None:
     """Drop hidden elements, dialogs, unlikely candidates, the byline and the duplicated title.
 
-    Each concern gets its own selector so that Python only sees the elements it may drop.
+    Selectors narrow each concern down in lexbor so that Python sees few elements.
     """
     for node in body.css(_HIDDEN):
         attrs = node.attributes
@@ -140,33 +143,40 @@ def _prune(body: LexborNode, flags: Flags, title: str | None) -> None:
         ):
             node.decompose(recursive=False)
     if flags.strip_unlikely:
-        for node in body.css(_NAMED):
+        for node in body.css("[class],[id]"):
+            if node.tag in _NOT_DROPPED_FOR_CLASS:
+                continue
             attrs = node.attributes
             match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower()
             if (
                 patterns.UNLIKELY_CANDIDATES.search(match)
                 and not patterns.MAYBE_CANDIDATE.search(match)
-                and node.tag != "body"
                 and not has_ancestor(node, ("table", "code"))
             ):
                 node.decompose(recursive=False)
+    for node in body.css(_BYLINE):
+        if _is_attached(node) and 0 < len(node.text(strip=True)) < 100:
+            node.decompose(recursive=False)
+            break
+    if flags.strip_unlikely:
         for node in body.css("[role]"):
             if node.attributes.get("role") in patterns.UNLIKELY_ROLES:
                 node.decompose(recursive=False)
-    for node in body.css(_BYLINE):
-        attrs = node.attributes
-        if (
-            attrs.get("rel") == "author"
-            or "author" in (attrs.get("itemprop") or "")
-            or patterns.BYLINE.search(f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower())
-        ) and 0 < len(node.text(strip=True)) < 100:
-            node.decompose(recursive=False)
-            break
     if title:
         for heading in body.css("h1,h2"):
             if _similarity(title, inner_text(heading)) > 0.75:
                 heading.decompose(recursive=False)
                 break
+
+
+def _is_attached(node: LexborNode) -> bool:
+    """Tell whether the node is still in the document, not inside a dropped subtree."""
+    parent = node.parent
+    while parent is not None:
+        if parent.tag == "body":
+            return True
+        parent = parent.parent
+    return False
 
 
 def _is_hidden(attrs: dict[str, str | None]) -> bool:
@@ -252,21 +262,20 @@ def _wrap_phrasing_runs(div: LexborNode, has_block: bool) -> bool:
     breaks: list[LexborNode] = []
     run: list[LexborNode] = []
     has_text = False
-    pending_br: LexborNode | None = None
+    pending_br: int | None = None
     for child in div.iter(include_text=True):
         tag = child.tag
         if tag == "br":
             if pending_br is not None:
-                breaks.extend((pending_br, child))
-                run.remove(pending_br)
+                breaks.extend((run.pop(pending_br), child))
                 pending_br = None
                 if has_text:
                     runs.append(run)
                 run, has_text = [], False
                 continue
-            pending_br = child
+            pending_br = len(run)
         elif tag == "-text":
-            if not (child.text_content or "").strip():
+            if (child.text_content or "").isspace():
                 if run:
                     run.append(child)
                 continue
@@ -294,7 +303,7 @@ def _wrap_phrasing_runs(div: LexborNode, has_block: bool) -> bool:
         br.decompose(recursive=False)
     for members in runs:
         wrapper = div.parser.create_node("p")
-        members[0].insert_before(wrapper)
+        members[0].insert_before(wrapper, move=True)
         for member in members:
             wrapper.insert_child(member, move=True)
     return True

@@ -22,6 +22,7 @@ _ESCAPE: Final = re.compile(r"[\\`*\[\]]|<(?=[A-Za-z/!?])|(?<!\w)_|_(?!\w)")
 _ESCAPE_HINT: Final = re.compile(r"[\\`*\[\]<_]")
 _LINE_MARKER: Final = re.compile(r"^(?=[#>+-]|=+ *$)", re.MULTILINE)
 _LINE_NUMBER: Final = re.compile(r"^(\d+)([.)])(?=\s|$)", re.MULTILINE)
+_SPACES: Final = re.compile(r"  +")
 _AROUND_BREAK: Final = re.compile(r" *\n *")
 _LIST_START: Final = re.compile(r"(?:[-*+]|\d+\.) ")
 _LANGUAGE: Final = re.compile(r"(?:^|\s)(?:lang(?:uage)?-|brush:\s*)([\w+#.-]+)", re.IGNORECASE)
@@ -113,8 +114,17 @@ class MarkdownWriter:
         for child in node.iter(include_text=True):
             tag = child.tag or ""
             if tag == "-text":
-                para.append(escape_text(child.text_content or ""))
-            else:
+                text = child.text_content or ""
+                para.append(" " if text.isspace() else escape_text(text))
+                continue
+            kind = _KINDS.get(tag, _INLINE)
+            if kind == _INLINE:
+                para.append(self._inline(child, tag))
+            elif kind == _BLOCK:
+                self._flush(para, blocks)
+                self._flow(child, blocks, para)
+                self._flush(para, blocks)
+            elif kind != _SKIPPED:
                 self._visit(child, tag, blocks, para)
 
     def _visit(self, node: LexborNode, tag: str, blocks: list[str], para: list[str]) -> None:
@@ -132,7 +142,7 @@ class MarkdownWriter:
                 self._flow(node, blocks, para)
         elif kind == _HEADING:
             self._flush(para, blocks)
-            text = self._inline_children(node).replace("\n", " ").strip()
+            text = " ".join(self._inline_children(node).split())
             if text:
                 blocks.append(f"{_HEADINGS[tag]} {text}")
         elif kind == _HANDLED:
@@ -144,6 +154,8 @@ class MarkdownWriter:
             return
         text = "".join(para)
         para.clear()
+        if "  " in text:
+            text = _SPACES.sub(" ", text)
         if "\n" in text:
             text = _AROUND_BREAK.sub("\n", text)
         text = text.strip()
@@ -176,7 +188,8 @@ class MarkdownWriter:
         for child in node.iter(include_text=True):
             tag = child.tag or ""
             if tag == "-text":
-                parts.append(escape_text(child.text_content or ""))
+                text = child.text_content or ""
+                parts.append(" " if text.isspace() else escape_text(text))
             else:
                 parts.append(self._inline(child, tag))
         return "".join(parts)
@@ -277,14 +290,14 @@ def _wrap(inner: str, marker: str) -> str:
 
 
 def _code_span(text: str) -> str:
-    code = _SPACE.sub(" ", text)
-    if not code.strip():
-        return code
+    code = " ".join(text.split())
+    if not code:
+        return " " if text else ""
     if "`" not in code:
         return f"`{code}`"
-    longest = max(len(run) for run in _BACKTICKS.findall(code))
-    fence = "`" * (longest + 1)
-    return f"{fence} {code} {fence}"
+    fence = "`" * (max(len(run) for run in _BACKTICKS.findall(code)) + 1)
+    pad = " " if code[0] == "`" or code[-1] == "`" else ""
+    return f"{fence}{pad}{code}{pad}{fence}"
 
 
 def _preformatted_text(node: LexborNode) -> str:

@@ -43,13 +43,12 @@ def any_of(*choices: str) -> re.Pattern[str]:
     return re.compile(pattern(trie))
 
 
-UNLIKELY_CANDIDATES: Final = any_of(
-    *words(
-        "-ad- ai2html banner breadcrumbs combx comment community cover-wrap disqus extra footer "
-        "gdpr header legends menu related remark replies rss shoutbox sidebar skyscraper social "
-        "sponsor supplemental ad-break agegate pagination pager popup yom-remote"
-    )
+UNLIKELY_WORDS: Final = words(
+    "-ad- ai2html banner breadcrumbs combx comment community cover-wrap disqus extra footer "
+    "gdpr header legends menu related remark replies rss shoutbox sidebar skyscraper social "
+    "sponsor supplemental ad-break agegate pagination pager popup yom-remote"
 )
+UNLIKELY_CANDIDATES: Final = any_of(*UNLIKELY_WORDS)
 MAYBE_CANDIDATE: Final = re.compile(r"and|article|body|column|content|main|mathjax|shadow")
 POSITIVE: Final = re.compile(
     r"article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story"
@@ -59,7 +58,6 @@ NEGATIVE: Final = re.compile(
     r"|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper"
     r"|sponsor|shopping|tags|widget"
 )
-BYLINE: Final = re.compile(r"byline|author|dateline|writtenby|p-author")
 SHARE_ELEMENTS: Final = re.compile(r"(\b|_)(share|sharedaddy)(\b|_)")
 VIDEO_HOSTS: Final = re.compile(
     r"//(www\.)?((dailymotion|youtube|youtube-nocookie|player\.vimeo|v\.qq|bilibili|live\.bilibili)"

@@ -51,7 +51,7 @@ class UrlResolver:
         colon = probe.find(":")
         if colon > 0 and probe[:colon] in _UNSAFE_SCHEMES:
             return None
-        if self._base is not None:
+        if self._base is not None and not url.startswith(("https://", "http://")):
             try:
                 url = urljoin(self._base, url)
             except ValueError:

@@ -1,0 +1,363 @@
+"""The HTML→Markdown renderer: reader-mode Markdown of a page's main content.
+
+`render_page` finds the main content the way Mozilla Readability does, writes it as Markdown with
+absolute links, and falls back to the whole page when no article stands out.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from webreach.tools.render import RenderedPage, render_html, render_page
+from webreach.tools.render.markdown import MarkdownWriter
+from webreach.tools.render.urls import UrlResolver
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pages"
+
+PARAGRAPH = (
+    "Reader mode keeps the words a person came for, and drops the chrome around them, "
+    "which is exactly what a language model wants to read as well."
+)
+
+
+def article_page(body: str, *, head: str = "") -> str:
+    """A realistic page: site chrome around an article holding `body` and enough prose."""
+    prose = "".join(f"<p>{PARAGRAPH} Paragraph {n}, with commas, here.</p>" for n in range(6))
+    return f"""<!doctype html>
+<html><head><title>The article | Example Site</title>{head}
+<style>.x {{ color: red }}</style><script>var tracking = "script text";</script></head>
+<body>
+  <header class="site-header"><a href="/">Example Site home</a></header>
+  <nav class="menu"><ul><li><a href="/news">News navigation</a></li>
+    <li><a href="/sport">Sport navigation</a></li></ul></nav>
+  <div id="main"><article class="post-content">
+    <h1>The article</h1>
+    {body}
+    {prose}
+  </article></div>
+  <aside class="sidebar"><p>Sidebar teaser, subscribe to our newsletter today.</p></aside>
+  <div class="comments"><p>Comment by a reader, who disagrees strongly.</p></div>
+  <footer class="site-footer"><p>Copyright footer text, all rights reserved.</p></footer>
+</body></html>"""
+
+
+# Main content ---------------------------------------------------------------------------------
+
+
+def test_keeps_the_article_and_drops_navigation_chrome_scripts_and_styles() -> None:
+    markdown = render_html(article_page("<p>The opening paragraph of the story.</p>"))
+
+    assert "The opening paragraph of the story." in markdown
+    assert "Paragraph 5, with commas, here." in markdown
+    for chrome in ("navigation", "Sidebar teaser", "Comment by a reader", "Copyright footer"):
+        assert chrome not in markdown
+    assert "script text" not in markdown
+    assert "color: red" not in markdown
+
+
+def test_render_html_is_the_markdown_of_render_page() -> None:
+    html = article_page("<p>Same either way.</p>")
+
+    assert render_html(html) == render_page(html).markdown
+
+
+def test_falls_back_to_the_whole_page_when_no_article_stands_out() -> None:
+    html = """<html><body>
+      <nav><a href="https://example.com/a">Alpha</a> <a href="https://example.com/b">Beta</a></nav>
+      <div><span>Opening hours: 9 to 5</span></div>
+      <footer>Contact us</footer>
+    </body></html>"""
+
+    markdown = render_html(html)
+
+    assert "[Alpha](https://example.com/a)" in markdown
+    assert "Opening hours: 9 to 5" in markdown
+    assert "Contact us" in markdown
+
+
+def test_hidden_elements_are_not_content() -> None:
+    body = (
+        '<p style="display: none">Invisible text.</p><p hidden>Hidden text.</p>'
+        '<p aria-hidden="true">Aria hidden text.</p><p>Visible text.</p>'
+    )
+
+    markdown = render_html(article_page(body))
+
+    assert "Visible text." in markdown
+    assert "Invisible" not in markdown
+    assert "Hidden text" not in markdown
+    assert "Aria hidden" not in markdown
+
+
+# Title ----------------------------------------------------------------------------------------
+
+
+def test_title_prefers_og_title_over_the_title_element() -> None:
+    html = article_page("", head='<meta property="og:title" content="  The   article ">')
+
+    assert render_page(html).title == "The article"
+
+
+def test_title_falls_back_to_the_title_element_then_none() -> None:
+    assert render_page(article_page("")).title == "The article | Example Site"
+    assert render_page("<p>No title anywhere.</p>").title is None
+
+
+def test_the_heading_that_repeats_the_title_is_left_to_the_caller() -> None:
+    html = article_page("", head='<meta property="og:title" content="The article">')
+
+    page = render_page(html)
+
+    assert page.title == "The article"
+    assert "# The article" not in page.markdown
+
+
+# Links ----------------------------------------------------------------------------------------
+
+
+def test_links_are_made_absolute_against_the_page_url() -> None:
+    body = (
+        '<p>See <a href="/docs/intro">the intro</a>, <a href="guide.html">the guide</a> and '
+        '<a href="//cdn.example.net/file.pdf">the file</a>.</p>'
+    )
+
+    markdown = render_html(article_page(body), base_url="https://example.com/blog/post")
+
+    assert "[the intro](https://example.com/docs/intro)" in markdown
+    assert "[the guide](https://example.com/blog/guide.html)" in markdown
+    assert "[the file](https://cdn.example.net/file.pdf)" in markdown
+
+
+def test_base_element_overrides_the_page_url() -> None:
+    html = article_page(
+        '<p>Read <a href="chapter-2">chapter two</a>.</p>',
+        head='<base href="https://mirror.example.org/book/">',
+    )
+
+    assert "[chapter two](https://mirror.example.org/book/chapter-2)" in render_html(
+        html, base_url="https://example.com/post"
+    )
+
+
+def test_relative_base_element_resolves_against_the_page_url() -> None:
+    html = article_page('<p>Read <a href="ch-3">chapter three</a>.</p>', head='<base href="/v2/">')
+
+    markdown = render_html(html, base_url="https://example.com/post/1")
+
+    assert "[chapter three](https://example.com/v2/ch-3)" in markdown
+
+
+def test_without_any_base_relative_links_stay_relative() -> None:
+    markdown = render_html(article_page('<p>Go <a href="/about">about us</a>.</p>'))
+
+    assert "[about us](/about)" in markdown
+
+
+def test_script_links_and_in_page_anchors_keep_only_their_text() -> None:
+    body = (
+        '<p>Click <a href="javascript:alert(1)">this script link</a>, '
+        '<a href=" JaVaScRiPt:void(0)">that one</a>, <a href="data:text/html,x">a data link</a> '
+        'or <a href="#notes">the notes</a>.</p>'
+    )
+
+    markdown = render_html(article_page(body), base_url="https://example.com/")
+
+    assert "Click this script link, that one, a data link or the notes." in markdown
+    assert "javascript" not in markdown.lower()
+    assert "data:" not in markdown
+
+
+def test_link_urls_cannot_break_out_of_markdown() -> None:
+    body = '<p>A <a href="/a page (draft)">tricky link</a>.</p>'
+
+    markdown = render_html(article_page(body), base_url="https://example.com/")
+
+    assert "[tricky link](https://example.com/a%20page%20%28draft%29)" in markdown
+
+
+def test_images_are_dropped_and_data_urls_never_emitted() -> None:
+    body = (
+        '<p>Chart: <img src="/chart.png" alt="A chart"> '
+        '<img src="data:image/png;base64,AAAA" alt="inline"></p>'
+    )
+
+    markdown = render_html(article_page(body), base_url="https://example.com/")
+
+    assert "chart.png" not in markdown
+    assert "data:" not in markdown
+
+
+def test_the_writer_can_keep_images_but_never_data_urls() -> None:
+    page = render_page  # the tree comes from the public parser
+    del page
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(
+        '<p><img src="data:image/png;base64,AAAA" alt="inline">'
+        '<img src="data:image/gif;base64,R0" data-src="/real.png" alt="lazy"></p>'
+    )
+    assert tree.body is not None
+    writer = MarkdownWriter(UrlResolver("https://example.com/"), images=True)
+
+    assert writer.convert([tree.body]) == "![lazy](https://example.com/real.png)"
+
+
+# Structure ------------------------------------------------------------------------------------
+
+
+def test_headings_emphasis_and_inline_code_are_kept() -> None:
+    body = (
+        "<h2>Second level</h2><h3>Third   level</h3>"
+        "<p>Some <strong>bold</strong>, <em>italic</em> and <code>inline_code()</code>.</p>"
+    )
+
+    markdown = render_html(article_page(body))
+
+    assert "## Second level" in markdown
+    assert "### Third level" in markdown
+    assert "Some **bold**, *italic* and `inline_code()`." in markdown
+
+
+def test_lists_and_nested_lists_are_kept() -> None:
+    body = """<ul><li>First item</li><li>Second item
+        <ol start="3"><li>Nested three</li><li>Nested four</li></ol></li></ul>"""
+
+    markdown = render_html(article_page(body))
+
+    assert "- First item\n- Second item\n  3. Nested three\n  4. Nested four" in markdown
+
+
+def test_data_tables_become_pipe_tables() -> None:
+    body = """<table><thead><tr><th>Name</th><th>Score</th></tr></thead>
+        <tbody><tr><td>Ada</td><td>10</td></tr><tr><td>Grace | Hopper</td><td>9</td></tr></tbody>
+        </table>"""
+
+    markdown = render_html(article_page(body))
+
+    assert "| Name | Score |\n| --- | --- |\n| Ada | 10 |\n| Grace \\| Hopper | 9 |" in markdown
+
+
+def test_layout_tables_are_unwrapped_into_blocks() -> None:
+    html = f"""<html><body><table role="presentation"><tr><td>
+        <p>{PARAGRAPH} First.</p><p>{PARAGRAPH} Second.</p><p>{PARAGRAPH} Third.</p>
+        <p>{PARAGRAPH} Fourth.</p></td></tr></table></body></html>"""
+
+    markdown = render_html(html)
+
+    assert "|" not in markdown
+    assert f"{PARAGRAPH} First.\n\n{PARAGRAPH} Second." in markdown
+
+
+def test_preformatted_code_becomes_a_fenced_block_with_its_language() -> None:
+    body = """<pre><code class="language-python">def greet(name):
+    return f"hi {name}"  # *not* emphasis
+</code></pre>"""
+
+    markdown = render_html(article_page(body))
+
+    assert '```python\ndef greet(name):\n    return f"hi {name}"  # *not* emphasis\n```' in markdown
+
+
+def test_code_containing_backticks_gets_a_longer_fence() -> None:
+    body = "<pre>```\nnested fence\n```</pre><p>Use <code>a`b</code> here.</p>"
+
+    markdown = render_html(article_page(body))
+
+    assert "````\n```\nnested fence\n```\n````" in markdown
+    assert "Use ``a`b`` here." in markdown
+
+
+def test_blockquotes_are_quoted_line_by_line() -> None:
+    body = "<blockquote><p>First quoted line.</p><p>Second quoted line.</p></blockquote>"
+
+    markdown = render_html(article_page(body))
+
+    assert "> First quoted line.\n>\n> Second quoted line." in markdown
+
+
+def test_double_line_breaks_split_paragraphs_and_single_ones_break_lines() -> None:
+    body = "<div>Roses are red,<br>violets are blue.<br><br>Second stanza starts here.</div>"
+
+    markdown = render_html(article_page(body))
+
+    assert "Roses are red,\nviolets are blue.\n\nSecond stanza starts here." in markdown
+
+
+# Escaping and robustness ----------------------------------------------------------------------
+
+
+def test_markdown_characters_in_text_are_escaped() -> None:
+    body = (
+        "<p>2 * 3 = 6, [not a link], _emphasis_ but snake_case stays, a &lt;tag&gt; too.</p>"
+        "<p># not a heading</p><p>1. not a list</p><p>- nor this</p>"
+    )
+
+    markdown = render_html(article_page(body))
+
+    assert r"2 \* 3 = 6, \[not a link\], \_emphasis\_ but snake_case stays, a \<tag> too." in (
+        markdown
+    )
+    assert "\n\\# not a heading\n" in markdown
+    assert "\n1\\. not a list\n" in markdown
+    assert "\n\\- nor this\n" in markdown
+
+
+def test_whitespace_is_collapsed_like_a_browser_does() -> None:
+    body = "<p>  Spread\n\t over    many\n  lines&nbsp;and <b> spaced </b>words.  </p>"
+
+    assert "Spread over many lines and **spaced** words." in render_html(article_page(body))
+
+
+@pytest.mark.parametrize("html", ["", "   \n ", "<html></html>", "<!-- only a comment -->"])
+def test_empty_input_gives_empty_markdown(html: str) -> None:
+    assert render_page(html) == RenderedPage(title=None, markdown="")
+
+
+def test_malformed_html_is_repaired_not_rejected() -> None:
+    html = "<div><p>Unclosed <b>bold <i>and italic<p>Next paragraph</div></span></table>"
+
+    markdown = render_html(html)
+
+    assert "Unclosed **bold *and italic***" in markdown
+    assert "Next paragraph" in markdown
+
+
+def test_rendered_page_is_immutable() -> None:
+    page = render_page("<p>x</p>")
+
+    with pytest.raises(AttributeError):
+        page.markdown = "changed"  # type: ignore[misc]
+
+
+# The real-page corpus -------------------------------------------------------------------------
+
+
+def _bench_module() -> ModuleType:
+    """The benchmark defines the word-F1 metric once; the test reuses that definition."""
+    spec = importlib.util.spec_from_file_location("fetch_render", REPO / "bench/fetch_render.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared real-page corpus is not checked out")
+def test_main_content_word_f1_on_the_real_page_corpus() -> None:
+    bench = _bench_module()
+    pages = bench.load_corpus(CORPUS)
+    assert pages
+
+    scores = [
+        bench.word_f1(bench.markdown_words(render_html(page.source)), page.expected)
+        for page in pages
+    ]
+
+    assert statistics.fmean(scores) >= 0.94
