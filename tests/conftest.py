@@ -7,6 +7,8 @@ import pytest
 
 from replay_server import ReplayServer
 
+pytest_plugins = ["server_harness"]
+
 # Settings come from the environment: tests start from a clean one, whatever the machine has.
 _OWN_PREFIXES = ("WEBREACH_", "EXA_", "DUCKDUCKGO_")
 

@@ -234,8 +234,17 @@ def _label(source: SearchSource) -> str:
     return urlsplit(source.url).hostname or source.url
 
 
-def format_search(result: SearchToolResult) -> str:
-    """The text the model reads: answers first, then numbered sources, fenced as web content."""
+def format_search(
+    result: SearchToolResult,
+    *,
+    numbers: Sequence[int] | None = None,
+    cite_line: str = CITE_LINE,
+) -> str:
+    """The text the model reads: answers first, then numbered sources, fenced as web content.
+
+    ``numbers`` gives each source its citation number when a caller numbers sources across
+    several searches (the API server does); by default they count from 1.
+    """
     quoted = " · ".join(f'"{q}"' for q in result.queries)
     if not result.sources and not result.content:
         return f"Web search for {quoted}: no results. Try other wording or fewer terms."
@@ -248,7 +257,8 @@ def format_search(result: SearchToolResult) -> str:
         parts.append(result.content.strip())
     if result.sources:
         lines = ["Sources:"]
-        for number, source in enumerate(result.sources, 1):
+        labels = numbers if numbers is not None else range(1, len(result.sources) + 1)
+        for number, source in zip(labels, result.sources, strict=True):
             when = f" ({source.published_at})" if source.published_at else ""
             lines.append(f"[{number}] {_label(source)}{when}")
             lines.append(f"    {source.url}")
@@ -256,7 +266,7 @@ def format_search(result: SearchToolResult) -> str:
                 lines.append(f"    {_clip(source.snippet, SNIPPET_CHARS)}")
         parts.append("\n".join(lines))
     body = fence("\n\n".join(parts), source=WEB_SEARCH)
-    return f"{head}\n\n{body}\n\n{CITE_LINE}"
+    return f"{head}\n\n{body}\n\n{cite_line}"
 
 
 def web_search_tool(

@@ -1,0 +1,104 @@
+"""Turn the model's 【n】 markers into citations, across arbitrary stream chunk boundaries.
+
+The model is told to cite numbered sources as 【n】. The text returned to the client has no
+markers: each one becomes a :class:`TextCitation` at that point, spanning the text since the
+previous citation point. A marker for an unknown number is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .events import TextCitation, TextDelta, WebSource
+
+__all__ = ["CitationStream"]
+
+_OPEN, _CLOSE = "【", "】"
+_MAX_MARKER = 40
+_MARKER_BODY = re.compile(r"\s*\d+(?:\s*[,，、;；]\s*\d+)*\s*(?:†[^】]*)?")
+_NUMBER = re.compile(r"\d+")
+
+
+class CitationStream:
+    """Feed raw model text; get clean text deltas and citations, in order."""
+
+    def __init__(self, lookup: Callable[[int], WebSource | None]) -> None:
+        self._lookup = lookup
+        self._pending = ""
+        self._position = 0
+        self._span_start = 0
+        self._span_text = ""
+        self._since_point = ""
+        self.text = ""
+
+    def feed(self, chunk: str) -> list[TextDelta | TextCitation]:
+        out: list[TextDelta | TextCitation] = []
+        data = self._pending + chunk
+        self._pending = ""
+        while data:
+            opening = data.find(_OPEN)
+            if opening < 0:
+                self._emit(data, out)
+                break
+            self._emit(data[:opening], out)
+            data = data[opening:]
+            closing = data.find(_CLOSE)
+            if closing < 0:
+                if len(data) <= _MAX_MARKER and _could_be_marker(data[1:]):
+                    self._pending = data
+                    break
+                self._emit(data[0], out)
+                data = data[1:]
+                continue
+            body = data[1:closing]
+            if _MARKER_BODY.fullmatch(body):
+                self._cite(body, out)
+                data = data[closing + 1 :]
+            else:
+                self._emit(data[0], out)
+                data = data[1:]
+        return out
+
+    def flush(self) -> list[TextDelta | TextCitation]:
+        """End of text: an unfinished marker is just text."""
+        out: list[TextDelta | TextCitation] = []
+        pending, self._pending = self._pending, ""
+        self._emit(pending, out)
+        return out
+
+    def _emit(self, text: str, out: list[TextDelta | TextCitation]) -> None:
+        if not text:
+            return
+        out.append(TextDelta(text))
+        self.text += text
+        self._position += len(text)
+        self._since_point += text
+
+    def _cite(self, body: str, out: list[TextDelta | TextCitation]) -> None:
+        sources = [
+            source
+            for number in _NUMBER.findall(body.split("†", 1)[0])
+            if (source := self._lookup(int(number))) is not None
+        ]
+        if not sources:
+            return
+        if self._since_point:
+            self._span_start = self._position - len(self._since_point)
+            self._span_text = self._since_point
+            self._since_point = ""
+        for source in sources:
+            out.append(
+                TextCitation(
+                    url=source.url,
+                    title=source.title,
+                    start=self._span_start,
+                    end=self._position,
+                    cited_text=self._span_text,
+                )
+            )
+
+
+def _could_be_marker(partial: str) -> bool:
+    """Whether an unclosed ``【…`` may still become a marker once more text arrives."""
+    return bool(re.fullmatch(r"\s*(?:\d+(?:\s*[,，、;；]\s*\d*)*\s*)?(?:†[^】]*)?", partial))

@@ -1,0 +1,215 @@
+"""A scripted OpenAI-compatible Chat Completions server on 127.0.0.1, for tests and benchmarks.
+
+Each request takes the next :class:`Step` of the script (or a default answer) and serves it
+streamed or not, as the request asks. Requests are recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+@dataclass
+class Call:
+    name: str
+    arguments: dict[str, Any] | str
+
+    @property
+    def text(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+@dataclass
+class Step:
+    content: str | list[str] = ""
+    reasoning: str | list[str] = ""
+    calls: list[Call] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: tuple[int, int] = (10, 5)
+    status: int = 200
+    error: str = "scripted failure"
+    hold: threading.Event | None = None
+    """Wait for this before sending the body (headers are sent at once when streaming)."""
+    break_after: int | None = None
+    """Drop the connection after this many chunks (a failure mid-stream)."""
+
+    def chunks(self, field_value: str | list[str]) -> list[str]:
+        return (
+            [field_value]
+            if isinstance(field_value, str) and field_value
+            else (list(field_value) if isinstance(field_value, list) else [])
+        )
+
+
+class ScriptedUpstream:
+    def __init__(self) -> None:
+        self.script: list[Step] = []
+        self.requests: list[dict[str, Any]] = []
+        self.default = Step(content="Hello from the scripted upstream.")
+        self._lock = threading.Lock()
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._completions, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+            ]
+        )
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self._server = uvicorn.Server(
+            uvicorn.Config(app, log_level="error", lifespan="off", access_log=False)
+        )
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}/v1"
+
+    def queue(self, *steps: Step) -> None:
+        with self._lock:
+            self.script.extend(steps)
+
+    def __enter__(self) -> ScriptedUpstream:
+        self._thread.start()
+        while not self._server.started:
+            time.sleep(0.005)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+    async def _models(self, request: Request) -> Response:
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [
+                    {"id": "scripted-model", "object": "model", "created": 0, "owned_by": "tests"}
+                ],
+            }
+        )
+
+    async def _completions(self, request: Request) -> Response:
+        body = await request.json()
+        with self._lock:
+            self.requests.append(body)
+            step = self.script.pop(0) if self.script else self.default
+        if step.status != 200:
+            return JSONResponse(
+                {"error": {"message": step.error, "type": "invalid_request_error"}},
+                status_code=step.status,
+            )
+        model = body.get("model", "scripted-model")
+        if body.get("stream"):
+            return StreamingResponse(self._stream(step, model), media_type="text/event-stream")
+        if step.hold is not None:
+            await asyncio.to_thread(step.hold.wait)
+        return JSONResponse(self._completion(step, model))
+
+    @staticmethod
+    def _finish(step: Step) -> str:
+        return step.finish_reason or ("tool_calls" if step.calls else "stop")
+
+    def _completion(self, step: Step, model: str) -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": "".join(step.chunks(step.content)),
+        }
+        reasoning = "".join(step.chunks(step.reasoning))
+        if reasoning:
+            message["reasoning_content"] = reasoning
+        if step.calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{i}_{uuid.uuid4().hex[:8]}",
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.text},
+                }
+                for i, c in enumerate(step.calls)
+            ]
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": self._finish(step),
+                    "logprobs": None,
+                }
+            ],
+            "usage": self._usage(step),
+        }
+
+    @staticmethod
+    def _usage(step: Step) -> dict[str, Any]:
+        prompt, completion = step.usage
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+
+    async def _stream(self, step: Step, model: str) -> AsyncIterator[bytes]:
+        head = {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
+
+        def frame(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+            return f"data: {json.dumps({**head, 'choices': [choice], **extra})}\n\n".encode()
+
+        if step.hold is not None:
+            await asyncio.to_thread(step.hold.wait)
+        frames = [frame({"role": "assistant", "content": ""})]
+        frames += [frame({"reasoning_content": piece}) for piece in step.chunks(step.reasoning)]
+        frames += [frame({"content": piece}) for piece in step.chunks(step.content)]
+        for index, call in enumerate(step.calls):
+            text = call.text
+            half = len(text) // 2
+            call_id = f"call_{index}_{uuid.uuid4().hex[:8]}"
+            frames.append(
+                frame(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": call_id,
+                                "type": "function",
+                                "function": {"name": call.name, "arguments": text[:half]},
+                            }
+                        ]
+                    }
+                )
+            )
+            frames.append(
+                frame({"tool_calls": [{"index": index, "function": {"arguments": text[half:]}}]})
+            )
+        frames.append(frame({}, self._finish(step)))
+        usage_frame = {**head, "choices": [], "usage": self._usage(step)}
+        frames.append(f"data: {json.dumps(usage_frame)}\n\n".encode())
+        frames.append(b"data: [DONE]\n\n")
+        for number, payload in enumerate(frames):
+            if step.break_after is not None and number >= step.break_after:
+                raise ConnectionResetError("scripted break")
+            yield payload

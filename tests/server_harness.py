@@ -1,0 +1,130 @@
+"""Fixtures that run the API server for real on 127.0.0.1, in front of a scripted upstream.
+
+Loaded as a pytest plugin by ``conftest.py``: tests ask for ``upstream`` (a
+:class:`ScriptedUpstream`), ``search`` (the web search provider the server uses) and
+``webreach_url`` (the running server's base URL, ending in ``/v1``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+
+from providers_for_tests import ScriptedSearch, sources
+from scripted_upstream import ScriptedUpstream
+from webreach.seam import SearchRequest, SearchResult, WebRuntime
+from webreach.server.app import ServerConfig, create_app
+from webreach.tools import ToolOptions
+
+__all__ = ["LiveServer", "gated_search", "search", "upstream", "webreach_url"]
+
+
+class LiveServer:
+    """An ASGI app served by uvicorn in a background thread."""
+
+    def __init__(self, app: Any) -> None:
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self._server = uvicorn.Server(
+            uvicorn.Config(app, log_level="error", access_log=False, lifespan="on")
+        )
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+
+    def __enter__(self) -> LiveServer:
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the server did not start")
+            time.sleep(0.005)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+
+def default_search() -> ScriptedSearch:
+    """Every query finds three sources on its own host."""
+
+    async def answer(request: SearchRequest) -> SearchResult:
+        slug = "-".join(request.query.lower().split())
+        return SearchResult(
+            sources=tuple(
+                type(s)(s.url, f"{request.query} — result {n}", f"About {request.query}.", None)
+                for n, s in enumerate(
+                    sources(*(f"https://{slug}.example/{n}" for n in (1, 2, 3))), 1
+                )
+            )
+        )
+
+    return ScriptedSearch("replay", behaviour=answer)
+
+
+def gated_search(gate: threading.Event) -> ScriptedSearch:
+    """Like the default, but every search waits until ``gate`` opens (from any thread)."""
+    inner = default_search()
+    assert inner.behaviour is not None
+    behaviour = inner.behaviour
+
+    async def held(request: SearchRequest) -> SearchResult:
+        await asyncio.to_thread(gate.wait, 30)
+        return await behaviour(request)
+
+    return ScriptedSearch("replay", behaviour=held)
+
+
+@pytest.fixture
+def upstream() -> Iterator[ScriptedUpstream]:
+    with ScriptedUpstream() as server:
+        yield server
+
+
+@pytest.fixture
+def search() -> ScriptedSearch:
+    return default_search()
+
+
+@pytest.fixture
+def server_options() -> ToolOptions:
+    return ToolOptions()
+
+
+@pytest.fixture
+def server_config(upstream: ScriptedUpstream) -> ServerConfig:
+    return ServerConfig(
+        upstream_base_url=upstream.url, upstream_api_key="upstream-key", keepalive_seconds=0.2
+    )
+
+
+@pytest.fixture
+def server_codecs() -> dict[str, Any] | None:
+    """None serves every protocol; a test module may narrow it."""
+    return None
+
+
+@pytest.fixture
+def webreach_url(
+    server_config: ServerConfig,
+    search: ScriptedSearch,
+    server_options: ToolOptions,
+    server_codecs: dict[str, Any] | None,
+) -> Iterator[str]:
+    runtime = WebRuntime()
+    runtime.register_search_provider(search)
+    app = create_app(server_config, runtime, server_options, codecs=server_codecs)
+    with LiveServer(app) as server:
+        yield server.url + "/v1"
