@@ -1,0 +1,437 @@
+"""The loop's events → Responses output items, SSE frames and the final response object.
+
+One renderer serves both the stream and the non-streaming body, so the two always agree. The
+ordering rules the official SDK's stream helper depends on live here: ``response.created``
+first, one ``output_item.added`` and one ``output_item.done`` per ``output_index``, a content
+part before any text delta, and annotations carried on the finished items.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+from .codec import sse_frame
+from .events import (
+    Action,
+    CallFailed,
+    ClientToolCall,
+    Event,
+    Failed,
+    FindInPageAction,
+    Finished,
+    OpenPageAction,
+    Outcome,
+    PageOutcome,
+    ReadLinkAction,
+    ReasoningDelta,
+    SearchAction,
+    SearchOutcome,
+    StepReasoningDone,
+    TextCitation,
+    TextDelta,
+    Usage,
+    WebCall,
+    WebCallCompleted,
+    WebCallStarted,
+)
+from .model import Turn
+
+__all__ = ["ResponseRenderer", "dumps"]
+
+_SDK_WEB_SEARCH_TYPES = frozenset(
+    {"web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"}
+)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(slots=True)
+class _Reasoning:
+    index: int
+    id: str
+    chunks: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Message:
+    index: int
+    id: str
+    offset: int
+    """Code points of the whole answer before this message's text."""
+    chunks: list[str] = field(default_factory=list)
+    length: int = 0
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ResponseRenderer:
+    """Feeds on events; collects frames (when streaming) and the output items of the response."""
+
+    def __init__(self, turn: Turn, *, frames: bool) -> None:
+        self._frames = frames
+        self._out: list[str] = []
+        self._seq = 0
+        self._hex = uuid.uuid4().hex
+        self._items: list[dict[str, Any] | None] = []
+        self._reasoning: _Reasoning | None = None
+        self._message: _Message | None = None
+        self._messages: list[_Message] = []
+        self._calls: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._answer_length = 0
+        self.done = False
+        self.response = _base_response(turn, f"resp_{self._hex}")
+
+    def start(self) -> list[str]:
+        """``response.created`` then ``response.in_progress``: the stream's first frames."""
+        for kind in ("response.created", "response.in_progress"):
+            self._emit(kind, {"response": self.response})
+        return self._take()
+
+    def feed(self, event: Event) -> list[str]:
+        if self.done:
+            return []
+        match event:
+            case TextDelta(text=text):
+                self._text(text)
+            case ReasoningDelta(text=text):
+                self._reason(text)
+            case TextCitation():
+                self._cite(event)
+            case StepReasoningDone():
+                self._close_reasoning()
+            case WebCallStarted(call=call):
+                self._call_started(call)
+            case WebCallCompleted(call=call, outcome=outcome):
+                self._call_completed(call, outcome)
+            case ClientToolCall():
+                self._client_call(event)
+            case Finished(stop_reason=reason, usage=usage):
+                if reason == "max_tokens":
+                    self._finish("incomplete", usage, incomplete="max_output_tokens")
+                elif reason == "refusal":
+                    self._finish("incomplete", usage, incomplete="content_filter")
+                else:
+                    self._finish("completed", usage)
+            case Failed(message=message, usage=usage):
+                self._finish("failed", usage, error=message)
+            case _:
+                assert_never(event)
+        return self._take()
+
+    # --- frames ----------------------------------------------------------------------------
+
+    def _emit(self, kind: str, payload: dict[str, Any]) -> None:
+        if self._frames:
+            data = {"type": kind, "sequence_number": self._seq, **payload}
+            self._out.append(sse_frame(dumps(data), kind))
+        self._seq += 1
+
+    def _emit_delta(self, kind: str, item_id: str, index: int, text: str, tail: str) -> None:
+        """Hot path: text and reasoning deltas are formatted without building a dict."""
+        if self._frames:
+            self._out.append(
+                f'event: {kind}\ndata: {{"type":"{kind}","sequence_number":{self._seq},'
+                f'"item_id":"{item_id}","output_index":{index},"content_index":0,'
+                f'"delta":{dumps(text)}{tail}}}\n\n'
+            )
+        self._seq += 1
+
+    def _take(self) -> list[str]:
+        out, self._out = self._out, []
+        return out
+
+    def _add_item(self, item: dict[str, Any]) -> int:
+        index = len(self._items)
+        self._items.append(None)
+        self._emit("response.output_item.added", {"output_index": index, "item": item})
+        return index
+
+    def _done_item(self, index: int, item: dict[str, Any]) -> None:
+        self._items[index] = item
+        self._emit("response.output_item.done", {"output_index": index, "item": item})
+
+    # --- reasoning and text ----------------------------------------------------------------
+
+    def _reason(self, text: str) -> None:
+        if not text:
+            return
+        if self._reasoning is None:
+            self._close_message("completed")
+            item_id = f"rs_{self._hex}_{len(self._items)}"
+            index = self._add_item(
+                {"id": item_id, "type": "reasoning", "summary": [], "content": [],
+                 "status": "in_progress"}
+            )  # fmt: skip
+            self._emit_part("response.content_part.added", item_id, index, _reasoning_part(""))
+            self._reasoning = _Reasoning(index, item_id)
+        reasoning = self._reasoning
+        reasoning.chunks.append(text)
+        self._emit_delta("response.reasoning_text.delta", reasoning.id, reasoning.index, text, "")
+
+    def _close_reasoning(self) -> None:
+        reasoning, self._reasoning = self._reasoning, None
+        if reasoning is None:
+            return
+        text = "".join(reasoning.chunks)
+        common = {"item_id": reasoning.id, "output_index": reasoning.index, "content_index": 0}
+        self._emit("response.reasoning_text.done", {**common, "text": text})
+        part = _reasoning_part(text)
+        self._emit_part("response.content_part.done", reasoning.id, reasoning.index, part)
+        item = {"id": reasoning.id, "type": "reasoning", "summary": [], "content": [part],
+                "status": "completed"}  # fmt: skip
+        self._done_item(reasoning.index, item)
+
+    def _text(self, text: str) -> None:
+        if not text:
+            return
+        if self._message is None:
+            self._close_reasoning()
+            item_id = f"msg_{self._hex}_{len(self._items)}"
+            index = self._add_item(
+                {"id": item_id, "type": "message", "role": "assistant", "status": "in_progress",
+                 "content": []}
+            )  # fmt: skip
+            self._emit_part("response.content_part.added", item_id, index, _text_part("", []))
+            self._message = _Message(index, item_id, self._answer_length)
+            self._messages.append(self._message)
+        message = self._message
+        message.chunks.append(text)
+        length = len(text)
+        message.length += length
+        self._answer_length += length
+        self._emit_delta(
+            "response.output_text.delta", message.id, message.index, text, ',"logprobs":[]'
+        )
+
+    def _cite(self, citation: TextCitation) -> None:
+        message = next(
+            (m for m in reversed(self._messages) if m.offset < citation.end or m.offset == 0),
+            None,
+        )
+        if message is None:
+            return
+        annotation = {
+            "type": "url_citation",
+            "url": citation.url,
+            "title": citation.title or "",
+            "start_index": min(max(citation.start - message.offset, 0), message.length),
+            "end_index": min(max(citation.end - message.offset, 0), message.length),
+        }
+        message.annotations.append(annotation)
+        self._emit(
+            "response.output_text.annotation.added",
+            {"item_id": message.id, "output_index": message.index, "content_index": 0,
+             "annotation_index": len(message.annotations) - 1, "annotation": annotation},
+        )  # fmt: skip
+
+    def _close_message(self, status: str) -> None:
+        message, self._message = self._message, None
+        if message is None:
+            return
+        text = "".join(message.chunks)
+        common = {"item_id": message.id, "output_index": message.index, "content_index": 0}
+        self._emit("response.output_text.done", {**common, "text": text, "logprobs": []})
+        part = _text_part(text, message.annotations)
+        self._emit_part("response.content_part.done", message.id, message.index, part)
+        item = {"id": message.id, "type": "message", "role": "assistant", "status": status,
+                "content": [part]}  # fmt: skip
+        self._done_item(message.index, item)
+
+    def _emit_part(self, kind: str, item_id: str, index: int, part: dict[str, Any]) -> None:
+        payload = {"item_id": item_id, "output_index": index, "content_index": 0, "part": part}
+        self._emit(kind, payload)
+
+    def _close_open(self, message_status: str) -> None:
+        self._close_reasoning()
+        self._close_message(message_status)
+
+    # --- calls -----------------------------------------------------------------------------
+
+    def _call_started(self, call: WebCall) -> None:
+        self._close_open("completed")
+        item = {"id": call.id, "type": "web_search_call", "status": "in_progress",
+                "kind": call.kind, "action": _action(call.action)}  # fmt: skip
+        index = self._add_item(item)
+        self._calls[call.id] = (index, item)
+        for kind in ("response.web_search_call.in_progress", "response.web_search_call.searching"):
+            self._emit(kind, {"item_id": call.id, "output_index": index})
+
+    def _call_completed(self, call: WebCall, outcome: Outcome) -> None:
+        if call.id not in self._calls:
+            self._call_started(call)
+        index, started = self._calls.pop(call.id)
+        item = {**started, "action": dict(started["action"]), "status": "completed"}
+        match outcome:
+            case SearchOutcome(sources=sources):
+                item["action"]["sources"] = [
+                    {"type": "url", "url": s.url, "title": s.title, "snippet": s.snippet,
+                     "site_name": s.site_name, "published_at": s.published_at}
+                    for s in sources
+                ]  # fmt: skip
+            case PageOutcome():
+                item["page"] = {
+                    "url": outcome.url,
+                    "title": outcome.title,
+                    "published_at": outcome.published_at,
+                }
+                if outcome.signature:
+                    item["signature"] = outcome.signature
+            case CallFailed(error_code=code):
+                item["status"] = "failed"
+                item["error"] = {"code": code}
+            case _:
+                assert_never(outcome)
+        self._emit(
+            "response.web_search_call.completed", {"item_id": call.id, "output_index": index}
+        )
+        self._done_item(index, item)
+
+    def _fail_open_calls(self) -> None:
+        for call_id in list(self._calls):
+            index, started = self._calls.pop(call_id)
+            item = {**started, "status": "failed", "error": {"code": "unavailable"}}
+            self._emit(
+                "response.web_search_call.completed", {"item_id": call_id, "output_index": index}
+            )
+            self._done_item(index, item)
+
+    def _client_call(self, call: ClientToolCall) -> None:
+        self._close_open("completed")
+        item_id = f"fc_{self._hex}_{len(self._items)}"
+        started = {"id": item_id, "type": "function_call", "call_id": call.id, "name": call.name,
+                   "arguments": "", "status": "in_progress"}  # fmt: skip
+        index = self._add_item(started)
+        common = {"item_id": item_id, "output_index": index}
+        self._emit("response.function_call_arguments.delta", {**common, "delta": call.arguments})
+        self._emit(
+            "response.function_call_arguments.done",
+            {**common, "name": call.name, "arguments": call.arguments},
+        )
+        self._done_item(index, {**started, "arguments": call.arguments, "status": "completed"})
+
+    # --- the end ---------------------------------------------------------------------------
+
+    def _finish(
+        self, status: str, usage: Usage, *, incomplete: str | None = None, error: str | None = None
+    ) -> None:
+        self._close_open("incomplete" if status != "completed" else "completed")
+        self._fail_open_calls()
+        output = [item for item in self._items if item is not None]
+        if incomplete == "content_filter":
+            output = [item for item in output if item["type"] == "web_search_call"]
+        response = self.response
+        response["status"] = status
+        response["output"] = output
+        response["usage"] = _usage(usage)
+        if status == "completed":
+            response["completed_at"] = int(time.time())
+        if incomplete is not None:
+            response["incomplete_details"] = {"reason": incomplete}
+        if error is not None:
+            response["error"] = {"code": "server_error", "message": error}
+        self.done = True
+        self._emit(f"response.{status}", {"response": response})
+
+
+def _base_response(turn: Turn, response_id: str) -> dict[str, Any]:
+    params = turn.params
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "in_progress",
+        "background": False,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "max_output_tokens": params.get("max_tokens"),
+        "model": turn.model,
+        "output": [],
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "store": False,
+        "temperature": params.get("temperature"),
+        "text": {"format": {"type": "text"}},
+        "tool_choice": _tool_choice_echo(turn.tool_choice),
+        "tools": _tools_echo(turn),
+        "top_p": params.get("top_p"),
+        "truncation": "disabled",
+        "usage": None,
+        "metadata": {},
+    }
+
+
+def _tool_choice_echo(choice: Any) -> Any:
+    if isinstance(choice, dict):
+        return {"type": "function", "name": choice["function"]["name"]}
+    return choice or "auto"
+
+
+def _tools_echo(turn: Turn) -> list[dict[str, Any]]:
+    """The declared tools as the SDK's ``Tool`` union knows them.
+
+    DeepSeek tool types are left out: a client with strict response validation rejects a
+    ``tools`` entry whose type is not one of the SDK's own.
+    """
+    tools: list[dict[str, Any]] = []
+    for tool in turn.client_tools:
+        function = tool["function"]
+        tools.append(
+            {"type": "function", "name": function["name"],
+             "description": function.get("description"), "parameters": function.get("parameters"),
+             "strict": function.get("strict")}
+        )  # fmt: skip
+    search = turn.web.search
+    if search is not None and search.declared_type in _SDK_WEB_SEARCH_TYPES:
+        echo: dict[str, Any] = {"type": search.declared_type}
+        if search.domains.allowed and not search.declared_type.startswith("web_search_preview"):
+            echo["filters"] = {"allowed_domains": list(search.domains.allowed)}
+        tools.append(echo)
+    return tools
+
+
+def _action(action: Action) -> dict[str, Any]:
+    match action:
+        case SearchAction(queries=queries):
+            rendered: dict[str, Any] = {"type": "search", "queries": list(queries)}
+            if queries:
+                rendered["query"] = queries[0]
+            return rendered
+        case OpenPageAction(url=url) | ReadLinkAction(url=url):
+            return {"type": "open_page", "url": url}
+        case FindInPageAction(url=url, pattern=pattern):
+            return {"type": "find_in_page", "url": url, "pattern": pattern}
+        case _:
+            assert_never(action)
+
+
+def _reasoning_part(text: str) -> dict[str, Any]:
+    return {"type": "reasoning_text", "text": text}
+
+
+def _text_part(text: str, annotations: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": annotations, "logprobs": []}
+
+
+def _usage(usage: Usage) -> dict[str, Any]:
+    rendered: dict[str, Any] = {
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+    if usage.has_server_tools:
+        rendered["server_tool_use"] = {
+            "web_search_requests": usage.web_search_requests,
+            "web_fetch_requests": usage.web_fetch_requests,
+            "tool_search": usage.tool_search,
+            "tool_fetch": usage.tool_fetch,
+            "tool_image_search": usage.tool_image_search,
+        }
+    return rendered

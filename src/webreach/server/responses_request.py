@@ -1,0 +1,353 @@
+"""OpenAI Responses request → :class:`Turn` (Chat Completions messages for the upstream).
+
+Everything the server cannot honour is refused here with a 400 naming the field, so the loop
+only ever sees requests it can answer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .model import DomainFilter, ReadUrlSpec, RequestError, SearchSpec, Turn, WebTools
+
+__all__ = ["parse_request"]
+
+DEEPSEEK_SEARCH = "deepseek_web_search"
+DEEPSEEK_READ_URL = "deepseek_read_url"
+_OPENAI_SEARCH = re.compile(r"web_search(?:_preview)?(?:_\d{4}_\d{2}_\d{2})?")
+_DEEPSEEK_REFUSED_FIELDS = ("allowed_domains", "blocked_domains", "user_location", "filters")
+_STATELESS = "not supported; send the whole conversation in `input`"
+_REFUSED_PARAMS = {
+    "previous_response_id": _STATELESS,
+    "conversation": _STATELESS,
+    "top_logprobs": "not supported",
+}
+_NO_THINKING_EFFORTS = ("none", "minimal")
+_TEXT_PARTS = ("input_text", "output_text", "text")
+_IMAGE_DETAILS = ("auto", "low", "high")
+
+
+def parse_request(body: dict[str, Any]) -> Turn:
+    """Translate one Responses request; raise :class:`RequestError` for what is refused."""
+    for name, why in _REFUSED_PARAMS.items():
+        if body.get(name) is not None:
+            raise RequestError(f"{name}: {why}", param=name)
+    _check_text_format(body.get("text"))
+    web, client_tools = _tools(body.get("tools"))
+    messages, signatures = _Input().convert(body.get("instructions"), body.get("input"))
+    model = body.get("model")
+    if model is not None and not isinstance(model, str):
+        raise RequestError("model: must be a string", param="model")
+    return Turn(
+        protocol="responses",
+        model=model or "",
+        messages=messages,
+        stream=bool(body.get("stream")),
+        client_tools=client_tools,
+        tool_choice=_tool_choice(body.get("tool_choice"), web),
+        web=web,
+        thinking=_thinking(body.get("reasoning")),
+        params=_params(body),
+        page_signatures=signatures,
+    )
+
+
+def _check_text_format(text: Any) -> None:
+    if text is None:
+        return
+    if not isinstance(text, dict):
+        raise RequestError("text: must be an object", param="text")
+    fmt = text.get("format")
+    if fmt is None:
+        return
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    if kind != "text":
+        raise RequestError(
+            f"text.format: `{kind}` is not supported; only `text` is", param="text.format"
+        )
+
+
+def _thinking(reasoning: Any) -> bool:
+    if not isinstance(reasoning, dict):
+        return False
+    effort = reasoning.get("effort")
+    return isinstance(effort, str) and effort not in _NO_THINKING_EFFORTS
+
+
+def _params(body: dict[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for source, target in (
+        ("max_output_tokens", "max_tokens"),
+        ("temperature", "temperature"),
+        ("top_p", "top_p"),
+    ):
+        value = body.get(source)
+        if value is not None:
+            params[target] = value
+    return params
+
+
+# --- tools ---------------------------------------------------------------------------------
+
+
+def _tools(raw: Any) -> tuple[WebTools, list[dict[str, Any]]]:
+    if raw is None:
+        return WebTools(), []
+    if not isinstance(raw, list):
+        raise RequestError("tools: must be an array", param="tools")
+    search: SearchSpec | None = None
+    read_url: ReadUrlSpec | None = None
+    client_tools: list[dict[str, Any]] = []
+    for tool in raw:
+        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
+            raise RequestError("tools: every tool needs a `type`", param="tools")
+        kind: str = tool["type"]
+        if kind == "function":
+            client_tools.append(_function_tool(tool))
+        elif kind == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(kind):
+            if search is not None:
+                raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
+            search = _search_tool(tool, kind)
+        elif kind == DEEPSEEK_READ_URL:
+            if read_url is not None:
+                raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
+            _refuse_deepseek_fields(tool, kind)
+            read_url = ReadUrlSpec(DEEPSEEK_READ_URL, DEEPSEEK_READ_URL)
+        else:
+            raise RequestError(f"tools: tool type `{kind}` is not supported", param="tools")
+    return WebTools(search=search, read_url=read_url), client_tools
+
+
+def _function_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise RequestError("tools: a `function` tool needs a `name`", param="tools")
+    function: dict[str, Any] = {"name": name}
+    if tool.get("description") is not None:
+        function["description"] = tool["description"]
+    function["parameters"] = tool.get("parameters") or {"type": "object", "properties": {}}
+    if isinstance(tool.get("strict"), bool):
+        function["strict"] = tool["strict"]
+    return {"type": "function", "function": function}
+
+
+def _search_tool(tool: dict[str, Any], kind: str) -> SearchSpec:
+    if kind == DEEPSEEK_SEARCH:
+        _refuse_deepseek_fields(tool, kind)
+        return SearchSpec(DEEPSEEK_SEARCH, DEEPSEEK_SEARCH)
+    filters = tool.get("filters")
+    if filters is None:
+        return SearchSpec("web_search", kind)
+    if not isinstance(filters, dict):
+        raise RequestError("tools: `filters` must be an object", param="tools")
+    domains = DomainFilter(
+        allowed=_domains(filters.get("allowed_domains")),
+        blocked=_domains(filters.get("blocked_domains")),
+    )
+    return SearchSpec("web_search", kind, domains=domains)
+
+
+def _domains(raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(d, str) for d in raw):
+        raise RequestError("tools: domain filters must be arrays of strings", param="tools")
+    return tuple(raw)
+
+
+def _refuse_deepseek_fields(tool: dict[str, Any], kind: str) -> None:
+    for field in _DEEPSEEK_REFUSED_FIELDS:
+        if tool.get(field) is not None:
+            raise RequestError(f"tools: `{field}` is not supported by `{kind}`", param="tools")
+
+
+def _tool_choice(raw: Any, web: WebTools) -> Any:
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        if raw not in ("auto", "none", "required"):
+            raise RequestError(f"tool_choice: `{raw}` is not a valid choice", param="tool_choice")
+        return "auto" if raw == "required" and web.any else raw
+    if not isinstance(raw, dict):
+        raise RequestError("tool_choice: must be a string or an object", param="tool_choice")
+    kind = raw.get("type")
+    if kind == "function":
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            raise RequestError(
+                "tool_choice: a `function` choice needs a `name`", param="tool_choice"
+            )
+        return {"type": "function", "function": {"name": name}}
+    if isinstance(kind, str) and (kind == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(kind)):
+        named = web.search.declared_type if web.search else kind
+        raise RequestError(f"tool_choice: `{named}` cannot be forced", param="tool_choice")
+    if kind == DEEPSEEK_READ_URL:
+        raise RequestError(f"tool_choice: `{kind}` cannot be forced", param="tool_choice")
+    raise RequestError(f"tool_choice: `{kind}` is not supported", param="tool_choice")
+
+
+# --- input ---------------------------------------------------------------------------------
+
+
+class _Input:
+    """Folds Responses input items into Chat messages, one item at a time."""
+
+    def __init__(self) -> None:
+        self.system: list[str] = []
+        self.messages: list[dict[str, Any]] = []
+        self.signatures: list[tuple[int, str]] = []
+        self.last_user: int | None = None
+
+    def convert(
+        self, instructions: Any, raw: Any
+    ) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+        if instructions is not None:
+            if not isinstance(instructions, str):
+                raise RequestError("instructions: must be a string", param="instructions")
+            if instructions:
+                self.system.append(instructions)
+        if raw is None:
+            raise RequestError("input: required", param="input")
+        items: list[Any] = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw
+        if not isinstance(items, list):
+            raise RequestError("input: must be a string or an array of items", param="input")
+        for item in items:
+            if not isinstance(item, dict):
+                raise RequestError("input: every item must be an object", param="input")
+            self._item(item)
+        if items:
+            _refuse_continuation(items[-1])
+        if not self.system:
+            return self.messages, self.signatures
+        lead = {"role": "system", "content": "\n\n".join(self.system)}
+        shifted = [(index + 1, signature) for index, signature in self.signatures]
+        return [lead, *self.messages], shifted
+
+    def _item(self, item: dict[str, Any]) -> None:
+        kind = item.get("type")
+        if kind is None and "role" in item:
+            kind = "message"
+        if kind == "message":
+            self._message(item)
+        elif kind == "function_call":
+            self._function_call(item)
+        elif kind == "function_call_output":
+            self._function_output(item)
+        elif kind == "web_search_call":
+            signature = item.get("signature")
+            if isinstance(signature, str) and signature and self.last_user is not None:
+                self.signatures.append((self.last_user, signature))
+        elif kind == "reasoning":
+            return
+        elif kind == "item_reference":
+            raise RequestError("input: `item_reference` items are not supported", param="input")
+        else:
+            raise RequestError(f"input: item type `{kind}` is not supported", param="input")
+
+    def _message(self, item: dict[str, Any]) -> None:
+        role = item.get("role")
+        content = _content(item.get("content"), role)
+        if role in ("system", "developer"):
+            if not isinstance(content, str):
+                raise RequestError(f"input: images are not supported in `{role}` messages")
+            if content:
+                self.system.append(content)
+        elif role == "user":
+            self.last_user = len(self.messages)
+            self.messages.append({"role": "user", "content": content})
+        elif role == "assistant":
+            if not isinstance(content, str):
+                raise RequestError("input: images are not supported in `assistant` messages")
+            previous = self.messages[-1] if self.messages else None
+            if previous and previous["role"] == "assistant" and "tool_calls" not in previous:
+                previous["content"] = "\n\n".join(t for t in (previous["content"], content) if t)
+            else:
+                self.messages.append({"role": "assistant", "content": content})
+        else:
+            raise RequestError(f"input: message role `{role}` is not supported", param="input")
+
+    def _function_call(self, item: dict[str, Any]) -> None:
+        call_id, name = item.get("call_id"), item.get("name")
+        if not isinstance(call_id, str) or not isinstance(name, str):
+            raise RequestError("input: a `function_call` needs `call_id` and `name`", param="input")
+        arguments = item.get("arguments")
+        call = {
+            "id": call_id,
+            "type": "function",
+            "function": {
+                "name": name,
+                "arguments": arguments if isinstance(arguments, str) else "",
+            },
+        }
+        previous = self.messages[-1] if self.messages else None
+        if previous and previous["role"] == "assistant":
+            previous.setdefault("tool_calls", []).append(call)
+        else:
+            self.messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+
+    def _function_output(self, item: dict[str, Any]) -> None:
+        call_id = item.get("call_id")
+        if not isinstance(call_id, str):
+            raise RequestError("input: a `function_call_output` needs a `call_id`", param="input")
+        output = _content(item.get("output"), "tool")
+        if not isinstance(output, str):
+            raise RequestError("input: images are not supported in `function_call_output`")
+        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
+
+
+def _refuse_continuation(last: dict[str, Any]) -> None:
+    kind = last.get("type") or ("message" if "role" in last else None)
+    if kind == "message" and last.get("role") == "assistant":
+        what = "an assistant `message`"
+    elif kind in ("reasoning", "web_search_call"):
+        what = f"a `{kind}` item"
+    else:
+        return
+    raise RequestError(
+        f"input: ends with {what}; continuing a reply is not supported in the Responses API",
+        param="input",
+    )
+
+
+def _content(raw: Any, role: Any) -> str | list[dict[str, Any]]:
+    """Message content as a Chat string, or Chat parts when it carries images."""
+    if isinstance(raw, str):
+        return raw
+    if raw is None:
+        return ""
+    if not isinstance(raw, list):
+        raise RequestError("input: content must be a string or an array of parts", param="input")
+    parts = [_part(part) for part in raw]
+    if all(part["type"] == "text" for part in parts):
+        separator = "" if role == "assistant" else "\n"
+        return separator.join(part["text"] for part in parts)
+    return parts
+
+
+def _part(part: Any) -> dict[str, Any]:
+    if not isinstance(part, dict):
+        raise RequestError("input: every content part must be an object", param="input")
+    kind = part.get("type")
+    if kind in _TEXT_PARTS:
+        return {"type": "text", "text": _text(part.get("text"))}
+    if kind == "refusal":
+        return {"type": "text", "text": _text(part.get("refusal"))}
+    if kind == "input_image":
+        url = part.get("image_url")
+        if not isinstance(url, str) or not url:
+            raise RequestError(
+                "input: `input_image` needs an `image_url`; `file_id` is not supported",
+                param="input",
+            )
+        image: dict[str, Any] = {"url": url}
+        if part.get("detail") in _IMAGE_DETAILS:
+            image["detail"] = part["detail"]
+        return {"type": "image_url", "image_url": image}
+    raise RequestError(f"input: content part type `{kind}` is not supported", param="input")
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise RequestError("input: a text part needs a string `text`", param="input")
+    return value
