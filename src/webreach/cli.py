@@ -223,5 +223,62 @@ def _print(result: ToolResult, *, as_json: bool) -> None:
         print(result.text)
 
 
+@app.command()
+def mcp(
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")
+    ] = False,
+    host: Annotated[
+        str | None, typer.Option("--host", help="Address to bind with --http [127.0.0.1].")
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option("--port", min=1, max=65535, help="Port to bind with --http [8000]."),
+    ] = None,
+) -> None:
+    """Serve web_search and web_fetch to MCP clients (stdio by default)."""
+    from . import __version__
+    from .config import build_runtime
+    from .tools.mcp_server import DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, serve_http, serve_stdio
+
+    if not http and (host is not None or port is not None):
+        raise typer.BadParameter("--host and --port apply only with --http")
+    settings = _settings(False)
+
+    def open_runtime() -> WebRuntime:
+        return build_runtime(settings, default_cache="memory")
+
+    try:
+        if not http:
+            asyncio.run(serve_stdio(open_runtime, settings.tool_options(), version=__version__))
+            return
+        host, port = host or "127.0.0.1", port or DEFAULT_HTTP_PORT
+        _announce_mcp_http(host, port, DEFAULT_HTTP_PATH)
+        asyncio.run(
+            serve_http(
+                open_runtime, settings.tool_options(), host=host, port=port, version=__version__
+            )
+        )
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+def _announce_mcp_http(host: str, port: int, path: str) -> None:
+    import ipaddress
+
+    shown = f"[{host}]" if ":" in host else host
+    print(f"webreach: MCP server on http://{shown}:{port}{path}", file=sys.stderr)
+    try:
+        local = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        local = False
+    if not local:
+        print(
+            f"webreach: warning: {host} is not a loopback address and this server has no "
+            "authentication; anyone who can reach it can use its web tools",
+            file=sys.stderr,
+        )
+
+
 def main() -> None:
     app()

@@ -1,0 +1,159 @@
+"""The web tools as an MCP server, on the official ``mcp`` SDK's low-level server.
+
+Names, descriptions and input schemas are the :class:`ToolDefinition`s' own, so MCP clients see
+exactly what every other adapter offers. Importing this module loads the SDK; the command line
+imports it only inside ``webreach mcp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from ..seam import WebRuntime
+from .adapters import WebToolkit, tool_error_text
+from .base import ToolDefinition, ToolError, ToolOptions
+from .prompt import web_tools_prompt
+
+__all__ = ["SERVER_NAME", "RuntimeSource", "create_server", "serve_http", "serve_stdio"]
+
+SERVER_NAME = "webreach"
+DEFAULT_HTTP_PORT = 8000
+DEFAULT_HTTP_PATH = "/mcp"
+
+RuntimeSource = WebRuntime | Callable[[], WebRuntime]
+"""A runtime the caller keeps open, or a factory for one the server opens on first use and closes
+when it stops: loading the providers then waits until a client needs a tool, not ``initialize``."""
+
+_READ_ONLY_WEB = types.ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
+)
+
+
+class _Tools:
+    """The server's tool set, built once, on the first request that needs it."""
+
+    def __init__(self, source: RuntimeSource, options: ToolOptions, stack: AsyncExitStack) -> None:
+        self._source = source
+        self._options = options
+        self._stack = stack
+        self._lock = anyio.Lock()
+        self._toolkit: WebToolkit | None = None
+
+    async def get(self) -> WebToolkit:
+        async with self._lock:
+            if self._toolkit is None:
+                source = self._source
+                runtime = (
+                    source
+                    if isinstance(source, WebRuntime)
+                    else await self._stack.enter_async_context(source())
+                )
+                self._toolkit = WebToolkit(runtime, self._options)
+            return self._toolkit
+
+
+def mcp_tool(definition: ToolDefinition) -> types.Tool:
+    """One definition as an MCP tool; no output schema, as the structured result is a courtesy."""
+    return types.Tool(
+        name=definition.name,
+        description=definition.description,
+        input_schema=definition.input_schema,
+        annotations=_READ_ONLY_WEB,
+    )
+
+
+def create_server(
+    runtime: RuntimeSource, options: ToolOptions | None = None, *, version: str = ""
+) -> Server[Any]:
+    """A low-level MCP server offering the enabled web tools, ready for any SDK transport."""
+    options = options or ToolOptions()
+
+    @asynccontextmanager
+    async def lifespan(_server: Server[_Tools]) -> AsyncIterator[_Tools]:
+        async with AsyncExitStack() as stack:
+            yield _Tools(runtime, options, stack)
+
+    async def list_tools(
+        ctx: ServerRequestContext[_Tools], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        toolkit = await ctx.lifespan_context.get()
+        return types.ListToolsResult(tools=[mcp_tool(d) for d in toolkit.definitions])
+
+    async def call_tool(
+        ctx: ServerRequestContext[_Tools], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        toolkit = await ctx.lifespan_context.get()
+        if toolkit.get(params.name) is None:
+            offered = ", ".join(toolkit.names) or "none"
+            raise MCPError(
+                types.INVALID_PARAMS, f"Unknown tool: {params.name} (offered: {offered})"
+            )
+        try:
+            result = await toolkit.call(params.name, params.arguments or {})
+        except ToolError as error:
+            return types.CallToolResult(
+                content=[types.TextContent(text=tool_error_text(params.name, error))],
+                structured_content=error.to_json(),
+                is_error=True,
+            )
+        return types.CallToolResult(
+            content=[types.TextContent(text=result.text)],
+            structured_content=result.data.to_json(),
+        )
+
+    return Server(
+        SERVER_NAME,
+        version=version,
+        instructions=web_tools_prompt(options) or None,
+        lifespan=lifespan,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(
+    runtime: RuntimeSource, options: ToolOptions | None = None, *, version: str = ""
+) -> None:
+    """Serve one client over this process's stdin and stdout until stdin closes."""
+    from mcp.server.stdio import stdio_server
+
+    server = create_server(runtime, options, version=version)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(
+    runtime: RuntimeSource,
+    options: ToolOptions | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_HTTP_PORT,
+    path: str = DEFAULT_HTTP_PATH,
+    version: str = "",
+) -> None:
+    """Serve streamable HTTP at ``http://host:port/path`` until interrupted.
+
+    On a loopback host the SDK also rejects requests whose Host or Origin is not local
+    (DNS rebinding protection).
+    """
+    import uvicorn
+
+    server = create_server(runtime, options, version=version)
+    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=3,
+    )
+    await uvicorn.Server(config).serve()
