@@ -23,6 +23,7 @@ _ESCAPE_HINT: Final = re.compile(r"[\\`*\[\]<_]")
 _LINE_MARKER: Final = re.compile(r"^(?=[#>+-]|=+ *$)", re.MULTILINE)
 _LINE_NUMBER: Final = re.compile(r"^(\d+)([.)])(?=\s|$)", re.MULTILINE)
 _SPACES: Final = re.compile(r"  +")
+_BLANK_LINES: Final = re.compile(r"\n{3,}")
 _AROUND_BREAK: Final = re.compile(r" *\n *")
 _LIST_START: Final = re.compile(r"(?:[-*+]|\d+\.) ")
 _LANGUAGE: Final = re.compile(r"(?:^|\s)(?:lang(?:uage)?-|brush:\s*)([\w+#.-]+)", re.IGNORECASE)
@@ -157,7 +158,7 @@ class MarkdownWriter:
         if "  " in text:
             text = _SPACES.sub(" ", text)
         if "\n" in text:
-            text = _AROUND_BREAK.sub("\n", text)
+            text = _BLANK_LINES.sub("\n\n", _AROUND_BREAK.sub("\n", text))
         text = text.strip()
         if not text:
             return
