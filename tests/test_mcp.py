@@ -22,9 +22,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
 from cli_helpers import clean_env
+from providers_for_tests import ScriptedSearch, sources
 from replay_server import ReplayServer, Reply
-from webreach.seam import WebRuntime
+from webreach.seam import SearchResult, WebRuntime
 from webreach.tools import ToolOptions, web_tools
+from webreach.tools.mcp_server import create_server
 from webreach.tools.prompt import web_tools_prompt
 
 EXA_KEY = "exa-canary-key-mcp"
@@ -270,3 +272,46 @@ def test_an_invalid_setting_fails_before_serving() -> None:
     assert done.returncode == 2
     assert "WEBREACH_SEARCH_MAX_QUERIES" in done.stderr
     assert done.stdout == ""
+
+
+class Closing:
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_a_runtime_factory_is_opened_on_first_use_and_closed_at_the_end() -> None:
+    """In process: ``initialize`` loads no providers, and the server closes what it opened."""
+    opened: list[Closing] = []
+
+    def open_runtime() -> WebRuntime:
+        runtime = WebRuntime()
+        answers = {"q": SearchResult(sources=sources("https://example.com/q"))}
+        runtime.register_search_provider(ScriptedSearch(answers=answers))
+        opened.append(Closing())
+        runtime.own(opened[-1])
+        return runtime
+
+    async with Client(create_server(open_runtime), mode="legacy") as client:
+        assert opened == []
+        await client.list_tools()
+        result = await client.call_tool("web_search", {"queries": ["q"]})
+        assert "https://example.com/q" in text_of(result)
+        assert len(opened) == 1
+        assert not opened[0].closed
+    assert opened[0].closed
+
+
+async def test_a_ready_runtime_stays_the_callers() -> None:
+    runtime = WebRuntime()
+    tracker = Closing()
+    runtime.own(tracker)
+    async with Client(create_server(runtime), mode="legacy") as client:
+        listed = await client.list_tools()
+        assert [t.name for t in listed.tools] == ["web_search", "web_fetch"]
+        failed = await client.call_tool("web_search", {"queries": ["q"]})
+        assert failed.is_error
+        assert "WEB_PROVIDER_UNAVAILABLE" in text_of(failed)
+    assert not tracker.closed

@@ -22,7 +22,14 @@ from .adapters import WebToolkit, tool_error_text
 from .base import ToolDefinition, ToolError, ToolOptions
 from .prompt import web_tools_prompt
 
-__all__ = ["SERVER_NAME", "RuntimeSource", "create_server", "serve_http", "serve_stdio"]
+__all__ = [
+    "SERVER_NAME",
+    "RuntimeSource",
+    "create_server",
+    "mcp_tool",
+    "serve_http",
+    "serve_stdio",
+]
 
 SERVER_NAME = "webreach"
 DEFAULT_HTTP_PORT = 8000
@@ -32,9 +39,8 @@ RuntimeSource = WebRuntime | Callable[[], WebRuntime]
 """A runtime the caller keeps open, or a factory for one the server opens on first use and closes
 when it stops: loading the providers then waits until a client needs a tool, not ``initialize``."""
 
-_READ_ONLY_WEB = types.ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
-)
+# Hints for clients: both tools only read, and what they read is the open web.
+_READ_ONLY_WEB = types.ToolAnnotations(read_only_hint=True, open_world_hint=True)
 
 
 class _Tools:
