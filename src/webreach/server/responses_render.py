@@ -8,7 +8,6 @@ part before any text delta, and annotations carried on the finished items.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -16,19 +15,14 @@ from typing import Any, assert_never
 
 from .codec import sse_frame
 from .events import (
-    Action,
     CallFailed,
     ClientToolCall,
     Event,
     Failed,
-    FindInPageAction,
     Finished,
-    OpenPageAction,
     Outcome,
     PageOutcome,
-    ReadLinkAction,
     ReasoningDelta,
-    SearchAction,
     SearchOutcome,
     StepReasoningDone,
     TextCitation,
@@ -39,16 +33,16 @@ from .events import (
     WebCallStarted,
 )
 from .model import Turn
-
-__all__ = ["ResponseRenderer", "dumps"]
-
-_SDK_WEB_SEARCH_TYPES = frozenset(
-    {"web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"}
+from .responses_shapes import (
+    action_shape,
+    base_response,
+    dumps,
+    reasoning_part,
+    text_part,
+    usage_shape,
 )
 
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+__all__ = ["ResponseRenderer"]
 
 
 @dataclass(slots=True)
@@ -84,7 +78,7 @@ class ResponseRenderer:
         self._calls: dict[str, tuple[int, dict[str, Any]]] = {}
         self._answer_length = 0
         self.done = False
-        self.response = _base_response(turn, f"resp_{self._hex}")
+        self.response = base_response(turn, f"resp_{self._hex}")
 
     def start(self) -> list[str]:
         """``response.created`` then ``response.in_progress``: the stream's first frames."""
@@ -164,10 +158,15 @@ class ResponseRenderer:
             self._close_message("completed")
             item_id = f"rs_{self._hex}_{len(self._items)}"
             index = self._add_item(
-                {"id": item_id, "type": "reasoning", "summary": [], "content": [],
-                 "status": "in_progress"}
-            )  # fmt: skip
-            self._emit_part("response.content_part.added", item_id, index, _reasoning_part(""))
+                {
+                    "id": item_id,
+                    "type": "reasoning",
+                    "summary": [],
+                    "content": [],
+                    "status": "in_progress",
+                }
+            )
+            self._emit_part("response.content_part.added", item_id, index, reasoning_part(""))
             self._reasoning = _Reasoning(index, item_id)
         reasoning = self._reasoning
         reasoning.chunks.append(text)
@@ -180,10 +179,15 @@ class ResponseRenderer:
         text = "".join(reasoning.chunks)
         common = {"item_id": reasoning.id, "output_index": reasoning.index, "content_index": 0}
         self._emit("response.reasoning_text.done", {**common, "text": text})
-        part = _reasoning_part(text)
+        part = reasoning_part(text)
         self._emit_part("response.content_part.done", reasoning.id, reasoning.index, part)
-        item = {"id": reasoning.id, "type": "reasoning", "summary": [], "content": [part],
-                "status": "completed"}  # fmt: skip
+        item = {
+            "id": reasoning.id,
+            "type": "reasoning",
+            "summary": [],
+            "content": [part],
+            "status": "completed",
+        }
         self._done_item(reasoning.index, item)
 
     def _text(self, text: str) -> None:
@@ -193,10 +197,15 @@ class ResponseRenderer:
             self._close_reasoning()
             item_id = f"msg_{self._hex}_{len(self._items)}"
             index = self._add_item(
-                {"id": item_id, "type": "message", "role": "assistant", "status": "in_progress",
-                 "content": []}
-            )  # fmt: skip
-            self._emit_part("response.content_part.added", item_id, index, _text_part("", []))
+                {
+                    "id": item_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "status": "in_progress",
+                    "content": [],
+                }
+            )
+            self._emit_part("response.content_part.added", item_id, index, text_part("", []))
             self._message = _Message(index, item_id, self._answer_length)
             self._messages.append(self._message)
         message = self._message
@@ -225,9 +234,14 @@ class ResponseRenderer:
         message.annotations.append(annotation)
         self._emit(
             "response.output_text.annotation.added",
-            {"item_id": message.id, "output_index": message.index, "content_index": 0,
-             "annotation_index": len(message.annotations) - 1, "annotation": annotation},
-        )  # fmt: skip
+            {
+                "item_id": message.id,
+                "output_index": message.index,
+                "content_index": 0,
+                "annotation_index": len(message.annotations) - 1,
+                "annotation": annotation,
+            },
+        )
 
     def _close_message(self, status: str) -> None:
         message, self._message = self._message, None
@@ -236,10 +250,15 @@ class ResponseRenderer:
         text = "".join(message.chunks)
         common = {"item_id": message.id, "output_index": message.index, "content_index": 0}
         self._emit("response.output_text.done", {**common, "text": text, "logprobs": []})
-        part = _text_part(text, message.annotations)
+        part = text_part(text, message.annotations)
         self._emit_part("response.content_part.done", message.id, message.index, part)
-        item = {"id": message.id, "type": "message", "role": "assistant", "status": status,
-                "content": [part]}  # fmt: skip
+        item = {
+            "id": message.id,
+            "type": "message",
+            "role": "assistant",
+            "status": status,
+            "content": [part],
+        }
         self._done_item(message.index, item)
 
     def _emit_part(self, kind: str, item_id: str, index: int, part: dict[str, Any]) -> None:
@@ -254,8 +273,13 @@ class ResponseRenderer:
 
     def _call_started(self, call: WebCall) -> None:
         self._close_open("completed")
-        item = {"id": call.id, "type": "web_search_call", "status": "in_progress",
-                "kind": call.kind, "action": _action(call.action)}  # fmt: skip
+        item = {
+            "id": call.id,
+            "type": "web_search_call",
+            "status": "in_progress",
+            "kind": call.kind,
+            "action": action_shape(call.action),
+        }
         index = self._add_item(item)
         self._calls[call.id] = (index, item)
         for kind in ("response.web_search_call.in_progress", "response.web_search_call.searching"):
@@ -269,10 +293,16 @@ class ResponseRenderer:
         match outcome:
             case SearchOutcome(sources=sources):
                 item["action"]["sources"] = [
-                    {"type": "url", "url": s.url, "title": s.title, "snippet": s.snippet,
-                     "site_name": s.site_name, "published_at": s.published_at}
+                    {
+                        "type": "url",
+                        "url": s.url,
+                        "title": s.title,
+                        "snippet": s.snippet,
+                        "site_name": s.site_name,
+                        "published_at": s.published_at,
+                    }
                     for s in sources
-                ]  # fmt: skip
+                ]
             case PageOutcome():
                 item["page"] = {
                     "url": outcome.url,
@@ -303,8 +333,14 @@ class ResponseRenderer:
     def _client_call(self, call: ClientToolCall) -> None:
         self._close_open("completed")
         item_id = f"fc_{self._hex}_{len(self._items)}"
-        started = {"id": item_id, "type": "function_call", "call_id": call.id, "name": call.name,
-                   "arguments": "", "status": "in_progress"}  # fmt: skip
+        started = {
+            "id": item_id,
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": "",
+            "status": "in_progress",
+        }
         index = self._add_item(started)
         common = {"item_id": item_id, "output_index": index}
         self._emit("response.function_call_arguments.delta", {**common, "delta": call.arguments})
@@ -327,7 +363,7 @@ class ResponseRenderer:
         response = self.response
         response["status"] = status
         response["output"] = output
-        response["usage"] = _usage(usage)
+        response["usage"] = usage_shape(usage)
         if status == "completed":
             response["completed_at"] = int(time.time())
         if incomplete is not None:
@@ -336,102 +372,3 @@ class ResponseRenderer:
             response["error"] = {"code": "server_error", "message": error}
         self.done = True
         self._emit(f"response.{status}", {"response": response})
-
-
-def _base_response(turn: Turn, response_id: str) -> dict[str, Any]:
-    params = turn.params
-    return {
-        "id": response_id,
-        "object": "response",
-        "created_at": int(time.time()),
-        "status": "in_progress",
-        "background": False,
-        "error": None,
-        "incomplete_details": None,
-        "instructions": None,
-        "max_output_tokens": params.get("max_tokens"),
-        "model": turn.model,
-        "output": [],
-        "parallel_tool_calls": True,
-        "previous_response_id": None,
-        "store": False,
-        "temperature": params.get("temperature"),
-        "text": {"format": {"type": "text"}},
-        "tool_choice": _tool_choice_echo(turn.tool_choice),
-        "tools": _tools_echo(turn),
-        "top_p": params.get("top_p"),
-        "truncation": "disabled",
-        "usage": None,
-        "metadata": {},
-    }
-
-
-def _tool_choice_echo(choice: Any) -> Any:
-    if isinstance(choice, dict):
-        return {"type": "function", "name": choice["function"]["name"]}
-    return choice or "auto"
-
-
-def _tools_echo(turn: Turn) -> list[dict[str, Any]]:
-    """The declared tools as the SDK's ``Tool`` union knows them.
-
-    DeepSeek tool types are left out: a client with strict response validation rejects a
-    ``tools`` entry whose type is not one of the SDK's own.
-    """
-    tools: list[dict[str, Any]] = []
-    for tool in turn.client_tools:
-        function = tool["function"]
-        tools.append(
-            {"type": "function", "name": function["name"],
-             "description": function.get("description"), "parameters": function.get("parameters"),
-             "strict": function.get("strict")}
-        )  # fmt: skip
-    search = turn.web.search
-    if search is not None and search.declared_type in _SDK_WEB_SEARCH_TYPES:
-        echo: dict[str, Any] = {"type": search.declared_type}
-        if search.domains.allowed and not search.declared_type.startswith("web_search_preview"):
-            echo["filters"] = {"allowed_domains": list(search.domains.allowed)}
-        tools.append(echo)
-    return tools
-
-
-def _action(action: Action) -> dict[str, Any]:
-    match action:
-        case SearchAction(queries=queries):
-            rendered: dict[str, Any] = {"type": "search", "queries": list(queries)}
-            if queries:
-                rendered["query"] = queries[0]
-            return rendered
-        case OpenPageAction(url=url) | ReadLinkAction(url=url):
-            return {"type": "open_page", "url": url}
-        case FindInPageAction(url=url, pattern=pattern):
-            return {"type": "find_in_page", "url": url, "pattern": pattern}
-        case _:
-            assert_never(action)
-
-
-def _reasoning_part(text: str) -> dict[str, Any]:
-    return {"type": "reasoning_text", "text": text}
-
-
-def _text_part(text: str, annotations: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": annotations, "logprobs": []}
-
-
-def _usage(usage: Usage) -> dict[str, Any]:
-    rendered: dict[str, Any] = {
-        "input_tokens": usage.input_tokens,
-        "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
-        "output_tokens": usage.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
-        "total_tokens": usage.input_tokens + usage.output_tokens,
-    }
-    if usage.has_server_tools:
-        rendered["server_tool_use"] = {
-            "web_search_requests": usage.web_search_requests,
-            "web_fetch_requests": usage.web_fetch_requests,
-            "tool_search": usage.tool_search,
-            "tool_fetch": usage.tool_fetch,
-            "tool_image_search": usage.tool_image_search,
-        }
-    return rendered

@@ -1,0 +1,131 @@
+"""The JSON shapes of the Responses API that the renderer fills in: plain dicts, cheap to build.
+
+Every shape here is one the official SDK's models accept, also with strict validation.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, assert_never
+
+from .events import Action, FindInPageAction, OpenPageAction, ReadLinkAction, SearchAction, Usage
+from .model import Turn
+
+__all__ = ["action_shape", "base_response", "dumps", "reasoning_part", "text_part", "usage_shape"]
+
+_SDK_WEB_SEARCH_TYPES = frozenset(
+    {"web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"}
+)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def base_response(turn: Turn, response_id: str) -> dict[str, Any]:
+    """Every field the SDK's ``Response`` requires, and the request's settings echoed back.
+
+    ``store`` is always false: the server keeps nothing between requests.
+    """
+    params = turn.params
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "in_progress",
+        "background": False,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "max_output_tokens": params.get("max_tokens"),
+        "model": turn.model,
+        "output": [],
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "store": False,
+        "temperature": params.get("temperature"),
+        "text": {"format": {"type": "text"}},
+        "tool_choice": _tool_choice_echo(turn.tool_choice),
+        "tools": _tools_echo(turn),
+        "top_p": params.get("top_p"),
+        "truncation": "disabled",
+        "usage": None,
+        "metadata": {},
+    }
+
+
+def _tool_choice_echo(choice: Any) -> Any:
+    if isinstance(choice, dict):
+        return {"type": "function", "name": choice["function"]["name"]}
+    return choice or "auto"
+
+
+def _tools_echo(turn: Turn) -> list[dict[str, Any]]:
+    """The declared tools as the SDK's ``Tool`` union knows them.
+
+    DeepSeek tool types are left out: a client with strict response validation rejects a
+    ``tools`` entry whose type is not one of the SDK's own.
+    """
+    tools: list[dict[str, Any]] = []
+    for tool in turn.client_tools:
+        function = tool["function"]
+        tools.append(
+            {
+                "type": "function",
+                "name": function["name"],
+                "description": function.get("description"),
+                "parameters": function.get("parameters"),
+                "strict": function.get("strict"),
+            }
+        )
+    search = turn.web.search
+    if search is not None and search.declared_type in _SDK_WEB_SEARCH_TYPES:
+        echo: dict[str, Any] = {"type": search.declared_type}
+        if search.domains.allowed and not search.declared_type.startswith("web_search_preview"):
+            echo["filters"] = {"allowed_domains": list(search.domains.allowed)}
+        tools.append(echo)
+    return tools
+
+
+def action_shape(action: Action) -> dict[str, Any]:
+    match action:
+        case SearchAction(queries=queries):
+            rendered: dict[str, Any] = {"type": "search", "queries": list(queries)}
+            if queries:
+                rendered["query"] = queries[0]
+            return rendered
+        case OpenPageAction(url=url) | ReadLinkAction(url=url):
+            return {"type": "open_page", "url": url}
+        case FindInPageAction(url=url, pattern=pattern):
+            return {"type": "find_in_page", "url": url, "pattern": pattern}
+        case _:
+            assert_never(action)
+
+
+def reasoning_part(text: str) -> dict[str, Any]:
+    return {"type": "reasoning_text", "text": text}
+
+
+def text_part(text: str, annotations: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": annotations, "logprobs": []}
+
+
+def usage_shape(usage: Usage) -> dict[str, Any]:
+    """Both token-detail objects are required by the SDK, ``cache_write_tokens`` included."""
+    rendered: dict[str, Any] = {
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+    if usage.has_server_tools:
+        rendered["server_tool_use"] = {
+            "web_search_requests": usage.web_search_requests,
+            "web_fetch_requests": usage.web_fetch_requests,
+            "tool_search": usage.tool_search,
+            "tool_fetch": usage.tool_fetch,
+            "tool_image_search": usage.tool_image_search,
+        }
+    return rendered
