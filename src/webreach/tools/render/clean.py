@@ -12,7 +12,6 @@ from .dom import (
     class_weight,
     descendants,
     element_children,
-    has_ancestor,
     has_descendant,
     inner_text,
     link_density,
@@ -21,7 +20,8 @@ from .dom import (
 
 _HEADINGS: Final = "h1,h2,h3,h4,h5,h6"
 _TEXTISH: Final = "span,li,td,blockquote,dl,div,img,ol,p,pre,table,ul"
-_SHARE: Final = '[class*="share" i],[id*="share" i]'
+_SHARE: Final = '[class*="share"],[id*="share"]'
+_CENSUS: Final = "p,img,li,div,table,ul,ol"
 
 
 def prepare_article(
@@ -33,7 +33,7 @@ def prepare_article(
     """Strip boilerplate left inside the article's nodes, in place."""
     tables = _DataTables()
     for root in nodes:
-        for junk in root.css(patterns.ARTICLE_JUNK):
+        for junk in root.css("footer,aside,nav"):
             junk.decompose(recursive=False)
         for node in descendants(root, _SHARE):
             if patterns.SHARE_ELEMENTS.search(match_string(node)) and len(node.text()) < 500:
@@ -71,14 +71,6 @@ class _DataTables:
         if known is None:
             known = self._known[key] = _looks_like_data_table(table)
         return known
-
-    def inside_data_table(self, node: LexborNode) -> bool:
-        parent = node.parent
-        while parent is not None:
-            if parent.tag == "table" and self.is_data(parent):
-                return True
-            parent = parent.parent
-        return False
 
 
 def _looks_like_data_table(table: LexborNode) -> bool:
@@ -131,22 +123,17 @@ class _ConditionalCleaner:
             return False
         if tag == "table" and self._tables.is_data(node):
             return False
-        if self._tables.inside_data_table(node) or has_ancestor(node, ("code", "pre")):
-            return False
-        if any(self._tables.is_data(table) for table in node.css("table")):
-            return False
-        if weight < 0:
-            return True
-        text = " ".join(raw.split())
-        if patterns.AD_WORDS.match(text) or patterns.LOADING_WORDS.match(text):
-            return True
-        length = len(text)
-        is_list = tag in ("ul", "ol")
-        if not is_list and length:
-            list_length = sum(len(inner_text(lst)) for lst in node.css("ul,ol"))
-            is_list = list_length / length > 0.9
+        in_figure = False
+        parent = node.parent
+        while parent is not None:
+            above = parent.tag
+            if above in ("code", "pre") or (above == "table" and self._tables.is_data(parent)):
+                return False
+            in_figure = in_figure or above == "figure"
+            parent = parent.parent
         paragraphs = images = items = 0
-        for element in descendants(node, "p,img,li,div"):
+        lists: list[LexborNode] = []
+        for element in descendants(node, _CENSUS):
             found = element.tag
             if found == "p":
                 paragraphs += 1
@@ -154,9 +141,22 @@ class _ConditionalCleaner:
                 images += 1
             elif found == "li":
                 items += 1
-            elif element.mem_id in self._paragraph_divs:
-                paragraphs += 1
-        in_figure = has_ancestor(node, ("figure",))
+            elif found == "div":
+                paragraphs += element.mem_id in self._paragraph_divs
+            elif found == "table":
+                if self._tables.is_data(element):
+                    return False
+            else:
+                lists.append(element)
+        if weight < 0:
+            return True
+        text = " ".join(raw.split())
+        if patterns.AD_WORDS.match(text) or patterns.LOADING_WORDS.match(text):
+            return True
+        length = len(text)
+        is_list = tag in ("ul", "ol")
+        if not is_list and length and lists:
+            is_list = sum(len(inner_text(found)) for found in lists) / length > 0.9
         remove = (not in_figure and images > 1 and paragraphs / images < 0.5) or (
             not is_list and items - 100 > paragraphs
         )

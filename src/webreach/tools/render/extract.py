@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -21,6 +22,8 @@ _TOP_CANDIDATES: Final = 5
 # A paragraph's score goes to five ancestors, divided by 1, 2, then 3 per level.
 _DIVIDERS: Final = (1, 2, 6, 9, 12)
 _ABOVE_BODY: Final = frozenset({"html", "-document"})
+# Divs without block content: Readability turns them into paragraphs.
+_LEAF_DIVS: Final = f"div:not(:has({patterns.BLOCK_INSIDE_DIV}))"
 _ROOTS: Final = frozenset({"body", "html", "-document"})
 _HIDDEN: Final = (
     '[hidden],[aria-hidden="true"],[style*="none"],[style*="hidden"],[aria-modal="true"]'
@@ -200,34 +203,19 @@ def _similarity(reference: str, text: str) -> float:
 
 def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
     """Give each paragraph's score to its ancestors, nearer ones getting more."""
-    has_block: set[int] = set()
-    for block in body.css(patterns.BLOCK_INSIDE_DIV):
-        parent = block.parent
-        while parent is not None:
-            key = parent.mem_id
-            if key in has_block:
-                break
-            has_block.add(key)
-            parent = parent.parent
+    leaf_divs = {div.mem_id for div in body.css(_LEAF_DIVS)}
     br_parents = {br.parent.mem_id for br in body.css("br + br") if br.parent is not None}
 
     paragraphs: list[LexborNode] = []
     for div in body.css("div"):
         key = div.mem_id
-        if key not in has_block and key not in br_parents:
+        leaf = key in leaf_divs
+        if leaf and key not in br_parents:
             scoring.paragraph_divs.add(key)
             paragraphs.append(div)
             continue
-        children = element_children(div)
-        if (
-            len(children) == 1
-            and children[0].tag == "p"
-            and not div.text(deep=False).strip()
-            and link_density(div) < 0.25
-        ):
-            div.unwrap()
-            continue
-        if not _wrap_phrasing_runs(div, key in has_block):
+        shape = _normalise_div(div, not leaf)
+        if shape is _Shape.PARAGRAPH:
             scoring.paragraph_divs.add(key)
             paragraphs.append(div)
     paragraphs.extend(body.css(patterns.TAGS_TO_SCORE))
@@ -237,10 +225,14 @@ def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
         raw = paragraph.text()
         if len(raw) < 25:
             continue
-        text = " ".join(raw.split())
-        if len(text) < 25:
-            continue
-        score = 2 + len(patterns.COMMAS.findall(text)) + min(len(text) // 100, 3)
+        if len(raw) - raw.count(" ") - raw.count("\n") >= 300:
+            length = 300
+        else:
+            length = len(" ".join(raw.split()))
+            if length < 25:
+                continue
+        commas = raw.count(",") if raw.isascii() else len(patterns.COMMAS.findall(raw))
+        score = 2 + commas + min(length // 100, 3)
         ancestor = paragraph.parent
         for divider in _DIVIDERS:
             if ancestor is None or ancestor.tag in _ABOVE_BODY:
@@ -252,19 +244,41 @@ def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
             ancestor = ancestor.parent
 
 
-def _wrap_phrasing_runs(div: LexborNode, has_block: bool) -> bool:
-    """Wrap loose inline content of a container in `<p>`, splitting at `<br><br>`.
+class _Shape(Enum):
+    PARAGRAPH = "paragraph"
+    CONTAINER = "container"
+    UNWRAPPED = "unwrapped"
 
-    Readability does the same so that text written straight into a layout div gets scored.
-    Return False, changing nothing, when the div is really one paragraph.
+
+def _normalise_div(div: LexborNode, has_block: bool) -> _Shape:
+    """Reshape a div the way Readability does before scoring, in one pass over its children.
+
+    A div holding only one `<p>` gives way to it; loose inline content next to blocks is wrapped
+    in `<p>` (split at `<br><br>`) so that text written straight into a layout div gets scored;
+    a div that is really one paragraph is left alone and scored as one.
     """
     runs: list[list[LexborNode]] = []
     breaks: list[LexborNode] = []
     run: list[LexborNode] = []
     has_text = False
+    elements = 0
+    only_p = False
     pending_br: int | None = None
     for child in div.iter(include_text=True):
         tag = child.tag
+        if tag == "-text":
+            if (child.text_content or "").isspace():
+                if run:
+                    run.append(child)
+                continue
+            has_text = True
+            pending_br = None
+            run.append(child)
+            continue
+        if tag == "-comment":
+            continue
+        elements += 1
+        only_p = elements == 1 and tag == "p"
         if tag == "br":
             if pending_br is not None:
                 breaks.extend((run.pop(pending_br), child))
@@ -274,31 +288,25 @@ def _wrap_phrasing_runs(div: LexborNode, has_block: bool) -> bool:
                 run, has_text = [], False
                 continue
             pending_br = len(run)
-        elif tag == "-text":
-            if (child.text_content or "").isspace():
-                if run:
-                    run.append(child)
-                continue
-            has_text = True
-        elif tag == "-comment":
-            continue
         elif tag in patterns.PHRASING_TAGS and not (
             tag in ("a", "del", "ins") and child.css_first(patterns.BLOCK_INSIDE_DIV) is not None
         ):
             has_text = has_text or bool(child.text(strip=True))
+            pending_br = None
         else:
             pending_br = None
             if has_text:
                 runs.append(run)
             run, has_text = [], False
             continue
-        if tag != "br":
-            pending_br = None
         run.append(child)
     if has_text:
         runs.append(run)
+    if only_p and elements == 1 and not runs and link_density(div) < 0.25:
+        div.unwrap()
+        return _Shape.UNWRAPPED
     if not has_block and not breaks:
-        return False
+        return _Shape.PARAGRAPH
     for br in breaks:
         br.decompose(recursive=False)
     for members in runs:
@@ -306,7 +314,7 @@ def _wrap_phrasing_runs(div: LexborNode, has_block: bool) -> bool:
         members[0].insert_before(wrapper, move=True)
         for member in members:
             wrapper.insert_child(member, move=True)
-    return True
+    return _Shape.CONTAINER
 
 
 def _top_candidate(body: LexborNode, scoring: _Scoring) -> LexborNode | None:

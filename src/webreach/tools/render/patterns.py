@@ -88,8 +88,6 @@ NEVER_CONTENT: Final = word_list(
     "script style noscript template link meta iframe object embed canvas input select "
     "textarea button dialog svg"
 )
-# Removed from the chosen article, as Readability's prepArticle does.
-ARTICLE_JUNK: Final = "footer,aside,nav,form input,fieldset input"
 TAG_SCORE: Final = {
     "div": 5,
     **dict.fromkeys(words("pre td blockquote"), 3),
