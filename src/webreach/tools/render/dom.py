@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from operator import methodcaller
 from typing import Final
 
 from selectolax.lexbor import LexborNode
@@ -11,6 +12,7 @@ from . import patterns
 
 _LINKS_IN_PAGE: Final = 'a[href^="#"]'
 _LINKS_OUT: Final = 'a:not([href^="#"])'
+_stripped_text: Final = methodcaller("text", strip=True)
 
 
 def inner_text(node: LexborNode) -> str:
@@ -47,8 +49,8 @@ def link_density(node: LexborNode) -> float:
     total = len(node.text(strip=True))
     if total == 0:
         return 0.0
-    linked = sum(len(link.text(strip=True)) for link in node.css(_LINKS_OUT))
-    anchors = sum(len(link.text(strip=True)) for link in node.css(_LINKS_IN_PAGE))
+    linked = sum(map(len, map(_stripped_text, node.css(_LINKS_OUT))))
+    anchors = sum(map(len, map(_stripped_text, node.css(_LINKS_IN_PAGE))))
     return (linked + 0.3 * anchors) / total
 
 

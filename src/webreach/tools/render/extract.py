@@ -109,7 +109,8 @@ def extract_article(html: str, tree: LexborHTMLParser, title: str | None) -> Art
         body = tree.body
         if body is None:
             return None
-        tree.strip_tags(patterns.NEVER_CONTENT)
+        for node in tree.css(patterns.NEVER_CONTENT):
+            node.decompose(recursive=False)
         if attempt == 1 and len(body.text(strip=True)) < CHAR_THRESHOLD:
             break
         article = _grab_article(body, flags, title)

@@ -16,11 +16,6 @@ def words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-def word_list(text: str) -> list[str]:
-    """Build an ordered list of names from a space-separated string."""
-    return text.split()
-
-
 def any_of(*choices: str) -> re.Pattern[str]:
     """Compile a search for any of the literal `choices`, factored as a trie.
 
@@ -84,9 +79,9 @@ PHRASING_TAGS: Final = words(
     "span strong sub sup textarea time var wbr a del ins font s strike u tt big nobr acronym"
 )
 # Removed before anything else: never content, and their text would skew every length count.
-NEVER_CONTENT: Final = word_list(
-    "script style noscript template link meta iframe object embed canvas input select "
-    "textarea button dialog svg"
+NEVER_CONTENT: Final = (
+    "script,style,noscript,template,link,meta,iframe,object,embed,canvas,input,select,textarea,"
+    "button,dialog,svg"
 )
 TAG_SCORE: Final = {
     "div": 5,
