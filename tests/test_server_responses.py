@@ -333,6 +333,8 @@ def test_domain_and_location_fields_on_deepseek_tools_are_refused(field: str, va
         ([{"type": "web_search"}], {"type": "web_search"}, "web_search"),
         ([{"type": "web_search_preview"}], {"type": "web_search_preview"}, "web_search_preview"),
         ([{"type": "deepseek_read_url"}], {"type": "deepseek_read_url"}, "deepseek_read_url"),
+        (WEB, {"type": "function", "name": "deepseek_web_search"}, "deepseek_web_search"),
+        ([{"type": "web_search"}], {"type": "function", "name": "web_search"}, "web_search"),
     ],
 )
 def test_tool_choice_cannot_force_a_web_tool(
@@ -353,6 +355,13 @@ def test_tool_choice_mapping() -> None:
     ).tool_choice == {
         "type": "function",
         "function": {"name": "get_weather"},
+    }
+    own = {**WEATHER, "name": "web_search"}
+    assert parse(
+        tool_choice={"type": "function", "name": "web_search"}, tools=[own]
+    ).tool_choice == {
+        "type": "function",
+        "function": {"name": "web_search"},
     }
     assert refused(tool_choice={"type": "allowed_tools", "mode": "auto", "tools": []}) == (
         "tool_choice: `allowed_tools` is not supported"
@@ -418,6 +427,23 @@ def test_an_input_that_continues_a_reply_is_refused(last: dict[str, Any], messag
         ),
         ({"input": [{"role": "critic", "content": "x"}]}, "input: message role `critic`"),
         ({"input": None}, "input: required"),
+        (
+            {"input": [{"role": "system", "content": [{"type": "input_image", "image_url": "u"}]}]},
+            "input: images are not supported in `system` messages",
+        ),
+        (
+            {
+                "input": [
+                    {"role": "user", "content": "x"},
+                    {
+                        "type": "function_call_output",
+                        "call_id": "c",
+                        "output": [{"type": "input_image", "image_url": "u"}],
+                    },
+                ]
+            },
+            "input: images are not supported in `function_call_output`",
+        ),
     ],
 )
 def test_unsupported_fields_and_items_are_refused_by_name(

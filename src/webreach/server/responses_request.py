@@ -45,7 +45,7 @@ def parse_request(body: dict[str, Any]) -> Turn:
         messages=messages,
         stream=bool(body.get("stream")),
         client_tools=client_tools,
-        tool_choice=_tool_choice(body.get("tool_choice"), web),
+        tool_choice=_tool_choice(body.get("tool_choice"), web, client_tools),
         web=web,
         thinking=_thinking(body.get("reasoning")),
         params=_params(body),
@@ -162,7 +162,7 @@ def _refuse_deepseek_fields(tool: dict[str, Any], kind: str) -> None:
             raise RequestError(f"tools: `{field}` is not supported by `{kind}`", param="tools")
 
 
-def _tool_choice(raw: Any, web: WebTools) -> Any:
+def _tool_choice(raw: Any, web: WebTools, client_tools: list[dict[str, Any]]) -> Any:
     if raw is None:
         return None
     if isinstance(raw, str):
@@ -178,13 +178,23 @@ def _tool_choice(raw: Any, web: WebTools) -> Any:
             raise RequestError(
                 "tool_choice: a `function` choice needs a `name`", param="tool_choice"
             )
+        if name not in {tool["function"]["name"] for tool in client_tools}:
+            _refuse_forcing_web_tool(name, web)
         return {"type": "function", "function": {"name": name}}
-    if isinstance(kind, str) and (kind == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(kind)):
-        named = web.search.declared_type if web.search else kind
-        raise RequestError(f"tool_choice: `{named}` cannot be forced", param="tool_choice")
-    if kind == DEEPSEEK_READ_URL:
-        raise RequestError(f"tool_choice: `{kind}` cannot be forced", param="tool_choice")
+    if isinstance(kind, str):
+        _refuse_forcing_web_tool(kind, web)
     raise RequestError(f"tool_choice: `{kind}` is not supported", param="tool_choice")
+
+
+def _refuse_forcing_web_tool(name: str, web: WebTools) -> None:
+    """A choice naming a web tool, as a type or as a function name, names it as declared."""
+    if name == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(name):
+        named = web.search.declared_type if web.search else name
+    elif name == DEEPSEEK_READ_URL:
+        named = name
+    else:
+        return
+    raise RequestError(f"tool_choice: `{named}` cannot be forced", param="tool_choice")
 
 
 # --- input ---------------------------------------------------------------------------------
@@ -250,7 +260,9 @@ class _Input:
         content = _content(item.get("content"), role)
         if role in ("system", "developer"):
             if not isinstance(content, str):
-                raise RequestError(f"input: images are not supported in `{role}` messages")
+                raise RequestError(
+                    f"input: images are not supported in `{role}` messages", param="input"
+                )
             if content:
                 self.system.append(content)
         elif role == "user":
@@ -258,7 +270,9 @@ class _Input:
             self.messages.append({"role": "user", "content": content})
         elif role == "assistant":
             if not isinstance(content, str):
-                raise RequestError("input: images are not supported in `assistant` messages")
+                raise RequestError(
+                    "input: images are not supported in `assistant` messages", param="input"
+                )
             previous = self.messages[-1] if self.messages else None
             if previous and previous["role"] == "assistant" and "tool_calls" not in previous:
                 previous["content"] = "\n\n".join(t for t in (previous["content"], content) if t)
@@ -292,7 +306,9 @@ class _Input:
             raise RequestError("input: a `function_call_output` needs a `call_id`", param="input")
         output = _content(item.get("output"), "tool")
         if not isinstance(output, str):
-            raise RequestError("input: images are not supported in `function_call_output`")
+            raise RequestError(
+                "input: images are not supported in `function_call_output`", param="input"
+            )
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
 
 
