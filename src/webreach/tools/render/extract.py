@@ -6,7 +6,6 @@ touches the elements that carry a class/id or take part in scoring, which is wha
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
@@ -15,7 +14,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from . import patterns
 from .clean import prepare_article
-from .dom import class_weight, element_children, has_ancestor, inner_text, link_density
+from .dom import class_weight, element_children, inner_text, link_density
+from .prune import prune
 
 CHAR_THRESHOLD: Final = 500
 _TOP_CANDIDATES: Final = 5
@@ -25,19 +25,6 @@ _ABOVE_BODY: Final = frozenset({"html", "-document"})
 # Divs without block content: Readability turns them into paragraphs.
 _LEAF_DIVS: Final = f"div:not(:has({patterns.BLOCK_INSIDE_DIV}))"
 _ROOTS: Final = frozenset({"body", "html", "-document"})
-_HIDDEN: Final = (
-    '[hidden],[aria-hidden="true"],[style*="none"],[style*="hidden"],[aria-modal="true"]'
-)
-# Links and body are spared by Readability; phrasing elements are not worth a look for their
-# class either, as dropping them barely changes any score.
-_NOT_DROPPED_FOR_CLASS: Final = patterns.words(
-    "a body span img i b em strong sup sub cite abbr time small code label font"
-)
-_BYLINE: Final = ",".join(
-    ['[rel="author"]', '[itemprop*="author"]']
-    + [f'[{attr}*="{word}"]' for word in ("byline", "author") for attr in ("class", "id")]
-)
-_WORD: Final = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +110,7 @@ def extract_article(html: str, tree: LexborHTMLParser, title: str | None) -> Art
 
 
 def _grab_article(body: LexborNode, flags: Flags, title: str | None) -> Article | None:
-    _prune(body, flags, title)
+    prune(body, strip_unlikely=flags.strip_unlikely, title=title)
     scoring = _Scoring(flags)
     _score_paragraphs(body, scoring)
     if not scoring.candidates:
@@ -133,73 +120,6 @@ def _grab_article(body: LexborNode, flags: Flags, title: str | None) -> Article 
     prepare_article(nodes, flags.clean_conditionally, flags.weight_classes, scoring.paragraph_divs)
     length = sum(len(node.text(strip=True)) for node in nodes)
     return Article(nodes, length)
-
-
-def _prune(body: LexborNode, flags: Flags, title: str | None) -> None:
-    """Drop hidden elements, dialogs, unlikely candidates, the byline and the duplicated title.
-
-    Selectors narrow each concern down in lexbor so that Python sees few elements.
-    """
-    for node in body.css(_HIDDEN):
-        attrs = node.attributes
-        if _is_hidden(attrs) or (
-            attrs.get("role") == "dialog" and attrs.get("aria-modal") == "true"
-        ):
-            node.decompose(recursive=False)
-    if flags.strip_unlikely:
-        for node in body.css("[class],[id]"):
-            if node.tag in _NOT_DROPPED_FOR_CLASS:
-                continue
-            attrs = node.attributes
-            match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower()
-            if (
-                patterns.UNLIKELY_CANDIDATES.search(match)
-                and not patterns.MAYBE_CANDIDATE.search(match)
-                and not has_ancestor(node, ("table", "code"))
-            ):
-                node.decompose(recursive=False)
-    for node in body.css(_BYLINE):
-        if _is_attached(node) and 0 < len(node.text(strip=True)) < 100:
-            node.decompose(recursive=False)
-            break
-    if flags.strip_unlikely:
-        for node in body.css("[role]"):
-            if node.attributes.get("role") in patterns.UNLIKELY_ROLES:
-                node.decompose(recursive=False)
-    if title:
-        for heading in body.css("h1,h2"):
-            if _similarity(title, inner_text(heading)) > 0.75:
-                heading.decompose(recursive=False)
-                break
-
-
-def _is_attached(node: LexborNode) -> bool:
-    """Tell whether the node is still in the document, not inside a dropped subtree."""
-    parent = node.parent
-    while parent is not None:
-        if parent.tag == "body":
-            return True
-        parent = parent.parent
-    return False
-
-
-def _is_hidden(attrs: dict[str, str | None]) -> bool:
-    if "hidden" in attrs:
-        return True
-    style = attrs.get("style")
-    if style and patterns.DISPLAY_HIDDEN.search(style):
-        return True
-    return attrs.get("aria-hidden") == "true" and "fallback-image" not in (attrs.get("class") or "")
-
-
-def _similarity(reference: str, text: str) -> float:
-    """Readability's title/heading similarity: the share of `text` words also in `reference`."""
-    ref = set(_WORD.findall(reference.lower()))
-    words = _WORD.findall(text.lower())
-    if not ref or not words:
-        return 0.0
-    unique = [word for word in words if word not in ref]
-    return 1.0 - len(" ".join(unique)) / len(" ".join(words))
 
 
 def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
