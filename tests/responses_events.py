@@ -83,11 +83,15 @@ def usage(**server: int) -> Usage:
     )
 
 
-def cited_text(chunks: Iterable[str], cited_after: dict[int, tuple[WebSource, ...]]) -> list[Event]:
-    """Text deltas with citations at the marked chunks, offsets in code points of the answer."""
+def cited_text(
+    chunks: Iterable[str], cited_after: dict[int, tuple[WebSource, ...]], *, offset: int = 0
+) -> list[Event]:
+    """Text deltas with citations at the marked chunks.
+
+    Offsets count code points of the whole answer, which already has ``offset`` of them.
+    """
     events: list[Event] = []
-    length = 0
-    last_point = 0
+    length = last_point = offset
     for number, chunk in enumerate(chunks):
         events.append(TextDelta(chunk))
         length += len(chunk)

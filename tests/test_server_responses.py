@@ -467,7 +467,7 @@ def test_the_sdk_request_is_parsed() -> None:
                 ],
             },
         ],
-        tools=[WEATHER, {"type": "deepseek_web_search"}],  # type: ignore[list-item]
+        tools=[WEATHER, {"type": "deepseek_web_search"}],
         tool_choice="required",
         reasoning={"effort": "high"},
         max_output_tokens=64,
@@ -502,7 +502,7 @@ def test_the_error_body() -> None:
 def test_a_refused_request_reaches_the_sdk_as_bad_request() -> None:
     client = sdk_client(Scripted(plain_round()), strict=True)
     with pytest.raises(openai.BadRequestError) as caught:
-        client.responses.create(model="m", input="hi", tools=WEB * 2)  # type: ignore[list-item]
+        client.responses.create(model="m", input="hi", tools=WEB * 2)
     assert caught.value.body == {
         "message": "tools: `deepseek_web_search` can only be declared once",
         "type": "invalid_request_error",
@@ -608,14 +608,8 @@ def test_citations_are_rebased_onto_a_later_message_item() -> None:
         WebCallStarted(call),
         WebCallCompleted(call, SearchOutcome((SOURCE_A,))),
     ]
-    later = cited_text(("答案 🇮🇸", "。"), {0: (SOURCE_A,)})
-    shifted = [
-        type(e)(e.url, e.title, e.start + len(preamble), e.end + len(preamble), "")  # type: ignore[union-attr]
-        if not isinstance(e, TextDelta)
-        else e
-        for e in later
-    ]
-    events += [*shifted, Finished("end_turn", usage())]
+    events += cited_text(("答案 🇮🇸", "。"), {0: (SOURCE_A,)}, offset=len(preamble))
+    events.append(Finished("end_turn", usage()))
     for response in final_responses(events, strict=True):
         first, _, second = response.output
         assert first.content[0].text == preamble and first.content[0].annotations == []
@@ -884,10 +878,10 @@ def test_multi_turn_round_trip_through_the_sdk() -> None:
     follow_up = sdk_client(script, strict=True)
     follow_up.responses.create(
         model="m",
-        tools=WEB,  # type: ignore[arg-type]
+        tools=WEB,
         input=[
             {"role": "user", "content": "Summarize https://example.com/a"},
-            *[item.model_dump(exclude_none=True) for item in first.output],  # type: ignore[misc]
+            *[item.model_dump(exclude_none=True) for item in first.output],
             {"role": "user", "content": "Quote it."},
         ],
     )

@@ -191,10 +191,10 @@ def test_a_client_function_call_ends_the_turn_and_its_output_continues_it(
         upstream.queue(Step(content="It is 5 °C."))
         follow = client.responses.create(
             model="m",
-            tools=[*WEB, WEATHER],  # type: ignore[list-item]
+            tools=[*WEB, WEATHER],
             input=[
                 {"role": "user", "content": QUESTION},
-                call.model_dump(exclude_none=True),  # type: ignore[list-item]
+                call.model_dump(exclude_none=True),
                 {"type": "function_call_output", "call_id": call.call_id, "output": "5 °C"},
             ],
         )
@@ -217,7 +217,7 @@ def test_a_failure_after_the_stream_started_is_response_failed(
     assert all("error" not in data for _, data in events)
     for client in clients(webreach_url):
         upstream.queue(search_step(["q"]), Step(content=["partial ", "answer"], break_after=2))
-        failed = client.responses.create(model="m", input=QUESTION, tools=WEB)  # type: ignore[list-item]
+        failed = client.responses.create(model="m", input=QUESTION, tools=WEB)
         assert failed.status == "failed"
         assert failed.error is not None and failed.error.code == "server_error"
 
@@ -268,7 +268,7 @@ def test_tool_choice_none_turns_the_web_off(upstream: ScriptedUpstream, webreach
     response = clients(webreach_url)[1].responses.create(
         model="m",
         input=QUESTION,
-        tools=WEB,  # type: ignore[list-item]
+        tools=WEB,
         tool_choice="none",
     )
     assert response.output_text == "Hello from the scripted upstream."
