@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anthropic
+import httpx
 import pytest
 
 from messages_events import (
@@ -29,6 +32,10 @@ from messages_events import (
     turn_for,
     usage,
 )
+from providers_for_tests import ScriptedSearch
+from scripted_upstream import Call, ScriptedUpstream, Step
+from server_harness import gated_search
+from webreach.seam import SearchRequest, SearchResult, WebError, WebErrorCode
 from webreach.server.events import (
     CallFailed,
     ClientToolCall,
@@ -1064,3 +1071,339 @@ def test_actions_cover_every_kind() -> None:
     call = WebCall("i", 0, 0, "search", "web_search", "web_search_20250305", SearchAction(()))
     body = body_json(turn_for(tools=NATIVE_TOOLS), [WebCallStarted(call), Finished("end_turn")])
     assert body["content"][0]["input"] == {"action": "search", "queries": []}
+
+
+# --- the running server, driven by the anthropic SDK -----------------------------------------
+
+NATIVE_SEARCH = [{"type": "web_search_20250305", "name": "web_search"}]
+ANSWER = ["Iceland has about 390,000 ", "people【1", "】【2】. Reykjavík is the capital【9】."]
+FOUND = [f"https://iceland-population-2025.example/{n}" for n in (1, 2, 3)]
+
+
+def search_step(*query_lists: list[str]) -> Step:
+    return Step(calls=[Call("web_search", {"queries": q}) for q in query_lists])
+
+
+def live_clients(url: str, *, strict: bool = True) -> list[anthropic.Anthropic]:
+    """A normal client, and (unless ``strict`` is False) one that validates every response."""
+    base = url.removesuffix("/v1")
+    made = [anthropic.Anthropic(base_url=base, api_key="k", max_retries=0)]
+    if strict:
+        made.append(
+            anthropic.Anthropic(
+                base_url=base, api_key="k", max_retries=0, _strict_response_validation=True
+            )
+        )
+    return made
+
+
+def ask(client: anthropic.Anthropic, *, stream: bool, **request: Any) -> Any:
+    """``create(...)``, or ``stream(...).get_final_message()``."""
+    args: dict[str, Any] = {"model": "m", "max_tokens": 256, "messages": USER, **request}
+    if stream:
+        with client.messages.stream(**args) as events:
+            return events.get_final_message()
+    return client.messages.create(**args)
+
+
+def raw_frames(url: str, body: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+    """The SSE frames as sent, keep-alive comments left out."""
+    request = {"model": "m", "max_tokens": 256, "messages": USER, **body, "stream": True}
+    with httpx.stream("POST", url + "/messages", json=request, timeout=30) as response:
+        assert response.status_code == 200
+        text = response.read().decode()
+    kept = [chunk for chunk in text.split("\n\n") if chunk and not chunk.startswith(":")]
+    return frames("\n\n".join(kept))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_live_plain_relay(upstream: ScriptedUpstream, webreach_url: str, stream: bool) -> None:
+    for client in live_clients(webreach_url):
+        message = ask(
+            client,
+            stream=stream,
+            system="Be brief.",
+            stop_sequences=["END"],
+            extra_body={"temperature": 0.3},
+        )
+        assert message.id.startswith("msg_")
+        assert [(b.type, b.text) for b in message.content] == [
+            ("text", "Hello from the scripted upstream.")
+        ]
+        assert message.stop_reason == "end_turn"
+        assert (message.usage.input_tokens, message.usage.output_tokens) == (10, 5)
+        assert message.usage.server_tool_use is None
+    sent = upstream.requests[0]
+    assert sent["messages"] == [{"role": "system", "content": "Be brief."}, *USER]
+    assert (sent["max_tokens"], sent["temperature"], sent["stop"]) == (256, 0.3, ["END"])
+    assert "tools" not in sent
+
+
+def test_live_anthropic_prefix(upstream: ScriptedUpstream, webreach_url: str) -> None:
+    base = webreach_url.removesuffix("/v1") + "/anthropic"
+    client = anthropic.Anthropic(base_url=base, api_key="k", _strict_response_validation=True)
+    assert ask(client, stream=False).content[0].text == "Hello from the scripted upstream."
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_live_search_round_with_citations(
+    upstream: ScriptedUpstream, webreach_url: str, stream: bool
+) -> None:
+    for client in live_clients(webreach_url):
+        upstream.queue(search_step(["Iceland population 2025"]), Step(content=ANSWER))
+        message = ask(client, stream=stream, tools=NATIVE_SEARCH)
+        assert [b.type for b in message.content] == [
+            "server_tool_use", "web_search_tool_result", "text", "text",
+        ]  # fmt: skip
+        call, results, cited, rest = message.content
+        assert call.name == "web_search" and call.model_extra == {"kind": "search"}
+        assert call.input == {
+            "action": "search",
+            "queries": ["Iceland population 2025"],
+            "query": "Iceland population 2025",
+        }
+        assert results.tool_use_id == call.id
+        assert [r.url for r in results.content] == FOUND
+        assert all(r.encrypted_content for r in results.content)
+        assert cited.text == "Iceland has about 390,000 people"
+        assert [(c.url, c.cited_text, c.encrypted_index) for c in cited.citations] == [
+            (FOUND[0], "Iceland has about 390,000 people", ""),
+            (FOUND[1], "Iceland has about 390,000 people", ""),
+        ]
+        assert (rest.text, rest.citations) == (". Reykjavík is the capital.", None)
+        assert message.stop_reason == "end_turn"
+        assert (message.usage.input_tokens, message.usage.output_tokens) == (20, 10)
+        tools_used = message.usage.server_tool_use
+        assert tools_used is not None and tools_used.web_search_requests == 1
+        assert tools_used.model_extra == {"tool_search": 1, "tool_fetch": 0, "tool_image_search": 0}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_live_deepseek_search_with_thinking(
+    upstream: ScriptedUpstream, webreach_url: str, stream: bool
+) -> None:
+    (client,) = live_clients(webreach_url, strict=False)
+    upstream.queue(search_step(["a", "b"]), Step(reasoning="Two sources agree.", content="A【1】."))
+    message = ask(client, stream=stream, tools=DEEPSEEK_TOOLS[:1], thinking={"type": "enabled"})
+    assert [b.type for b in message.content] == [
+        "thinking", "server_tool_use", "web_search_tool_result", "thinking", "text", "text",
+    ]  # fmt: skip
+    assert message.content[0].thinking == ""
+    assert message.content[3].thinking == "Two sources agree."
+    assert message.content[1].name == "deepseek_web_search"
+    assert message.content[1].input["queries"] == ["a", "b"]
+    assert message.content[4].citations[0].url == "https://a.example/1"
+    assert [message.content[4].text, message.content[5].text] == ["A", "."]
+    assert message.usage.output_tokens_details.thinking_tokens == 0
+
+
+def test_live_stream_frames_and_the_call_before_its_search_ends(
+    upstream: ScriptedUpstream, webreach_url: str, search: ScriptedSearch
+) -> None:
+    gate = threading.Event()
+    search.behaviour = gated_search(gate).behaviour
+    upstream.queue(search_step(["slow"]), Step(content="Done【1】."))
+    body = {"model": "m", "max_tokens": 64, "messages": USER, "tools": NATIVE_SEARCH}
+    seen: list[str] = []
+    try:
+        with httpx.stream(
+            "POST", webreach_url + "/messages", json={**body, "stream": True}, timeout=30
+        ) as response:
+            lines = response.iter_lines()
+            for line in lines:
+                seen.append(line)
+                if '"server_tool_use"' in line:
+                    break
+            assert search.finished == []
+            gate.set()
+            seen.extend(lines)
+    finally:
+        gate.set()
+    text = "\n".join(seen) + "\n"
+    kept = [c for c in text.split("\n\n") if c.strip() and not c.startswith(":")]
+    parsed = assert_well_formed("\n\n".join(kept) + "\n\n")
+    assert [n for n, _ in parsed][-2:] == ["message_delta", "message_stop"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_live_client_tool_call(upstream: ScriptedUpstream, webreach_url: str, stream: bool) -> None:
+    tools = [WEATHER, *NATIVE_SEARCH]
+    for client in live_clients(webreach_url):
+        upstream.queue(Step(content="Checking.", calls=[Call("weather", {"city": "Paris"})]))
+        message = ask(client, stream=stream, tools=tools)
+        assert message.stop_reason == "tool_use"
+        text, call = message.content
+        assert text.text == "Checking."
+        assert (call.type, call.name, call.input) == ("tool_use", "weather", {"city": "Paris"})
+    upstream.queue(Step(content="18°C in Paris."))
+    history = [
+        *USER,
+        {"role": "assistant", "content": [b.to_dict() for b in message.content]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "18°C"}],
+        },
+    ]
+    answer = ask(client, stream=stream, tools=tools, messages=history)
+    assert answer.content[0].text == "18°C in Paris."
+    sent = upstream.requests[-1]["messages"]
+    assert sent[-2]["tool_calls"][0]["id"] == call.id
+    assert sent[-1] == {"role": "tool", "tool_call_id": call.id, "content": "18°C"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_live_failed_search_is_an_error_block(
+    upstream: ScriptedUpstream, webreach_url: str, search: ScriptedSearch, stream: bool
+) -> None:
+    async def down(_: SearchRequest) -> SearchResult:
+        raise WebError(WebErrorCode.WEB_PROVIDER_ERROR, "replay: server error (HTTP 500)")
+
+    search.behaviour = down
+    for client in live_clients(webreach_url):
+        upstream.queue(search_step(["q"]), Step(content="Search is unavailable."))
+        message = ask(client, stream=stream, tools=NATIVE_SEARCH)
+        result = message.content[1]
+        assert result.type == "web_search_tool_result"
+        assert not isinstance(result.content, list)
+        assert result.content.error_code == "unavailable"
+        assert message.content[-1].text == "Search is unavailable."
+        assert message.stop_reason == "end_turn"
+        tools_used = message.usage.server_tool_use
+        assert tools_used.web_search_requests == 1
+        assert tools_used.model_extra["tool_search"] == 0
+
+
+def test_live_history_with_web_blocks_sends_only_answers(
+    upstream: ScriptedUpstream, webreach_url: str
+) -> None:
+    (client, strict) = live_clients(webreach_url)
+    upstream.queue(search_step(["Iceland population 2025"]), Step(content=ANSWER))
+    first = ask(strict, stream=True, tools=NATIVE_SEARCH)
+    history = [
+        *USER,
+        {"role": "assistant", "content": [b.to_dict() for b in first.content]},
+        {"role": "user", "content": "And Norway?"},
+    ]
+    ask(client, stream=False, messages=history)
+    assert upstream.requests[-1]["messages"] == [
+        *USER,
+        {
+            "role": "assistant",
+            "content": "Iceland has about 390,000 people. Reykjavík is the capital.",
+        },
+        {"role": "user", "content": "And Norway?"},
+    ]
+
+
+CONTINUED = [
+    *USER,
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {"query": "q"}},
+            {"type": "text", "text": "Partial"},
+        ],
+    },
+]
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        (
+            {"tools": DEEPSEEK_TOOLS[:1] * 2},
+            "tools: `deepseek_web_search` can only be declared once",
+        ),
+        (
+            {"tools": DEEPSEEK_TOOLS, "tool_choice": {"type": "tool", "name": "deepseek_read_url"}},
+            "tool_choice: `deepseek_read_url` cannot be forced",
+        ),
+        (
+            {"tools": [{**DEEPSEEK_TOOLS[0], "blocked_domains": ["a.com"]}]},
+            "tools: `blocked_domains` is not supported by `deepseek_web_search`",
+        ),
+        (
+            {"tools": NATIVE_SEARCH, "messages": CONTINUED},
+            "messages: the last `assistant` message used `deepseek_web_search` or "
+            "`deepseek_read_url` and cannot be continued; resend the previous request",
+        ),
+    ],
+)
+@pytest.mark.parametrize("stream", [False, True])
+def test_live_refusals(
+    upstream: ScriptedUpstream,
+    webreach_url: str,
+    request_: dict[str, Any],
+    message: str,
+    stream: bool,
+) -> None:
+    for client in live_clients(webreach_url):
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            ask(client, stream=stream, **request_)
+        assert caught.value.status_code == 400
+        assert caught.value.body == {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": message},
+        }
+    assert upstream.requests == []
+
+
+def test_live_malformed_requests(upstream: ScriptedUpstream, webreach_url: str) -> None:
+    url = webreach_url + "/messages"
+    missing = httpx.post(url, json={"model": "m", "messages": USER})
+    assert (missing.status_code, missing.json()["error"]["message"]) == (
+        400,
+        "max_tokens: Field required",
+    )
+    bad_block = {
+        "model": "m",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": [{"type": "video"}]}],
+    }
+    response = httpx.post(url, json=bad_block)
+    assert response.status_code == 400
+    assert response.json() == {
+        "type": "error",
+        "error": {
+            "type": "invalid_request_error",
+            "message": "messages.0.content.0.type: unsupported content block type `video`",
+        },
+    }
+    assert upstream.requests == []
+
+
+def test_live_upstream_error_before_the_stream(
+    upstream: ScriptedUpstream, webreach_url: str
+) -> None:
+    upstream.queue(Step(status=429, error="slow down"))
+    with pytest.raises(anthropic.RateLimitError) as caught:
+        ask(live_clients(webreach_url)[1], stream=True, tools=NATIVE_SEARCH)
+    error = caught.value.body["error"]  # type: ignore[index]
+    assert error["type"] == "rate_limit_error" and error["message"].endswith("slow down")
+
+
+def test_live_failure_after_the_stream_started(
+    upstream: ScriptedUpstream, webreach_url: str
+) -> None:
+    upstream.queue(search_step(["q"]), Step(content=["partial ", "answer"], break_after=2))
+    parsed = raw_frames(webreach_url, {"tools": NATIVE_SEARCH})
+    name, error = parsed[-1]
+    assert name == "error"
+    assert error["error"]["type"] == "api_error"
+    assert error["usage"]["server_tool_use"]["web_search_requests"] == 1
+    assert "message_stop" not in [n for n, _ in parsed]
+    assert_well_formed("".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in parsed))
+
+    for client in live_clients(webreach_url):
+        upstream.queue(search_step(["q"]), Step(content=["partial ", "answer"], break_after=2))
+        with pytest.raises(anthropic.APIStatusError) as caught:
+            ask(client, stream=True, tools=NATIVE_SEARCH)
+        assert caught.value.body["type"] == "error"  # type: ignore[index]
+
+    upstream.queue(search_step(["q"]), Step(content=["partial ", "answer"], break_after=2))
+    request = {"model": "m", "max_tokens": 64, "messages": USER, "tools": NATIVE_SEARCH}
+    response = httpx.post(webreach_url + "/messages", json=request, timeout=30)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["type"] == "error" and body["error"]["type"] == "api_error"
+    assert body["usage"]["server_tool_use"]["web_search_requests"] == 1
