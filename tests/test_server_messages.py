@@ -894,6 +894,24 @@ def test_events_that_stop_without_an_ending_fail_the_response() -> None:
     assert body_json(turn, [TextDelta("cut")])["type"] == "error"
 
 
+async def test_a_loop_that_raises_still_ends_the_stream_with_an_error() -> None:
+    async def broken() -> AsyncIterator[Event]:
+        yield TextDelta("Half")
+        raise RuntimeError("bug")
+
+    sent: list[str] = []
+
+    async def read() -> None:
+        async for frame in CODEC.stream(turn_for(), broken()):
+            sent.append(frame)
+
+    with pytest.raises(RuntimeError, match="bug"):
+        await read()
+    parsed = frames("".join(sent))
+    assert [n for n, _ in parsed][-2:] == ["content_block_stop", "error"]
+    assert parsed[-1][1]["error"]["type"] == "api_error"
+
+
 def test_usage() -> None:
     finished = Finished("max_tokens", Usage(100, 20, 30, 7, 2, 1, 3, 1, 0))
     thinking = turn_for(tools=NATIVE_TOOLS, thinking={"type": "enabled"})

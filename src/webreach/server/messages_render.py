@@ -40,6 +40,7 @@ __all__ = ["MessageAssembler", "render_body", "render_stream"]
 
 _SEARCH_ERROR_CODES = frozenset({"invalid_tool_input", "unavailable", "max_uses_exceeded"})
 _UNFINISHED = "The response ended before the model finished. Please retry."
+_INTERNAL = "The server failed while generating the response. Please retry."
 
 
 def _dumps(value: Any) -> str:
@@ -390,11 +391,18 @@ async def render_stream(turn: Turn, events: AsyncIterator[Event]) -> AsyncIterat
     """SSE frames: ``message_start`` at once, then each event's frames as it arrives."""
     assembler = MessageAssembler(turn, streaming=True)
     yield assembler.start_frame()
-    async for event in events:
-        assembler.feed(event)
-        frames = assembler.take()
-        if frames:
-            yield frames
+    try:
+        async for event in events:
+            assembler.feed(event)
+            frames = assembler.take()
+            if frames:
+                yield frames
+    except Exception:
+        # A cut stream would look finished to the SDK's helper; say it failed, then let it raise.
+        if not assembler.done:
+            assembler.fail(Failed(_INTERNAL))
+            yield assembler.take()
+        raise
     if not assembler.done:
         assembler.fail(Failed(_UNFINISHED))
         yield assembler.take()
