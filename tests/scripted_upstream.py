@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,19 +56,26 @@ class Step:
 
 
 class ScriptedUpstream:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.script: list[Step] = []
         self.requests: list[dict[str, Any]] = []
         self.default = Step(content="Hello from the scripted upstream.")
+        self.respond: Callable[[dict[str, Any]], Step] | None = None
+        """When set, answers every request (the script is ignored): for benchmarks."""
+        self.record = True
+        self.last_tool_call_sent = 0.0
+        """``time.monotonic()`` when the last tool call of a stream was sent."""
         self._lock = threading.Lock()
         app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self._completions, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
+                Route("/last_tool_call", self._last_tool_call, methods=["GET"]),
             ]
         )
         self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
+        self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._socket.bind(("127.0.0.1", port))
         self._server = uvicorn.Server(
             uvicorn.Config(app, log_level="error", lifespan="off", access_log=False)
         )
@@ -94,6 +101,9 @@ class ScriptedUpstream:
         self._server.should_exit = True
         self._thread.join(timeout=10)
 
+    async def _last_tool_call(self, request: Request) -> Response:
+        return Response(repr(self.last_tool_call_sent), media_type="text/plain")
+
     async def _models(self, request: Request) -> Response:
         return JSONResponse(
             {
@@ -106,9 +116,13 @@ class ScriptedUpstream:
 
     async def _completions(self, request: Request) -> Response:
         body = await request.json()
-        with self._lock:
-            self.requests.append(body)
-            step = self.script.pop(0) if self.script else self.default
+        if self.respond is not None:
+            step = self.respond(body)
+        else:
+            with self._lock:
+                if self.record:
+                    self.requests.append(body)
+                step = self.script.pop(0) if self.script else self.default
         if step.status != 200:
             return JSONResponse(
                 {"error": {"message": step.error, "type": "invalid_request_error"}},
@@ -213,3 +227,9 @@ class ScriptedUpstream:
             if step.break_after is not None and number >= step.break_after:
                 raise ConnectionResetError("scripted break")
             yield payload
+            if (
+                step.calls
+                and payload.startswith(b'data: {"id"')
+                and b'"finish_reason": "' in payload
+            ):
+                self.last_tool_call_sent = time.monotonic()

@@ -31,6 +31,7 @@ class LiveServer:
 
     def __init__(self, app: Any) -> None:
         self._socket = socket.socket()
+        self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._socket.bind(("127.0.0.1", 0))
         self._server = uvicorn.Server(
             uvicorn.Config(app, log_level="error", access_log=False, lifespan="on")
