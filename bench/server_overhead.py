@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import socket
 import statistics
@@ -102,9 +101,11 @@ async def one(session: Any, url: str, body: dict[str, Any]) -> tuple[float, floa
         if response.status != 200:
             raise RuntimeError(f"{url}: HTTP {response.status}: {await response.text()}")
         async for chunk in response.content.iter_any():
-            if seen_start is None and any(m in chunk for m in START_MARKERS):
-                if b"web_search_call" in chunk or b"server_tool" in chunk:
-                    seen_start = time.monotonic()
+            started_call = any(m in chunk for m in START_MARKERS) and (
+                b"web_search_call" in chunk or b"server_tool" in chunk
+            )
+            if seen_start is None and started_call:
+                seen_start = time.monotonic()
     return time.perf_counter() - started, seen_start
 
 
@@ -162,10 +163,11 @@ async def measure(args: argparse.Namespace, upstream: str, webreach: str) -> Non
                 lat = await latencies(session, webreach + path, body, args.requests)
                 rps = await throughput(session, webreach + path, body, args.load, args.concurrency)
                 base, base_rps = direct[stream]
+                added50 = pct(lat, 0.5) - pct(base, 0.5)
+                added99 = pct(lat, 0.99) - pct(base, 0.99)
                 print(
                     f"{protocol:<10} {'stream' if stream else 'json':<9} "
-                    f"{pct(lat, 0.5) - pct(base, 0.5):>7.2f}ms {pct(lat, 0.99) - pct(base, 0.99):>7.2f}ms "
-                    f"{rps:>7.0f} {rps / base_rps:>8.2f}x"
+                    f"{added50:>7.2f}ms {added99:>7.2f}ms {rps:>7.0f} {rps / base_rps:>8.2f}x"
                 )
         print()
         print(
@@ -188,9 +190,10 @@ async def measure(args: argparse.Namespace, upstream: str, webreach: str) -> Non
                 if gaps
                 else "n/a"
             )
+            p50, p99 = pct(walls, 0.5), pct(walls, 0.99)
             print(
-                f"{protocol + ' (streamed)':<20} {pct(walls, 0.5):>6.2f}ms {pct(walls, 0.99):>6.2f}ms "
-                f"{pct(walls, 0.5) - two:>+16.2f}ms {gap:>28}"
+                f"{protocol + ' (streamed)':<20} {p50:>6.2f}ms {p99:>6.2f}ms "
+                f"{p50 - two:>+16.2f}ms {gap:>28}"
             )
 
 
