@@ -263,21 +263,71 @@ def mcp(
         raise typer.Exit(130) from None
 
 
-def _announce_mcp_http(host: str, port: int, path: str) -> None:
+def _is_loopback(host: str) -> bool:
     import ipaddress
 
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _announce_mcp_http(host: str, port: int, path: str) -> None:
     shown = f"[{host}]" if ":" in host else host
     print(f"webreach: MCP server on http://{shown}:{port}{path}", file=sys.stderr)
-    try:
-        local = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        local = False
-    if not local:
+    if not _is_loopback(host):
         print(
             f"webreach: warning: {host} is not a loopback address and this server has no "
             "authentication; anyone who can reach it can use its web tools",
             file=sys.stderr,
         )
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to bind.")] = 8080,
+) -> None:
+    """Serve Chat Completions, Responses and Messages with server-side web search."""
+    settings = _settings(False)
+    if not settings.upstream_base_url:
+        _fail(
+            "INVALID_SETTING",
+            "WEBREACH_UPSTREAM_BASE_URL is not set: name the OpenAI-compatible endpoint to front",
+            as_json=False,
+            exit_code=EXIT_USAGE,
+        )
+    keys = _secret_list(settings.server_api_keys)
+    if not keys and not _is_loopback(host):
+        _fail(
+            "INVALID_SETTING",
+            f"refusing to serve on {host} without WEBREACH_SERVER_API_KEYS; "
+            "set inbound keys or bind to a loopback address",
+            as_json=False,
+            exit_code=EXIT_USAGE,
+        )
+    import uvicorn
+
+    from .config import build_runtime
+    from .server.app import ServerConfig, create_app
+
+    upstream_key = settings.upstream_api_key
+    config = ServerConfig(
+        upstream_base_url=settings.upstream_base_url,
+        upstream_api_key=upstream_key.get_secret_value() if upstream_key else None,
+        upstream_model=settings.upstream_model,
+        api_keys=keys,
+    )
+    runtime = build_runtime(settings, default_cache="memory")
+    server = create_app(config, runtime, settings.tool_options())
+    print(f"webreach: serving on http://{host}:{port}/v1", file=sys.stderr)
+    uvicorn.run(server, host=host, port=port, log_level="warning", access_log=False)
+
+
+def _secret_list(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return tuple(part.strip() for part in value.get_secret_value().split(",") if part.strip())
 
 
 def main() -> None:

@@ -1,0 +1,74 @@
+"""``webreach serve`` as a process: it fronts the upstream and guards its bind address."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import openai
+import pytest
+
+from cli_helpers import clean_env, run_cli
+from scripted_upstream import ScriptedUpstream
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def served(upstream: ScriptedUpstream) -> Iterator[str]:
+    port = free_port()
+    env = clean_env(
+        WEBREACH_UPSTREAM_BASE_URL=upstream.url,
+        WEBREACH_UPSTREAM_API_KEY="upstream-secret",
+        WEBREACH_SERVER_API_KEYS="inbound-one, inbound-two",
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "webreach", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=20)
+        assert "upstream-secret" not in err
+        assert "inbound-one" not in err
+
+
+def test_serves_the_upstream_with_inbound_keys(upstream: ScriptedUpstream, served: str) -> None:
+    client = openai.OpenAI(base_url=served, api_key="inbound-two", max_retries=0)
+    reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert reply.choices[0].message.content == "Hello from the scripted upstream."
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=served, api_key="wrong", max_retries=0).models.list()
+
+
+def test_refuses_a_public_bind_without_inbound_keys(upstream: ScriptedUpstream) -> None:
+    done = run_cli(
+        "serve", "--host", "0.0.0.0", env=clean_env(WEBREACH_UPSTREAM_BASE_URL=upstream.url)
+    )
+    assert done.returncode == 2
+    assert "WEBREACH_SERVER_API_KEYS" in done.stderr
+
+
+def test_needs_an_upstream() -> None:
+    done = run_cli("serve", env=clean_env())
+    assert done.returncode == 2
+    assert "WEBREACH_UPSTREAM_BASE_URL" in done.stderr
