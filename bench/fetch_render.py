@@ -5,8 +5,8 @@ Mozilla Readability's test suite) is rendered by each renderer in one process, s
 
 * quality: word F1 of the output against ``expected.html``, the main content as Readability
   extracts it (see ``markdown_words`` and ``word_f1`` for the exact definition);
-* speed: MB of source HTML per second over the whole corpus (best of ``--repeat`` runs), and the
-  ratio to markdownify converting the whole page;
+* speed: MB of source HTML per second over the whole corpus (best of ``--repeat`` interleaved
+  passes), and the ratio to markdownify converting the whole page;
 * memory: extra peak RSS while rendering the corpus, each renderer in a fresh child process.
 
     python bench/fetch_render.py [--repeat 3] [--worst 10] [--no-memory]
@@ -197,19 +197,32 @@ class Result:
     peak_mb: float | None = None
 
 
-def measure(name: str, render: Renderer, pages: list[Page], repeat: int) -> Result:
-    """Score one renderer's output and time it over the corpus (best of `repeat` full passes)."""
-    scores = {
-        page.name: word_f1(markdown_words(render(page.source)), page.expected) for page in pages
-    }
-    best = float("inf")
+def measure(renderers: dict[str, Renderer], pages: list[Page], repeat: int) -> list[Result]:
+    """Score each renderer's output, then time full passes over the corpus.
+
+    Timing rounds interleave the renderers and keep each one's best pass, so that a change in
+    machine load during the run does not favour whichever renderer ran at a quiet moment.
+    """
+    results = [
+        Result(
+            name,
+            {
+                page.name: word_f1(markdown_words(render(page.source)), page.expected)
+                for page in pages
+            },
+            float("inf"),
+        )
+        for name, render in renderers.items()
+    ]
     for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        for page in pages:
-            render(page.source)
-        best = min(best, time.perf_counter() - start)
-    return Result(name, scores, best)
+        for result in results:
+            render = renderers[result.name]
+            gc.collect()
+            start = time.perf_counter()
+            for page in pages:
+                render(page.source)
+            result.seconds = min(result.seconds, time.perf_counter() - start)
+    return results
 
 
 def peak_rss_mb(name: str) -> float | None:
@@ -260,7 +273,7 @@ def main() -> int:
     megabytes = sum(page.size for page in pages) / 1e6
     print(f"{len(pages)} pages, {megabytes:.1f} MB of source HTML, best of {args.repeat} passes\n")
     names = [n for n in RENDERERS if not args.only or n in args.only or n == BASELINE]
-    results = [measure(name, RENDERERS[name](), pages, args.repeat) for name in names]
+    results = measure({name: RENDERERS[name]() for name in names}, pages, args.repeat)
     if not args.no_memory:
         for result in results:
             result.peak_mb = peak_rss_mb(result.name)
