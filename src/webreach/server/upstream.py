@@ -46,7 +46,8 @@ def _error_message(error: openai.APIStatusError) -> str:
 def _translate(error: Exception) -> UpstreamError:
     if isinstance(error, openai.APIStatusError):
         return UpstreamError(error.status_code, f"upstream: {_error_message(error)}")
-    if isinstance(error, openai.APITimeoutError) and "Connect" not in type(error.__cause__).__name__:
+    connect_failure = "Connect" in type(error.__cause__).__name__
+    if isinstance(error, openai.APITimeoutError) and not connect_failure:
         return UpstreamError(504, "upstream: the model did not answer in time")
     return UpstreamError(502, f"upstream unreachable: {type(error).__name__}")
 

@@ -7,6 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .adapters import (
+    WebToolkit,
+    anthropic_tools,
+    openai_chat_tools,
+    openai_responses_tools,
+    parse_arguments,
+    tool_error_text,
+)
 from .base import (
     INVALID_ARGUMENTS,
     ToolDefinition,
@@ -15,6 +23,7 @@ from .base import (
     ToolResult,
 )
 from .fetch import WEB_FETCH, FetchToolResult, format_fetch, render_body, web_fetch_tool
+from .prompt import web_tools_prompt
 from .search import (
     WEB_SEARCH,
     SearchToolResult,
@@ -40,18 +49,25 @@ __all__ = [
     "ToolError",
     "ToolOptions",
     "ToolResult",
+    "WebToolkit",
+    "anthropic_tools",
     "fence",
     "format_fetch",
     "format_search",
     "neutralise",
+    "openai_chat_tools",
+    "openai_responses_tools",
+    "parse_arguments",
     "parse_queries",
     "render_body",
     "render_html",
     "render_page",
     "run_search",
+    "tool_error_text",
     "web_fetch_tool",
     "web_search_tool",
     "web_tools",
+    "web_tools_prompt",
 ]
 
 _LAZY = {"render_html", "render_page", "RenderedPage"}
