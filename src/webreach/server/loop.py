@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from openai import AsyncStream
-from openai.types.chat import ChatCompletionChunk
 
 from ..seam import WebRuntime
 from ..tools import ToolError, ToolOptions
@@ -92,10 +91,14 @@ class _Step:
     finish_reason: str | None = None
 
 
-def _reasoning_of(delta: Any) -> str | None:
-    extra = getattr(delta, "model_extra", None) or {}
-    value = extra.get("reasoning_content") or extra.get("reasoning")
+def _reasoning_of(delta: dict[str, Any]) -> str | None:
+    value = delta.get("reasoning_content") or delta.get("reasoning")
     return value if isinstance(value, str) and value else None
+
+
+def _count(data: Any, key: str) -> int:
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, int) else 0
 
 
 class TurnRunner:
@@ -117,7 +120,7 @@ class TurnRunner:
         if turn.web.search is not None and not turn.tools_off:
             name = "web_search" if "web_search" not in self._client_names else "webreach_search"
             self._search = search_tool(context.options, name)
-        self._first: AsyncStream[ChatCompletionChunk] | None = None
+        self._first: AsyncStream[Any] | None = None
         self._real_searches = 0
 
     def _body(self, *, tools: bool, nudge: str | None = None) -> dict[str, Any]:
@@ -214,7 +217,7 @@ class TurnRunner:
                 forced = True
 
     async def _consume(
-        self, stream: AsyncStream[ChatCompletionChunk], state: _Step
+        self, stream: AsyncStream[Any], state: _Step
     ) -> AsyncIterator[Event]:
         iterator = stream.__aiter__()
         try:
@@ -225,34 +228,35 @@ class TurnRunner:
                     break
                 except Exception as error:
                     raise UpstreamError(502, f"upstream stream failed: {error}") from error
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                    prompt_details = usage.prompt_tokens_details
-                    completion_details = usage.completion_tokens_details
+                if not isinstance(chunk, dict):
+                    continue
+                usage = chunk.get("usage")
+                if isinstance(usage, dict):
                     self.usage.add_step(
-                        usage.prompt_tokens,
-                        usage.completion_tokens,
-                        (prompt_details.cached_tokens or 0) if prompt_details else 0,
-                        (completion_details.reasoning_tokens or 0) if completion_details else 0,
+                        _count(usage, "prompt_tokens"),
+                        _count(usage, "completion_tokens"),
+                        _count(usage.get("prompt_tokens_details"), "cached_tokens"),
+                        _count(usage.get("completion_tokens_details"), "reasoning_tokens"),
                     )
-                for choice in chunk.choices[:1]:
-                    delta = choice.delta
+                for choice in (chunk.get("choices") or ())[:1]:
+                    delta = choice.get("delta") or {}
                     reasoning = _reasoning_of(delta)
                     if reasoning:
                         state.reasoning += reasoning
                         yield ReasoningDelta(reasoning)
-                    if delta.content:
-                        state.text += delta.content
-                        for event in self._citations.feed(delta.content):
+                    content = delta.get("content")
+                    if content:
+                        state.text += content
+                        for event in self._citations.feed(content):
                             yield event
-                    for piece in delta.tool_calls or ():
-                        pending = state.calls.setdefault(piece.index, _PendingCall())
-                        pending.id = pending.id or (piece.id or "")
-                        if piece.function is not None:
-                            pending.name += piece.function.name or ""
-                            pending.arguments += piece.function.arguments or ""
-                    if choice.finish_reason:
-                        state.finish_reason = choice.finish_reason
+                    for piece in delta.get("tool_calls") or ():
+                        pending = state.calls.setdefault(piece.get("index", 0), _PendingCall())
+                        pending.id = pending.id or (piece.get("id") or "")
+                        function = piece.get("function") or {}
+                        pending.name += function.get("name") or ""
+                        pending.arguments += function.get("arguments") or ""
+                    if choice.get("finish_reason"):
+                        state.finish_reason = choice["finish_reason"]
             for event in self._citations.flush():
                 yield event
         finally:

@@ -13,7 +13,6 @@ from typing import Any
 
 import openai
 from openai import AsyncOpenAI, AsyncStream
-from openai.types.chat import ChatCompletionChunk
 
 __all__ = ["RawUpstreamResponse", "Upstream", "UpstreamError"]
 
@@ -72,19 +71,25 @@ class Upstream:
     def model_for(self, requested: str) -> str:
         return self.model or requested
 
-    async def stream_chat(self, body: dict[str, Any]) -> AsyncStream[ChatCompletionChunk]:
-        """Start a streamed completion; returns once the upstream answered with a status."""
-        payload = dict(body)
-        model = self.model_for(str(payload.pop("model", "")))
-        messages = payload.pop("messages")
-        payload.pop("stream", None)
+    async def stream_chat(self, body: dict[str, Any]) -> AsyncStream[Any]:
+        """Start a streamed completion; returns once the upstream answered with a status.
+
+        Chunks come back as plain dicts: building the SDK's typed chunk objects would cost
+        more than everything else the server does for a request.
+        """
+        payload = {
+            **body,
+            "model": self.model_for(str(body.get("model", ""))),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         try:
-            return await self._client.chat.completions.create(
-                model=model,
-                messages=messages,
+            return await self._client.post(
+                "/chat/completions",
+                body=payload,
+                cast_to=object,
                 stream=True,
-                stream_options={"include_usage": True},
-                extra_body=payload,
+                stream_cls=AsyncStream[Any],
             )
         except openai.APIError as error:
             raise _translate(error) from None
