@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 
 __all__ = ["KEEP_ALIVE", "server_timing", "with_keepalive"]
@@ -14,29 +15,44 @@ KEEP_ALIVE = ": keep-alive\n\n"
 async def with_keepalive(frames: AsyncIterator[str], interval: float) -> AsyncIterator[str]:
     """Pass frames through; while none arrives for ``interval`` seconds, send a comment.
 
-    Closing this generator (a client that went away) cancels the producer, and with it every
-    search and upstream call in flight.
+    A pump task drains the producer into a queue and a ticker adds keep-alives, so the
+    per-frame cost is one queue hand-off. Closing this generator (a client that went away)
+    cancels the producer, and with it every search and upstream call in flight.
     """
-    iterator = frames.__aiter__()
-    pending: asyncio.Future[str] = asyncio.ensure_future(iterator.__anext__())
+    queue: asyncio.Queue[str | BaseException | None] = asyncio.Queue()
+    last = [time.monotonic()]
+
+    async def pump() -> None:
+        try:
+            async for frame in frames:
+                last[0] = time.monotonic()
+                queue.put_nowait(frame)
+        except Exception as error:
+            queue.put_nowait(error)
+        else:
+            queue.put_nowait(None)
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(max(0.0, last[0] + interval - time.monotonic()))
+            if time.monotonic() - last[0] >= interval:
+                last[0] = time.monotonic()
+                queue.put_nowait(KEEP_ALIVE)
+
+    workers = (asyncio.ensure_future(pump()), asyncio.ensure_future(tick()))
     try:
         while True:
-            done, _ = await asyncio.wait({pending}, timeout=interval)
-            if not done:
-                yield KEEP_ALIVE
-                continue
-            try:
-                frame = pending.result()
-            except StopAsyncIteration:
+            item = await queue.get()
+            if item is None:
                 return
-            yield frame
-            pending = asyncio.ensure_future(iterator.__anext__())
+            if isinstance(item, BaseException):
+                raise item
+            yield item
     finally:
-        if not pending.done():
-            pending.cancel()
-        with contextlib.suppress(BaseException):
-            await pending
-        aclose = getattr(iterator, "aclose", None)
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        aclose = getattr(frames, "aclose", None)
         if aclose is not None:
             with contextlib.suppress(RuntimeError):
                 await aclose()
