@@ -216,9 +216,7 @@ class TurnRunner:
             if searches >= budget or step > budget + _EXTRA_STEPS:
                 forced = True
 
-    async def _consume(
-        self, stream: AsyncStream[Any], state: _Step
-    ) -> AsyncIterator[Event]:
+    async def _consume(self, stream: AsyncStream[Any], state: _Step) -> AsyncIterator[Event]:
         iterator = stream.__aiter__()
         try:
             while True:
