@@ -471,3 +471,25 @@ def test_models_and_health(webreach_url: str) -> None:
     models = clients(webreach_url)[0].models.list()
     assert [m.id for m in models.data] == ["scripted-model"]
     assert httpx.get(webreach_url.removesuffix("/v1") + "/healthz").json() == {"status": "ok"}
+
+
+def test_every_response_carries_server_timing(
+    upstream: ScriptedUpstream, webreach_url: str
+) -> None:
+    refused = httpx.post(
+        webreach_url + "/chat/completions",
+        json={"model": "m", "messages": USER, "tools": [*WEB, *WEB]},
+    )
+    assert refused.status_code == 400
+    assert refused.headers["server-timing"].startswith("webreach;dur=")
+    health = httpx.get(webreach_url.removesuffix("/v1") + "/healthz")
+    assert health.headers["server-timing"].startswith("webreach;dur=")
+    upstream.queue(search_step(["q"]), Step(content="ok"))
+    searched = httpx.post(
+        webreach_url + "/chat/completions", json={"model": "m", "messages": USER, "tools": WEB}
+    )
+    timing = dict(
+        part.strip().split(";dur=") for part in searched.headers["server-timing"].split(",")
+    )
+    assert set(timing) == {"webreach", "upstream", "web"}
+    assert float(timing["web"]) > 0

@@ -42,6 +42,31 @@ def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = No
     return Response(content, status, headers=headers, media_type="application/json")
 
 
+class _ServerTiming:
+    """Gives every response a ``Server-Timing`` header; handlers that split out upstream and
+    web time set their own."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+
+        async def timed(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                if not any(name.lower() == b"server-timing" for name, _ in headers):
+                    own = (time.perf_counter() - started) * 1000
+                    headers.append((b"server-timing", f"webreach;dur={own:.2f}".encode()))
+                    message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, timed)
+
+
 def _authorised(request: Request, keys: Sequence[bytes]) -> bool:
     if not keys:
         return True
@@ -94,6 +119,7 @@ def create_app(
             await runtime.aclose()
 
     app = FastAPI(title="webreach", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.add_middleware(_ServerTiming)
     codecs = codecs if codecs is not None else default_codecs()
 
     def context() -> ServerContext:

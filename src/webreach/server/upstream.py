@@ -44,7 +44,7 @@ def _error_message(error: openai.APIStatusError) -> str:
 
 def _translate(error: Exception) -> UpstreamError:
     if isinstance(error, openai.APIStatusError):
-        return UpstreamError(error.status_code, f"upstream: {_error_message(error)}")
+        return UpstreamError(error.status_code, _error_message(error))
     connect_failure = "Connect" in type(error.__cause__).__name__
     if isinstance(error, openai.APITimeoutError) and not connect_failure:
         return UpstreamError(504, "upstream: the model did not answer in time")
