@@ -9,6 +9,10 @@ from replay_server import ReplayServer
 
 pytest_plugins = ["server_harness"]
 
+# The environment as the session began, before the per-test cleaning below: live smoke tests
+# read real keys from it.
+LIVE_ENVIRONMENT = dict(os.environ)
+
 # Settings come from the environment: tests start from a clean one, whatever the machine has.
 _OWN_PREFIXES = ("WEBREACH_", "EXA_", "DUCKDUCKGO_")
 
