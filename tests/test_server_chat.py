@@ -493,3 +493,25 @@ def test_every_response_carries_server_timing(
     )
     assert set(timing) == {"webreach", "upstream", "web"}
     assert float(timing["web"]) > 0
+
+
+def test_a_non_streaming_client_that_goes_away_cancels_the_search(
+    upstream: ScriptedUpstream, webreach_url: str, search: ScriptedSearch
+) -> None:
+    gate = threading.Event()
+    search.behaviour = gated_search(gate).behaviour
+    upstream.queue(search_step(["abandoned"]), Step(content="never read"))
+    try:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(
+                webreach_url + "/chat/completions",
+                json={"model": "m", "messages": USER, "tools": WEB},
+                timeout=httpx.Timeout(30, read=0.5),
+            )
+        deadline = time.monotonic() + 10
+        while not search.cancelled and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert search.cancelled == ["abandoned"]
+        assert len(upstream.requests) == 1
+    finally:
+        gate.set()
