@@ -197,7 +197,8 @@ class TurnRunner:
                 return
             web = [c for c in calls if self._search is not None and c.name == self._search.name]
             client = [c for c in calls if c.name in self._client_names]
-            unknown = [c for c in calls if c not in web and c not in client]
+            known = {id(c) for c in (*web, *client)}
+            unknown = [c for c in calls if id(c) not in known]
             results: dict[str, str] = {}
             if web:
                 yield StepReasoningDone(step)
