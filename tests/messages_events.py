@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import anthropic
 import httpx2
 from anthropic.types import Message
 
+from codec_helpers import body_of, stream_of
 from webreach.server.events import (
     CallFailed,
     Event,
@@ -136,20 +136,12 @@ def failed_read_round(tool_name: str = "deepseek_read_url") -> list[Event]:
     ]
 
 
-async def _aiter(events: Iterable[Event]) -> AsyncIterator[Event]:
-    for event in events:
-        yield event
-
-
 def stream_text(turn: Turn, events: Iterable[Event]) -> str:
-    async def collect() -> str:
-        return "".join([frame async for frame in CODEC.stream(turn, _aiter(events))])
-
-    return asyncio.run(collect())
+    return stream_of(CODEC, turn, events)
 
 
 def body_json(turn: Turn, events: Iterable[Event]) -> dict[str, Any]:
-    return asyncio.run(CODEC.body(turn, _aiter(events)))
+    return body_of(CODEC, turn, events)
 
 
 def frames(sse: str) -> list[tuple[str | None, dict[str, Any]]]:

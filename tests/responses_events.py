@@ -6,15 +6,15 @@ with what the codec renders for the scripted events, so both directions meet the
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import openai
 
+from codec_helpers import body_of, stream_of
 from webreach.server.events import (
     CallFailed,
     ClientToolCall,
@@ -203,20 +203,12 @@ def truncated_round() -> list[Event]:
     return [TextDelta("A long answer that is cut"), Finished("max_tokens", usage())]
 
 
-async def _aiter(events: Iterable[Event]) -> AsyncIterator[Event]:
-    for event in events:
-        yield event
-
-
 def render_stream(turn: Turn, events: Iterable[Event]) -> str:
-    async def collect() -> str:
-        return "".join([frame async for frame in CODEC.stream(turn, _aiter(events))])
-
-    return asyncio.run(collect())
+    return stream_of(CODEC, turn, events)
 
 
 def render_body(turn: Turn, events: Iterable[Event]) -> dict[str, Any]:
-    return asyncio.run(CODEC.body(turn, _aiter(events)))
+    return body_of(CODEC, turn, events)
 
 
 def sse_payloads(text: str) -> list[tuple[str, dict[str, Any]]]:
