@@ -1,0 +1,92 @@
+"""Perplexity: a Sonar chat completion that searches as it answers.
+
+Sources keep the response's order, so the answer's ``[n]`` markers still point at them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
+from ._http import field, optional_str, request_json
+
+__all__ = ["PerplexitySearchProvider"]
+
+
+class PerplexitySearchProvider:
+    id = "perplexity"
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        client: httpx.AsyncClient,
+        base_url: str = "https://api.perplexity.ai",
+        model: str = "sonar",
+    ) -> None:
+        self._api_key = api_key or None
+        self._client = client
+        self._base_url = base_url.rstrip("/")
+        self._model = model
+
+    def __repr__(self) -> str:
+        return f"PerplexitySearchProvider(base_url={self._base_url!r}, model={self._model!r})"
+
+    def available(self) -> bool:
+        return self._api_key is not None
+
+    async def search(self, request: SearchRequest) -> SearchResult:
+        data = await request_json(
+            self._client,
+            self.id,
+            "POST",
+            f"{self._base_url}/chat/completions",
+            secrets=[self._api_key],
+            headers={"Authorization": f"Bearer {self._api_key or ''}"},
+            json_body={
+                "model": self._model,
+                "messages": [{"role": "user", "content": request.query}],
+            },
+        )
+        message = self._first_message(data)
+        return SearchResult(sources=_sources(data), content=optional_str(message, "content"))
+
+    def _first_message(self, data: Any) -> dict[str, Any]:
+        choices = field(self.id, data, "choices", list)
+        first = choices[0] if choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_ERROR,
+                f"{self.id}: unexpected response shape (no valid 'choices')",
+                provider=self.id,
+            )
+        return message
+
+
+def _sources(data: dict[str, Any]) -> tuple[SearchSource, ...]:
+    """``search_results`` carry titles and dates; bare ``citations`` URLs are the fallback."""
+    results = data.get("search_results")
+    if isinstance(results, list):
+        sources = tuple(_source(item) for item in results if _has_url(item))
+        if sources:
+            return sources
+    citations = data.get("citations")
+    if isinstance(citations, list):
+        return tuple(SearchSource(url=url) for url in citations if isinstance(url, str) and url)
+    return ()
+
+
+def _has_url(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("url"), str) and bool(item["url"])
+
+
+def _source(item: dict[str, Any]) -> SearchSource:
+    return SearchSource(
+        url=item["url"],
+        title=optional_str(item, "title"),
+        snippet=optional_str(item, "snippet"),
+        published_at=optional_str(item, "date"),
+    )

@@ -1,0 +1,261 @@
+"""Perplexity against a local server replaying Sonar chat completions shaped like its API docs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from replay_server import ReplayServer, Reply
+from webreach.net import create_client
+from webreach.providers.search.perplexity import PerplexitySearchProvider
+from webreach.seam import SearchRequest, WebError, WebErrorCode
+
+CANARY = "pplx-canary-key-3f8a2b"
+PATH = "/chat/completions"
+
+ANSWER = "Python 3.13 adds a new interactive interpreter [1] and an experimental JIT [2]."
+CITATIONS = [
+    "https://docs.python.org/3/whatsnew/3.13.html",
+    "https://peps.python.org/pep-0744/",
+    "https://realpython.com/python313-new-features/",
+]
+
+
+def completion(**extra: Any) -> dict[str, Any]:
+    """A Sonar response as the API reference shows it, with ``extra`` top-level fields."""
+    return {
+        "id": "3c90c3cc-0d44-4b50-8888-8dd25736052a",
+        "model": "sonar",
+        "created": 1735689600,
+        "usage": {
+            "prompt_tokens": 9,
+            "completion_tokens": 28,
+            "total_tokens": 37,
+            "search_context_size": "low",
+        },
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": ANSWER},
+                "delta": {"role": "assistant", "content": ""},
+            }
+        ],
+        **extra,
+    }
+
+
+SEARCH_RESULTS = [
+    {
+        "title": "What's New In Python 3.13",
+        "url": "https://docs.python.org/3/whatsnew/3.13.html",
+        "date": "2024-10-07",
+        "last_updated": "2025-01-10",
+        "snippet": "Python 3.13 ships a new interactive interpreter.",
+        "source": "web",
+    },
+    {
+        "title": "",
+        "url": "https://peps.python.org/pep-0744/",
+        "date": None,
+        "last_updated": None,
+        "snippet": "",
+        "source": "web",
+    },
+    {"title": "dropped: no url", "date": "2024-01-01"},
+    {"url": "https://realpython.com/python313-new-features/"},
+]
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    async with create_client(timeout=5) as client:
+        yield client
+
+
+def perplexity(
+    replay: ReplayServer, client: httpx.AsyncClient, key: str | None = CANARY, **options: str
+) -> PerplexitySearchProvider:
+    return PerplexitySearchProvider(
+        api_key=key, base_url=replay.url + "/", client=client, **options
+    )
+
+
+async def test_request_shape(replay: ReplayServer, client: httpx.AsyncClient) -> None:
+    replay.route("POST", PATH, Reply(json=completion(citations=CITATIONS)))
+    await perplexity(replay, client).search(SearchRequest("python 3.13", max_results=5))
+
+    sent = replay.requests[0]
+    assert (sent.method, sent.path) == ("POST", PATH)
+    assert sent.headers["authorization"] == f"Bearer {CANARY}"
+    assert sent.headers["content-type"] == "application/json"
+    assert sent.headers["user-agent"].startswith("webreach/")
+    assert sent.json() == {
+        "model": "sonar",
+        "messages": [{"role": "user", "content": "python 3.13"}],
+    }
+
+
+async def test_the_model_is_configurable(replay: ReplayServer, client: httpx.AsyncClient) -> None:
+    replay.route("POST", PATH, Reply(json=completion()))
+    await perplexity(replay, client, model="sonar-pro").search(SearchRequest("q"))
+    assert replay.requests[0].json()["model"] == "sonar-pro"
+
+
+async def test_search_results_map_to_sources(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    reply = completion(citations=CITATIONS, search_results=SEARCH_RESULTS)
+    replay.route("POST", PATH, Reply(json=reply))
+    result = await perplexity(replay, client).search(SearchRequest("python 3.13"))
+
+    assert result.content == ANSWER
+    first, second, third = result.sources
+    assert first.url == "https://docs.python.org/3/whatsnew/3.13.html"
+    assert first.title == "What's New In Python 3.13"
+    assert first.snippet == "Python 3.13 ships a new interactive interpreter."
+    assert first.published_at == "2024-10-07"
+    assert second.url == "https://peps.python.org/pep-0744/"
+    assert (second.title, second.snippet, second.published_at) == (None, None, None)
+    assert third.url == "https://realpython.com/python313-new-features/"
+    assert (third.title, third.snippet, third.published_at) == (None, None, None)
+    assert not result.truncated
+
+
+@pytest.mark.parametrize("search_results", [None, [], [{"title": "no url"}]])
+async def test_citations_are_the_fallback(
+    replay: ReplayServer, client: httpx.AsyncClient, search_results: Any
+) -> None:
+    extra: dict[str, Any] = {"citations": [*CITATIONS, "", 42]}
+    if search_results is not None:
+        extra["search_results"] = search_results
+    replay.route("POST", PATH, Reply(json=completion(**extra)))
+    result = await perplexity(replay, client).search(SearchRequest("q"))
+
+    assert [source.url for source in result.sources] == CITATIONS
+    assert all(
+        (source.title, source.snippet, source.published_at) == (None, None, None)
+        for source in result.sources
+    )
+    assert result.content == ANSWER
+
+
+async def test_no_sources_and_no_content(replay: ReplayServer, client: httpx.AsyncClient) -> None:
+    reply = completion()
+    reply["choices"][0]["message"]["content"] = ""
+    replay.route("POST", PATH, Reply(json=reply))
+    result = await perplexity(replay, client).search(SearchRequest("q"))
+    assert result.sources == ()
+    assert result.content is None
+
+
+def test_available_only_with_a_key(client: httpx.AsyncClient) -> None:
+    assert PerplexitySearchProvider(api_key=CANARY, client=client).available()
+    assert not PerplexitySearchProvider(api_key=None, client=client).available()
+    assert not PerplexitySearchProvider(api_key="", client=client).available()
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (
+            Reply(401, json={"error": {"message": "Invalid API key " + CANARY}}),
+            "perplexity: authorization failed (HTTP 401)",
+        ),
+        (Reply(403, json={}), "perplexity: authorization failed (HTTP 403)"),
+        (
+            Reply(429, json={}, headers={"retry-after": "2"}),
+            "perplexity: rate limited (HTTP 429), retry after 2 s",
+        ),
+        (Reply(429, json={}), "perplexity: rate limited (HTTP 429)"),
+        (Reply(500, json={}), "perplexity: server error (HTTP 500)"),
+        (Reply(400, json={}), "perplexity: request rejected (HTTP 400)"),
+        (Reply(body=b"<html>oops</html>"), "perplexity: the response is not valid JSON"),
+        (
+            Reply(json={"id": "x", "citations": CITATIONS}),
+            "perplexity: unexpected response shape (no valid 'choices')",
+        ),
+        (Reply(json={"choices": []}), "perplexity: unexpected response shape (no valid 'choices')"),
+        (
+            Reply(json={"choices": [{"index": 0}]}),
+            "perplexity: unexpected response shape (no valid 'choices')",
+        ),
+        (Reply(json=["not", "an", "object"]), "perplexity: unexpected response shape"),
+    ],
+)
+async def test_failures_are_provider_errors_naming_perplexity(
+    replay: ReplayServer, client: httpx.AsyncClient, reply: Reply, expected: str
+) -> None:
+    replay.route("POST", PATH, reply)
+    with pytest.raises(WebError) as caught:
+        await perplexity(replay, client).search(SearchRequest("q"))
+    error = caught.value
+    assert error.code == WebErrorCode.WEB_PROVIDER_ERROR
+    assert error.provider == "perplexity"
+    assert error.message.startswith(expected)
+    if reply.status >= 400:
+        assert error.status == reply.status
+    if "retry-after" in reply.headers:
+        assert error.retry_after == 2.0
+    assert CANARY not in error.message + repr(error) + str(error)
+
+
+async def test_unreachable_endpoint(client: httpx.AsyncClient) -> None:
+    provider = PerplexitySearchProvider(
+        api_key=CANARY, base_url="http://127.0.0.1:9", client=client
+    )
+    with pytest.raises(WebError) as caught:
+        await provider.search(SearchRequest("q"))
+    assert caught.value.code == WebErrorCode.WEB_PROVIDER_ERROR
+    assert caught.value.message.startswith("perplexity: request failed (ConnectError")
+    assert CANARY not in caught.value.message
+
+
+async def test_timeout_is_a_provider_error(replay: ReplayServer) -> None:
+    gate = threading.Event()
+    replay.route("POST", PATH, Reply(json=completion(), hold=gate))
+    try:
+        async with create_client(timeout=0.2) as short:
+            with pytest.raises(WebError) as caught:
+                await perplexity(replay, short).search(SearchRequest("q"))
+    finally:
+        gate.set()
+    assert caught.value.message == "perplexity: the request timed out"
+
+
+async def test_cancellation_closes_the_connection(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    gate = threading.Event()
+    replay.route("POST", PATH, Reply(json=completion(), hold=gate))
+    task = asyncio.create_task(perplexity(replay, client).search(SearchRequest("q")))
+    while not replay.requests:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(500):
+        if replay.disconnects:
+            break
+        await asyncio.sleep(0.01)
+    gate.set()
+    assert replay.disconnects == 1
+
+
+async def test_the_key_never_reaches_logs_or_repr(
+    replay: ReplayServer, client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    replay.route("POST", PATH, Reply(500, json={"echo": CANARY}))
+    provider = perplexity(replay, client)
+    with pytest.raises(WebError):
+        await provider.search(SearchRequest("q"))
+    assert CANARY not in repr(provider)
+    assert CANARY not in caplog.text
