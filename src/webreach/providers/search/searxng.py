@@ -1,0 +1,79 @@
+"""SearXNG, usually self-hosted: ``GET {base}/search?format=json``, with an optional token
+for instances behind an authenticating proxy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
+from ._http import field, optional_str, request_json
+from ._text import optional_text, url_of
+
+__all__ = ["SearxngSearchProvider"]
+
+
+class SearxngSearchProvider:
+    id = "searxng"
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None,
+        client: httpx.AsyncClient,
+        token: str | None = None,
+    ) -> None:
+        self._base_url = base_url.rstrip("/") if base_url else None
+        self._client = client
+        self._token = token or None
+
+    def __repr__(self) -> str:
+        return f"SearxngSearchProvider(base_url={self._base_url!r})"
+
+    def available(self) -> bool:
+        return self._base_url is not None
+
+    async def search(self, request: SearchRequest) -> SearchResult:
+        if self._base_url is None:
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_UNAVAILABLE,
+                "searxng: no instance configured; set SEARXNG_BASE_URL",
+                provider=self.id,
+            )
+        headers = {"Accept": "application/json"}
+        if self._token is not None:
+            headers["Authorization"] = f"Bearer {self._token}"
+        try:
+            data = await request_json(
+                self._client,
+                self.id,
+                "GET",
+                f"{self._base_url}/search",
+                secrets=[self._token],
+                headers=headers,
+                params={"q": request.query, "format": "json"},
+            )
+        except WebError as error:
+            if error.status != 403:
+                raise
+            # An instance answers 403 to a format its settings.yml does not enable.
+            raise WebError(
+                error.code,
+                f"{error.message}, or enable the json format (search.formats in settings.yml)",
+                provider=self.id,
+                status=error.status,
+            ) from None
+        items = field(self.id, data, "results", list)
+        return SearchResult(
+            sources=tuple(_source(url, item) for item in items if (url := url_of(item)))
+        )
+
+
+def _source(url: str, item: dict[str, Any]) -> SearchSource:
+    return SearchSource(
+        url=url,
+        title=optional_text(item, "title"),
+        snippet=optional_text(item, "content"),
+        published_at=optional_str(item, "publishedDate"),
+    )
