@@ -1,0 +1,229 @@
+"""What every HTTP search provider of brave, tavily, searxng, jina and kagi shares: failures are
+``WEB_PROVIDER_ERROR`` naming the provider, the key never leaks, cancellation closes the
+connection. Each runs against a local replay server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from replay_server import ReplayServer, Reply
+from webreach.net import create_client
+from webreach.providers.search.brave import BraveSearchProvider
+from webreach.providers.search.jina import JinaSearchProvider
+from webreach.providers.search.kagi import KagiSearchProvider
+from webreach.providers.search.searxng import SearxngSearchProvider
+from webreach.providers.search.tavily import TavilySearchProvider
+from webreach.seam import SearchProvider, SearchRequest, WebError, WebErrorCode
+
+Factory = Callable[[str, httpx.AsyncClient, str], SearchProvider]
+"""``(base_url, client, secret) -> provider``."""
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    method: str
+    path: str
+    ok: Any
+    """A minimal valid response with one result."""
+    make: Factory
+    results_key: str
+
+    @property
+    def canary(self) -> str:
+        return f"{self.id}-canary-key-5e0b1f"
+
+
+_ONE = {"url": "https://example.org/", "title": "Example"}
+
+CASES = [
+    Case(
+        "brave",
+        "GET",
+        "/res/v1/web/search",
+        {"type": "search", "web": {"type": "search", "results": [_ONE]}},
+        lambda base, client, key: BraveSearchProvider(api_key=key, base_url=base, client=client),
+        "web",
+    ),
+    Case(
+        "tavily",
+        "POST",
+        "/search",
+        {"query": "q", "answer": None, "results": [_ONE]},
+        lambda base, client, key: TavilySearchProvider(api_key=key, base_url=base, client=client),
+        "results",
+    ),
+    Case(
+        "searxng",
+        "GET",
+        "/search",
+        {"query": "q", "results": [_ONE]},
+        lambda base, client, key: SearxngSearchProvider(base_url=base, token=key, client=client),
+        "results",
+    ),
+    Case(
+        "jina",
+        "GET",
+        "/",
+        {"code": 200, "status": 20000, "data": [_ONE]},
+        lambda base, client, key: JinaSearchProvider(api_key=key, base_url=base, client=client),
+        "data",
+    ),
+    Case(
+        "kagi",
+        "GET",
+        "/api/v0/search",
+        {"meta": {"id": "x"}, "data": [{"t": 0, **_ONE}]},
+        lambda base, client, key: KagiSearchProvider(api_key=key, base_url=base, client=client),
+        "data",
+    ),
+]
+
+
+@pytest.fixture(params=CASES, ids=[case.id for case in CASES])
+def case(request: pytest.FixtureRequest) -> Case:
+    chosen: Case = request.param
+    return chosen
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    async with create_client(timeout=5) as client:
+        yield client
+
+
+def provider(case: Case, replay: ReplayServer, client: httpx.AsyncClient) -> SearchProvider:
+    return case.make(replay.url, client, case.canary)
+
+
+async def test_the_minimal_response_is_one_source(
+    case: Case, replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.route(case.method, case.path, Reply(json=case.ok))
+    result = await provider(case, replay, client).search(SearchRequest("q"))
+    assert [(s.url, s.title) for s in result.sources] == [("https://example.org/", "Example")]
+
+
+async def test_the_key_travels_in_a_header_only(
+    case: Case, replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.route(case.method, case.path, Reply(json=case.ok))
+    await provider(case, replay, client).search(SearchRequest("q"))
+    sent = replay.requests[0]
+    assert any(case.canary in value for value in sent.headers.values())
+    assert case.canary not in repr(sent.query) + sent.path + sent.body.decode()
+
+
+FAILURES = [
+    pytest.param(
+        Reply(401, json={"error": "bad key"}), "authorization failed (HTTP 401)", id="401"
+    ),
+    pytest.param(Reply(403, json={}), "authorization failed (HTTP 403)", id="403"),
+    pytest.param(
+        Reply(429, json={}, headers={"retry-after": "2"}),
+        "rate limited (HTTP 429), retry after 2 s",
+        id="429-retry-after",
+    ),
+    pytest.param(Reply(429, json={}), "rate limited (HTTP 429)", id="429"),
+    pytest.param(Reply(500, json={}), "server error (HTTP 500)", id="500"),
+    pytest.param(Reply(400, json={}), "request rejected (HTTP 400)", id="400"),
+    pytest.param(Reply(body=b"<html>oops</html>"), "the response is not valid JSON", id="bad-json"),
+    pytest.param(Reply(json={"unrelated": []}), "unexpected response shape", id="missing-field"),
+    pytest.param(Reply(json=["not", "an", "object"]), "unexpected response shape", id="not-object"),
+]
+
+
+@pytest.mark.parametrize(("reply", "expected"), FAILURES)
+async def test_failures_are_provider_errors_naming_the_provider(
+    case: Case, replay: ReplayServer, client: httpx.AsyncClient, reply: Reply, expected: str
+) -> None:
+    replay.route(case.method, case.path, reply)
+    with pytest.raises(WebError) as caught:
+        await provider(case, replay, client).search(SearchRequest("q"))
+    error = caught.value
+    assert error.code == WebErrorCode.WEB_PROVIDER_ERROR
+    assert error.provider == case.id
+    assert error.message.startswith(f"{case.id}: {expected}")
+    if reply.status >= 400:
+        assert error.status == reply.status
+    if "retry-after" in reply.headers:
+        assert error.retry_after == 2.0
+
+
+async def test_a_mistyped_results_field_is_a_provider_error(
+    case: Case, replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.route(case.method, case.path, Reply(json={**case.ok, case.results_key: "nope"}))
+    with pytest.raises(WebError) as caught:
+        await provider(case, replay, client).search(SearchRequest("q"))
+    assert caught.value.message == (
+        f"{case.id}: unexpected response shape (no valid {case.results_key!r})"
+    )
+
+
+async def test_an_echoed_key_never_reaches_messages_repr_or_logs(
+    case: Case,
+    replay: ReplayServer,
+    client: httpx.AsyncClient,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    echo = {"error": f"invalid key {case.canary}", "detail": case.canary}
+    for status in (401, 429, 500):
+        replay.route(case.method, case.path, Reply(status, json=echo))
+        with pytest.raises(WebError) as caught:
+            await provider(case, replay, client).search(SearchRequest("q"))
+        error = caught.value
+        assert case.canary not in error.message + repr(error) + str(error)
+    assert case.canary not in repr(provider(case, replay, client))
+    assert case.canary not in caplog.text
+
+
+async def test_unreachable_endpoint(case: Case, client: httpx.AsyncClient) -> None:
+    unreachable = case.make("http://127.0.0.1:9", client, case.canary)
+    with pytest.raises(WebError) as caught:
+        await unreachable.search(SearchRequest("q"))
+    assert caught.value.code == WebErrorCode.WEB_PROVIDER_ERROR
+    assert caught.value.provider == case.id
+    assert caught.value.message.startswith(f"{case.id}: request failed (ConnectError")
+    assert case.canary not in repr(caught.value)
+
+
+async def test_timeout_is_a_provider_error(case: Case, replay: ReplayServer) -> None:
+    gate = threading.Event()
+    replay.route(case.method, case.path, Reply(json=case.ok, hold=gate))
+    try:
+        async with create_client(timeout=0.2) as short:
+            with pytest.raises(WebError) as caught:
+                await case.make(replay.url, short, case.canary).search(SearchRequest("q"))
+    finally:
+        gate.set()
+    assert caught.value.code == WebErrorCode.WEB_PROVIDER_ERROR
+    assert caught.value.message == f"{case.id}: the request timed out"
+
+
+async def test_cancellation_closes_the_connection(
+    case: Case, replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    gate = threading.Event()
+    replay.route(case.method, case.path, Reply(json=case.ok, hold=gate))
+    task = asyncio.create_task(provider(case, replay, client).search(SearchRequest("q")))
+    while not replay.requests:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(500):
+        if replay.disconnects:
+            break
+        await asyncio.sleep(0.01)
+    gate.set()
+    assert replay.disconnects == 1
