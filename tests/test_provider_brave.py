@@ -9,6 +9,7 @@ import pytest
 
 from replay_server import ReplayServer, Reply
 from webreach.net import create_client
+from webreach.providers.search._text import plain_text
 from webreach.providers.search.brave import BraveSearchProvider
 from webreach.seam import SearchRequest, WebError, WebErrorCode
 
@@ -151,3 +152,18 @@ def test_available_only_with_a_key(client: httpx.AsyncClient) -> None:
     assert BraveSearchProvider(api_key=CANARY, client=client).available()
     assert not BraveSearchProvider(api_key=None, client=client).available()
     assert not BraveSearchProvider(api_key="", client=client).available()
+
+
+@pytest.mark.parametrize(
+    ("marked", "plain"),
+    [
+        ("<strong>Python</strong> 3.13", "Python 3.13"),
+        ("<b class='hl'>a</b><br/>b <em>c</em>", "ab c"),
+        ("Tom &amp; Jerry&#x27;s", "Tom & Jerry's"),
+        ("write &lt;b&gt; for bold", "write <b> for bold"),
+        ("a <div>block</div> <script>x</script>", "a <div>block</div> <script>x</script>"),
+        ("  spread\n\tout  ", "spread out"),
+    ],
+)
+def test_plain_text_removes_only_simple_inline_markup(marked: str, plain: str) -> None:
+    assert plain_text(marked) == plain
