@@ -10,11 +10,24 @@ from pathlib import Path
 from typing import Any
 
 FAKE_DDGS = Path(__file__).parent / "fake_ddgs"
-_OWN_PREFIXES = ("WEBREACH_", "EXA_", "DUCKDUCKGO_", "FAKE_DDGS_")
+OWN_PREFIXES = (
+    # every variable webreach reads, cleared so tests never see the machine's real keys
+    "WEBREACH_",
+    "FAKE_DDGS_",
+    "DUCKDUCKGO_",
+    "EXA_",
+    "PERPLEXITY_",
+    "DEEPSEEK_",
+    "BRAVE_",
+    "TAVILY_",
+    "SEARXNG_",
+    "JINA_",
+    "KAGI_",
+)
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_OWN_PREFIXES)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
     env.update(extra)
     return env
 

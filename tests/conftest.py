@@ -5,6 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from cli_helpers import OWN_PREFIXES
 from replay_server import ReplayServer
 
 pytest_plugins = ["server_harness"]
@@ -14,7 +15,6 @@ pytest_plugins = ["server_harness"]
 LIVE_ENVIRONMENT = dict(os.environ)
 
 # Settings come from the environment: tests start from a clean one, whatever the machine has.
-_OWN_PREFIXES = ("WEBREACH_", "EXA_", "DUCKDUCKGO_")
 
 
 @pytest.fixture(autouse=True)
@@ -22,7 +22,7 @@ def clean_environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     for name in list(os.environ):
-        if name.startswith(_OWN_PREFIXES):
+        if name.startswith(OWN_PREFIXES):
             monkeypatch.delenv(name)
     monkeypatch.setenv("WEBREACH_CONFIG", "")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))

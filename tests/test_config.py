@@ -19,7 +19,9 @@ def test_defaults() -> None:
     assert settings.fetch_timeout == 30
     assert settings.fetch_max_bytes == 10 * 1024 * 1024
     assert settings.cache_ttl == 600
-    assert settings.exa_base_url == "https://api.exa.ai"
+    assert settings.exa_base_url is None  # the provider's own default applies
+    assert settings.perplexity_model == "sonar"
+    assert settings.deepseek_search_model == "deepseek-flash"
 
 
 def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -121,3 +123,28 @@ async def test_plugins_register_through_entry_points(
         result = await runtime.search(SearchRequest("q"))
     assert result.provider == "demo"
     assert result.sources[0].url == "https://demo.example/"
+
+
+@pytest.mark.parametrize(
+    ("variable", "provider"),
+    [
+        ("EXA_API_KEY", "exa"),
+        ("PERPLEXITY_API_KEY", "perplexity"),
+        ("DEEPSEEK_API_KEY", "deepseek"),
+        ("BRAVE_API_KEY", "brave"),
+        ("TAVILY_API_KEY", "tavily"),
+        ("SEARXNG_BASE_URL", "searxng"),
+        ("JINA_API_KEY", "jina"),
+        ("KAGI_API_KEY", "kagi"),
+    ],
+)
+async def test_each_built_in_provider_becomes_available_with_its_setting(
+    monkeypatch: pytest.MonkeyPatch, variable: str, provider: str
+) -> None:
+    monkeypatch.setenv(variable, "http://127.0.0.1:9" if variable.endswith("URL") else "key")
+    async with build_runtime() as runtime:
+        with pytest.raises(WebError) as caught:
+            await runtime.search(SearchRequest("q"))
+    assert caught.value.code == WebErrorCode.WEB_PROVIDER_AMBIGUOUS
+    listed = caught.value.message.split("(", 1)[1].split(")", 1)[0]
+    assert sorted(listed.split(", ")) == sorted(["duckduckgo", provider])

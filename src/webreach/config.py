@@ -19,14 +19,18 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from .seam import CacheStore, WebRuntime
+from .seam import CacheStore, SearchProvider, WebRuntime
 
 if TYPE_CHECKING:
+    import httpx
+
     from .tools import ToolOptions
 
 __all__ = ["ConfigError", "Settings", "build_runtime", "load_settings"]
 
 ENV_PREFIX = "WEBREACH_"
+MODEL_SEARCH_TIMEOUT = 120.0
+"""Seconds allowed to the model-backed search providers (perplexity, deepseek)."""
 
 
 def _provider_field(name: str, default: Any = None) -> Any:
@@ -72,9 +76,25 @@ class Settings(BaseSettings):
     server_api_keys: SecretStr | None = None
     signing_key: SecretStr | None = None
 
-    exa_api_key: SecretStr | None = _provider_field("exa_api_key")
-    exa_base_url: str = _provider_field("exa_base_url", "https://api.exa.ai")
     duckduckgo_backend: str = _provider_field("duckduckgo_backend", "auto")
+    exa_api_key: SecretStr | None = _provider_field("exa_api_key")
+    exa_base_url: str | None = _provider_field("exa_base_url")
+    perplexity_api_key: SecretStr | None = _provider_field("perplexity_api_key")
+    perplexity_base_url: str | None = _provider_field("perplexity_base_url")
+    perplexity_model: str = _provider_field("perplexity_model", "sonar")
+    deepseek_api_key: SecretStr | None = _provider_field("deepseek_api_key")
+    deepseek_base_url: str | None = _provider_field("deepseek_base_url")
+    deepseek_search_model: str = _provider_field("deepseek_search_model", "deepseek-flash")
+    brave_api_key: SecretStr | None = _provider_field("brave_api_key")
+    brave_base_url: str | None = _provider_field("brave_base_url")
+    tavily_api_key: SecretStr | None = _provider_field("tavily_api_key")
+    tavily_base_url: str | None = _provider_field("tavily_base_url")
+    searxng_base_url: str | None = _provider_field("searxng_base_url")
+    searxng_api_key: SecretStr | None = _provider_field("searxng_api_key")
+    jina_api_key: SecretStr | None = _provider_field("jina_api_key")
+    jina_base_url: str | None = _provider_field("jina_base_url")
+    kagi_api_key: SecretStr | None = _provider_field("kagi_api_key")
+    kagi_base_url: str | None = _provider_field("kagi_base_url")
 
     @classmethod
     def settings_customise_sources(
@@ -149,8 +169,6 @@ def build_runtime(
     """
     from .net import create_client
     from .providers.fetch.http import HttpFetchProvider
-    from .providers.search.duckduckgo import DuckDuckGoSearchProvider
-    from .providers.search.exa import ExaSearchProvider
 
     settings = settings or load_settings()
     runtime = WebRuntime(
@@ -161,21 +179,14 @@ def build_runtime(
     )
     client = create_client(timeout=settings.search_timeout, proxy=settings.proxy)
     runtime.own(client)
+    # A model writes the answer of these searches, which takes far longer than an index lookup.
+    model_client = create_client(
+        timeout=max(settings.search_timeout, MODEL_SEARCH_TIMEOUT), proxy=settings.proxy
+    )
+    runtime.own(model_client)
+    for provider in _search_providers(settings, client, model_client):
+        runtime.register_search_provider(provider)
 
-    runtime.register_search_provider(
-        DuckDuckGoSearchProvider(
-            backend=settings.duckduckgo_backend,
-            timeout=settings.search_timeout,
-            proxy=settings.proxy,
-        )
-    )
-    runtime.register_search_provider(
-        ExaSearchProvider(
-            api_key=_secret(settings.exa_api_key),
-            base_url=settings.exa_base_url,
-            client=client,
-        )
-    )
     fetcher = HttpFetchProvider(
         timeout=settings.fetch_timeout,
         max_bytes=settings.fetch_max_bytes,
@@ -185,6 +196,60 @@ def build_runtime(
     runtime.register_fetch_provider(fetcher)
     _register_plugins(runtime, settings)
     return runtime
+
+
+def _search_providers(
+    s: Settings, client: httpx.AsyncClient, model_client: httpx.AsyncClient
+) -> list[SearchProvider]:
+    """Every built-in search provider; each is available only when its settings say so."""
+    from .providers.search.brave import BraveSearchProvider
+    from .providers.search.deepseek import DeepSeekSearchProvider
+    from .providers.search.duckduckgo import DuckDuckGoSearchProvider
+    from .providers.search.exa import ExaSearchProvider
+    from .providers.search.jina import JinaSearchProvider
+    from .providers.search.kagi import KagiSearchProvider
+    from .providers.search.perplexity import PerplexitySearchProvider
+    from .providers.search.searxng import SearxngSearchProvider
+    from .providers.search.tavily import TavilySearchProvider
+
+    return [
+        DuckDuckGoSearchProvider(
+            backend=s.duckduckgo_backend, timeout=s.search_timeout, proxy=s.proxy
+        ),
+        ExaSearchProvider(api_key=_secret(s.exa_api_key), client=client, **_base(s.exa_base_url)),
+        PerplexitySearchProvider(
+            api_key=_secret(s.perplexity_api_key),
+            client=model_client,
+            model=s.perplexity_model,
+            **_base(s.perplexity_base_url),
+        ),
+        DeepSeekSearchProvider(
+            api_key=_secret(s.deepseek_api_key),
+            client=model_client,
+            model=s.deepseek_search_model,
+            **_base(s.deepseek_base_url),
+        ),
+        BraveSearchProvider(
+            api_key=_secret(s.brave_api_key), client=client, **_base(s.brave_base_url)
+        ),
+        TavilySearchProvider(
+            api_key=_secret(s.tavily_api_key), client=client, **_base(s.tavily_base_url)
+        ),
+        SearxngSearchProvider(
+            base_url=s.searxng_base_url, token=_secret(s.searxng_api_key), client=client
+        ),
+        JinaSearchProvider(
+            api_key=_secret(s.jina_api_key), client=client, **_base(s.jina_base_url)
+        ),
+        KagiSearchProvider(
+            api_key=_secret(s.kagi_api_key), client=client, **_base(s.kagi_base_url)
+        ),
+    ]
+
+
+def _base(url: str | None) -> dict[str, str]:
+    """``base_url`` only when configured, so each provider's official default applies."""
+    return {"base_url": url} if url else {}
 
 
 def _secret(value: SecretStr | None) -> str | None:
