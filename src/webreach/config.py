@@ -216,40 +216,35 @@ def _search_providers(
         DuckDuckGoSearchProvider(
             backend=s.duckduckgo_backend, timeout=s.search_timeout, proxy=s.proxy
         ),
-        ExaSearchProvider(api_key=_secret(s.exa_api_key), client=client, **_base(s.exa_base_url)),
+        ExaSearchProvider(api_key=_secret(s.exa_api_key), client=client, base_url=s.exa_base_url),
         PerplexitySearchProvider(
             api_key=_secret(s.perplexity_api_key),
             client=model_client,
             model=s.perplexity_model,
-            **_base(s.perplexity_base_url),
+            base_url=s.perplexity_base_url,
         ),
         DeepSeekSearchProvider(
             api_key=_secret(s.deepseek_api_key),
             client=model_client,
             model=s.deepseek_search_model,
-            **_base(s.deepseek_base_url),
+            base_url=s.deepseek_base_url,
         ),
         BraveSearchProvider(
-            api_key=_secret(s.brave_api_key), client=client, **_base(s.brave_base_url)
+            api_key=_secret(s.brave_api_key), client=client, base_url=s.brave_base_url
         ),
         TavilySearchProvider(
-            api_key=_secret(s.tavily_api_key), client=client, **_base(s.tavily_base_url)
+            api_key=_secret(s.tavily_api_key), client=client, base_url=s.tavily_base_url
         ),
         SearxngSearchProvider(
             base_url=s.searxng_base_url, token=_secret(s.searxng_api_key), client=client
         ),
         JinaSearchProvider(
-            api_key=_secret(s.jina_api_key), client=client, **_base(s.jina_base_url)
+            api_key=_secret(s.jina_api_key), client=client, base_url=s.jina_base_url
         ),
         KagiSearchProvider(
-            api_key=_secret(s.kagi_api_key), client=client, **_base(s.kagi_base_url)
+            api_key=_secret(s.kagi_api_key), client=client, base_url=s.kagi_base_url
         ),
     ]
-
-
-def _base(url: str | None) -> dict[str, str]:
-    """``base_url`` only when configured, so each provider's official default applies."""
-    return {"base_url": url} if url else {}
 
 
 def _secret(value: SecretStr | None) -> str | None:

@@ -6,13 +6,13 @@ import email.utils
 import json
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
 from ...seam import WebError, WebErrorCode
 
-__all__ = ["field", "optional_str", "redact", "request_json"]
+__all__ = ["KeyedProvider", "field", "optional_str", "redact", "request_json"]
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
@@ -119,3 +119,50 @@ def field(pid: str, data: Any, key: str, kind: type | tuple[type, ...]) -> Any:
 def optional_str(item: Mapping[str, Any], key: str) -> str | None:
     value = item.get(key)
     return value.strip() or None if isinstance(value, str) else None
+
+
+class KeyedProvider:
+    """What the HTTP search providers share: a key, a client, an endpoint, and one way to call it.
+
+    The key lives only in the instance; ``repr`` shows the endpoint and never the key.
+    """
+
+    id: ClassVar[str]
+    default_base_url: ClassVar[str]
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        client: httpx.AsyncClient,
+        base_url: str | None = None,
+    ) -> None:
+        self._api_key = api_key or None
+        self._client = client
+        self._base_url = (base_url or self.default_base_url).rstrip("/")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self._base_url!r})"
+
+    def available(self) -> bool:
+        return self._api_key is not None
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        headers: Mapping[str, str],
+        params: Mapping[str, str | int] | None = None,
+        json_body: Any = None,
+    ) -> Any:
+        return await request_json(
+            self._client,
+            self.id,
+            method,
+            f"{self._base_url}{path}",
+            secrets=[self._api_key],
+            headers=headers,
+            params=params,
+            json_body=json_body,
+        )

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from ...seam import SearchRequest, SearchResult, SearchSource
-from ._http import field, optional_str, request_json
+from ._http import KeyedProvider, field, optional_str
 from ._text import optional_text, url_of
 
 __all__ = ["BraveSearchProvider"]
@@ -16,36 +14,17 @@ _MAX_COUNT = 20
 """Brave rejects a larger ``count``."""
 
 
-class BraveSearchProvider:
+class BraveSearchProvider(KeyedProvider):
     id = "brave"
-
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str = "https://api.search.brave.com",
-    ) -> None:
-        self._api_key = api_key or None
-        self._client = client
-        self._base_url = base_url.rstrip("/")
-
-    def __repr__(self) -> str:
-        return f"BraveSearchProvider(base_url={self._base_url!r})"
-
-    def available(self) -> bool:
-        return self._api_key is not None
+    default_base_url = "https://api.search.brave.com"
 
     async def search(self, request: SearchRequest) -> SearchResult:
         params: dict[str, str | int] = {"q": request.query}
         if request.max_results is not None:
             params["count"] = min(request.max_results, _MAX_COUNT)
-        data = await request_json(
-            self._client,
-            self.id,
+        data = await self._call(
             "GET",
-            f"{self._base_url}/res/v1/web/search",
-            secrets=[self._api_key],
+            "/res/v1/web/search",
             headers={"X-Subscription-Token": self._api_key or "", "Accept": "application/json"},
             params=params,
         )

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
-from ._http import field, optional_str, redact, request_json
+from ._http import KeyedProvider, field, optional_str, redact
 
 __all__ = ["DeepSeekSearchProvider"]
 
@@ -19,35 +19,28 @@ _INSTRUCTION = "Search the web for the user's query and answer it concisely from
 _TOOL_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result", "web_fetch_tool_result"})
 
 
-class DeepSeekSearchProvider:
+class DeepSeekSearchProvider(KeyedProvider):
     id = "deepseek"
+    default_base_url = "https://api.deepseek.com"
 
     def __init__(
         self,
         *,
         api_key: str | None,
         client: httpx.AsyncClient,
-        base_url: str = "https://api.deepseek.com",
+        base_url: str | None = None,
         model: str = "deepseek-flash",
     ) -> None:
-        self._api_key = api_key or None
-        self._client = client
-        self._base_url = base_url.rstrip("/")
+        super().__init__(api_key=api_key, client=client, base_url=base_url)
         self._model = model
 
     def __repr__(self) -> str:
-        return f"DeepSeekSearchProvider(base_url={self._base_url!r}, model={self._model!r})"
-
-    def available(self) -> bool:
-        return self._api_key is not None
+        return f"{type(self).__name__}(base_url={self._base_url!r}, model={self._model!r})"
 
     async def search(self, request: SearchRequest) -> SearchResult:
-        data = await request_json(
-            self._client,
-            self.id,
+        data = await self._call(
             "POST",
-            f"{self._base_url}/anthropic/v1/messages",
-            secrets=[self._api_key],
+            "/anthropic/v1/messages",
             headers={
                 "x-api-key": self._api_key or "",
                 "anthropic-version": "2023-06-01",

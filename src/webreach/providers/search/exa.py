@@ -4,33 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from ...seam import SearchRequest, SearchResult, SearchSource
-from ._http import field, optional_str, request_json
+from ._http import KeyedProvider, field, optional_str
 
 __all__ = ["ExaSearchProvider"]
 
 
-class ExaSearchProvider:
+class ExaSearchProvider(KeyedProvider):
     id = "exa"
-
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str = "https://api.exa.ai",
-    ) -> None:
-        self._api_key = api_key or None
-        self._client = client
-        self._base_url = base_url.rstrip("/")
-
-    def __repr__(self) -> str:
-        return f"ExaSearchProvider(base_url={self._base_url!r})"
-
-    def available(self) -> bool:
-        return self._api_key is not None
+    default_base_url = "https://api.exa.ai"
 
     async def search(self, request: SearchRequest) -> SearchResult:
         body: dict[str, Any] = {
@@ -40,12 +22,9 @@ class ExaSearchProvider:
         }
         if request.max_results is not None:
             body["numResults"] = request.max_results
-        data = await request_json(
-            self._client,
-            self.id,
+        data = await self._call(
             "POST",
-            f"{self._base_url}/search",
-            secrets=[self._api_key],
+            "/search",
             headers={"x-api-key": self._api_key or ""},
             json_body=body,
         )

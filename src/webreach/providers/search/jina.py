@@ -5,42 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from ...seam import SearchRequest, SearchResult, SearchSource
-from ._http import field, optional_str, request_json
+from ._http import KeyedProvider, field, optional_str
 from ._text import optional_text, url_of
 
 __all__ = ["JinaSearchProvider"]
 
 
-class JinaSearchProvider:
+class JinaSearchProvider(KeyedProvider):
     id = "jina"
-
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str = "https://s.jina.ai",
-    ) -> None:
-        self._api_key = api_key or None
-        self._client = client
-        self._base_url = base_url.rstrip("/")
-
-    def __repr__(self) -> str:
-        return f"JinaSearchProvider(base_url={self._base_url!r})"
-
-    def available(self) -> bool:
-        return self._api_key is not None
+    default_base_url = "https://s.jina.ai"
 
     async def search(self, request: SearchRequest) -> SearchResult:
-        data = await request_json(
-            self._client,
-            self.id,
+        data = await self._call(
             "GET",
-            f"{self._base_url}/",
-            secrets=[self._api_key],
+            "/",
             headers={
                 "Authorization": f"Bearer {self._api_key or ''}",
                 "Accept": "application/json",

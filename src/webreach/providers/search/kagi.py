@@ -5,45 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from ...seam import SearchRequest, SearchResult, SearchSource
-from ._http import field, optional_str, request_json
+from ._http import KeyedProvider, field, optional_str
 from ._text import optional_text, url_of
 
 __all__ = ["KagiSearchProvider"]
 
 
-class KagiSearchProvider:
+class KagiSearchProvider(KeyedProvider):
     id = "kagi"
-
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str = "https://kagi.com",
-    ) -> None:
-        self._api_key = api_key or None
-        self._client = client
-        self._base_url = base_url.rstrip("/")
-
-    def __repr__(self) -> str:
-        return f"KagiSearchProvider(base_url={self._base_url!r})"
-
-    def available(self) -> bool:
-        return self._api_key is not None
+    default_base_url = "https://kagi.com"
 
     async def search(self, request: SearchRequest) -> SearchResult:
         params: dict[str, str | int] = {"q": request.query}
         if request.max_results is not None:
             params["limit"] = request.max_results
-        data = await request_json(
-            self._client,
-            self.id,
+        data = await self._call(
             "GET",
-            f"{self._base_url}/api/v0/search",
-            secrets=[self._api_key],
+            "/api/v0/search",
             headers={"Authorization": f"Bot {self._api_key or ''}"},
             params=params,
         )

@@ -10,40 +10,33 @@ from typing import Any
 import httpx
 
 from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
-from ._http import field, optional_str, request_json
+from ._http import KeyedProvider, field, optional_str
 
 __all__ = ["PerplexitySearchProvider"]
 
 
-class PerplexitySearchProvider:
+class PerplexitySearchProvider(KeyedProvider):
     id = "perplexity"
+    default_base_url = "https://api.perplexity.ai"
 
     def __init__(
         self,
         *,
         api_key: str | None,
         client: httpx.AsyncClient,
-        base_url: str = "https://api.perplexity.ai",
+        base_url: str | None = None,
         model: str = "sonar",
     ) -> None:
-        self._api_key = api_key or None
-        self._client = client
-        self._base_url = base_url.rstrip("/")
+        super().__init__(api_key=api_key, client=client, base_url=base_url)
         self._model = model
 
     def __repr__(self) -> str:
-        return f"PerplexitySearchProvider(base_url={self._base_url!r}, model={self._model!r})"
-
-    def available(self) -> bool:
-        return self._api_key is not None
+        return f"{type(self).__name__}(base_url={self._base_url!r}, model={self._model!r})"
 
     async def search(self, request: SearchRequest) -> SearchResult:
-        data = await request_json(
-            self._client,
-            self.id,
+        data = await self._call(
             "POST",
-            f"{self._base_url}/chat/completions",
-            secrets=[self._api_key],
+            "/chat/completions",
             headers={"Authorization": f"Bearer {self._api_key or ''}"},
             json_body={
                 "model": self._model,

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from ...seam import SearchRequest, SearchResult, SearchSource
-from ._http import field, optional_str, request_json
+from ._http import KeyedProvider, field, optional_str
 from ._text import optional_text, url_of
 
 __all__ = ["TavilySearchProvider"]
@@ -16,36 +14,17 @@ _MAX_RESULTS = 20
 """Tavily rejects a larger ``max_results``."""
 
 
-class TavilySearchProvider:
+class TavilySearchProvider(KeyedProvider):
     id = "tavily"
-
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str = "https://api.tavily.com",
-    ) -> None:
-        self._api_key = api_key or None
-        self._client = client
-        self._base_url = base_url.rstrip("/")
-
-    def __repr__(self) -> str:
-        return f"TavilySearchProvider(base_url={self._base_url!r})"
-
-    def available(self) -> bool:
-        return self._api_key is not None
+    default_base_url = "https://api.tavily.com"
 
     async def search(self, request: SearchRequest) -> SearchResult:
         body: dict[str, Any] = {"query": request.query, "include_answer": True}
         if request.max_results is not None:
             body["max_results"] = min(request.max_results, _MAX_RESULTS)
-        data = await request_json(
-            self._client,
-            self.id,
+        data = await self._call(
             "POST",
-            f"{self._base_url}/search",
-            secrets=[self._api_key],
+            "/search",
             headers={"Authorization": f"Bearer {self._api_key or ''}"},
             json_body=body,
         )
