@@ -12,7 +12,7 @@ import httpx
 
 from ...seam import WebError, WebErrorCode
 
-__all__ = ["KeyedProvider", "field", "optional_str", "redact", "request_json"]
+__all__ = ["KeyedProvider", "ModelProvider", "field", "optional_str", "redact", "request_json"]
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
@@ -166,3 +166,23 @@ class KeyedProvider:
             params=params,
             json_body=json_body,
         )
+
+
+class ModelProvider(KeyedProvider):
+    """A provider whose searches a model runs and answers; ``model`` picks it."""
+
+    default_model: ClassVar[str]
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        client: httpx.AsyncClient,
+        base_url: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        super().__init__(api_key=api_key, client=client, base_url=base_url)
+        self._model = model or self.default_model
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self._base_url!r}, model={self._model!r})"

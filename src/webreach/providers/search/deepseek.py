@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
-from ._http import KeyedProvider, field, optional_str, redact
+from ._http import ModelProvider, field, optional_str, redact
 
 __all__ = ["DeepSeekSearchProvider"]
 
@@ -19,23 +17,10 @@ _INSTRUCTION = "Search the web for the user's query and answer it concisely from
 _TOOL_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result", "web_fetch_tool_result"})
 
 
-class DeepSeekSearchProvider(KeyedProvider):
+class DeepSeekSearchProvider(ModelProvider):
     id = "deepseek"
     default_base_url = "https://api.deepseek.com"
-
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str | None = None,
-        model: str = "deepseek-flash",
-    ) -> None:
-        super().__init__(api_key=api_key, client=client, base_url=base_url)
-        self._model = model
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self._base_url!r}, model={self._model!r})"
+    default_model = "deepseek-flash"
 
     async def search(self, request: SearchRequest) -> SearchResult:
         data = await self._call(

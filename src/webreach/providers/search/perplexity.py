@@ -7,31 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
-from ._http import KeyedProvider, field, optional_str
+from ._http import ModelProvider, field, optional_str
 
 __all__ = ["PerplexitySearchProvider"]
 
 
-class PerplexitySearchProvider(KeyedProvider):
+class PerplexitySearchProvider(ModelProvider):
     id = "perplexity"
     default_base_url = "https://api.perplexity.ai"
-
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str | None = None,
-        model: str = "sonar",
-    ) -> None:
-        super().__init__(api_key=api_key, client=client, base_url=base_url)
-        self._model = model
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self._base_url!r}, model={self._model!r})"
+    default_model = "sonar"
 
     async def search(self, request: SearchRequest) -> SearchResult:
         data = await self._call(
