@@ -361,3 +361,38 @@ def test_main_content_word_f1_on_the_real_page_corpus() -> None:
     ]
 
     assert statistics.fmean(scores) >= 0.94
+
+
+# Fast paths keep the general behaviour --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "href",
+    ["/a/b.html", "/a/./b", "/a/../b", "/a;p?q", "/a?", "/a#", "/a?#f", "//cdn.example/x", "/a\tb"],
+)
+def test_root_relative_links_resolve_exactly_as_urljoin_does(href: str) -> None:
+    from urllib.parse import urljoin
+
+    resolver = UrlResolver("https://Example.com:8080/dir/page.html?q=1")
+
+    expected = urljoin("https://Example.com:8080/dir/page.html?q=1", href.strip())
+    assert resolver.resolve(href) == expected.translate(
+        str.maketrans({" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E"})
+    )
+
+
+def test_a_link_around_block_content_keeps_its_blocks() -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(
+        '<div><a href="/card"><h3>Card title</h3><p>Card text.</p></a>'
+        '<a href="/plain">plain link</a> <em>stressed</em></div>'
+    )
+    root = tree.css_first("div")
+    assert root is not None
+
+    markdown = MarkdownWriter(UrlResolver("https://example.com/"), images=False).convert([root])
+
+    assert "### Card title" in markdown
+    assert "Card text." in markdown
+    assert "[plain link](https://example.com/plain) *stressed*" in markdown

@@ -137,7 +137,7 @@ class MarkdownWriter:
             self._flow(node, blocks, para)
             self._flush(para, blocks)
         elif kind == _FORMATTING:
-            if node.css_first(_BLOCK_INSIDE) is None:
+            if not _has_block_inside(node):
                 para.append(self._inline(node, tag))
             else:
                 self._flow(node, blocks, para)
@@ -279,6 +279,18 @@ class MarkdownWriter:
 
     def _rule(self, node: LexborNode, blocks: list[str]) -> None:
         blocks.append("---")
+
+
+def _has_block_inside(node: LexborNode) -> bool:
+    """Tell whether block content sits inside an inline element, like a link around a card.
+
+    Nearly every such element holds just its text; that case needs no selector (whose parsing
+    alone costs more than the rest of the element's rendering).
+    """
+    child = node.first_child
+    if child is None or (child.next is None and child.is_text_node):
+        return False
+    return node.css_first(_BLOCK_INSIDE) is not None
 
 
 def _wrap(inner: str, marker: str) -> str:
