@@ -396,3 +396,28 @@ def test_a_link_around_block_content_keeps_its_blocks() -> None:
     assert "### Card title" in markdown
     assert "Card text." in markdown
     assert "[plain link](https://example.com/plain) *stressed*" in markdown
+
+
+def test_nested_link_densities_equal_measuring_each_element_whole() -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    from webreach.tools.render.density import NestedDensities, measure
+
+    tree = LexborHTMLParser(
+        """<body><div id="outer"> lead text <a href="/x">out link</a>
+          <div id="middle"><p>Para <a href="#n">anchor</a> more.</p>
+            <div id="inner"><p>Inner <a href="/y">link text</a> and words.</p></div>
+            <!-- comment --> tail <span>span text</span>
+          </div>
+          <a href="/card"><div id="in-link"><p>Card <a href="#z">x</a></p></div></a>
+        </div></body>"""
+    )
+    ids = ["inner", "middle", "outer", "in-link"]
+    nodes = {name: tree.css_first(f"#{name}") for name in ids}
+    densities = NestedDensities()
+
+    for name in ids + list(reversed(ids)):
+        node = nodes[name]
+        assert node is not None
+        assert densities.lengths(node) == measure(node, text_always=True), name
+        assert densities.link_density(node) == measure(node).density

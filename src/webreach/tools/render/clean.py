@@ -8,13 +8,13 @@ from typing import Final
 from selectolax.lexbor import LexborNode
 
 from . import patterns
+from .density import link_density
 from .dom import (
     class_weight,
     descendants,
     element_children,
     has_descendant,
     inner_text,
-    link_density,
     match_string,
 )
 

@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from operator import methodcaller
-from typing import Final
 
 from selectolax.lexbor import LexborNode
 
 from . import patterns
-
-_LINKS_IN_PAGE: Final = 'a[href^="#"]'
-_LINKS_OUT: Final = 'a:not([href^="#"])'
-_stripped_text: Final = methodcaller("text", strip=True)
 
 
 def inner_text(node: LexborNode) -> str:
@@ -38,20 +32,6 @@ def class_weight(node: LexborNode) -> int:
             if patterns.POSITIVE.search(value):
                 weight += 25
     return weight
-
-
-def link_density(node: LexborNode) -> float:
-    """Return the share of the node's text that sits inside links (in-page anchors count 0.3).
-
-    Lengths are of the stripped text fragments: a close, much cheaper stand-in for Readability's
-    whitespace-collapsed lengths, used alike for the node and its links so the ratio holds.
-    """
-    total = len(node.text(strip=True))
-    if total == 0:
-        return 0.0
-    linked = sum(map(len, map(_stripped_text, node.css(_LINKS_OUT))))
-    anchors = sum(map(len, map(_stripped_text, node.css(_LINKS_IN_PAGE))))
-    return (linked + 0.3 * anchors) / total
 
 
 def has_ancestor(node: LexborNode, tags: Collection[str], max_depth: int = 0) -> bool:

@@ -14,7 +14,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from . import patterns
 from .clean import prepare_article
-from .dom import class_weight, element_children, inner_text, link_density
+from .density import NestedDensities, link_density
+from .dom import class_weight, element_children, inner_text
 from .prune import prune
 
 CHAR_THRESHOLD: Final = 500
@@ -64,6 +65,7 @@ class _Scoring:
     flags: Flags
     candidates: dict[int, _Candidate] = field(default_factory=dict)
     paragraph_divs: set[int] = field(default_factory=set)
+    densities: NestedDensities = field(default_factory=NestedDensities)
 
     def candidate(self, node: LexborNode) -> _Candidate:
         key = node.mem_id
@@ -76,9 +78,12 @@ class _Scoring:
         return found
 
     def final_score(self, candidate: _Candidate) -> float:
-        """Scale by (1 - link density) lazily: most candidates never need it."""
+        """Scale by (1 - link density) lazily: most candidates never need it.
+
+        Only called once the tree is final, as the densities are remembered.
+        """
         if not candidate.scaled:
-            candidate.score *= 1.0 - link_density(candidate.node)
+            candidate.score *= 1.0 - self.densities.link_density(candidate.node)
             candidate.scaled = True
         return candidate.score
 

@@ -1,0 +1,148 @@
+"""Link density: the share of an element's text that sits inside links.
+
+Lengths are of the stripped text fragments: a close, much cheaper stand-in for Readability's
+whitespace-collapsed lengths, used alike for an element and its links so the ratio holds. In-page
+anchors (`href="#..."`) count 0.3 of their length.
+
+Every measure walks a subtree, and top candidates nest (the article, its wrapper, the wrapper's
+wrapper), so `NestedDensities` measures an ancestor as its measured descendant plus what lies
+beside it, instead of walking the descendant again.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from selectolax.lexbor import LexborNode
+
+# Beyond this many elements beside the path from a measured descendant, one walk of the whole
+# ancestor is cheaper than a walk per sibling.
+_MAX_SIBLINGS = 64
+# How far above a measured element an ancestor is still looked for.
+_MAX_DEPTH = 12
+
+
+class Lengths(NamedTuple):
+    """Stripped text length of a subtree, and how much of it is in links and in-page anchors."""
+
+    text: int
+    linked: int
+    anchors: int
+
+    @property
+    def density(self) -> float:
+        return (self.linked + 0.3 * self.anchors) / self.text if self.text else 0.0
+
+
+def text_length(node: LexborNode) -> int:
+    """Return the summed length of the node's stripped text fragments.
+
+    Whitespace-only fragments strip to nothing, so lexbor may skip them before they become
+    Python strings.
+    """
+    return len(node.text(strip=True, skip_empty=True))
+
+
+def measure(node: LexborNode, *, text_always: bool = False) -> Lengths:
+    """Measure the node's text and link text: one selector walk, and a text walk if needed.
+
+    Without links the density is 0 whatever the text, so the text is only measured when
+    `text_always` asks for it (as an ancestor's sum does).
+    """
+    if not node.is_element_node:
+        return Lengths(text_length(node), 0, 0)
+    links = node.css("a")
+    if not links:
+        return Lengths(text_length(node) if text_always else 0, 0, 0)
+    linked = anchors = 0
+    for link in links:
+        length = text_length(link)
+        href = link.attributes.get("href")
+        if href is not None and href.startswith("#"):
+            anchors += length
+        else:
+            linked += length
+    return Lengths(text_length(node), linked, anchors)
+
+
+def link_density(node: LexborNode) -> float:
+    """Return the share of the node's text inside links (in-page anchors count 0.3)."""
+    return measure(node).density
+
+
+class NestedDensities:
+    """Link densities of elements that often nest, for as long as the tree is left unchanged."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[LexborNode, Lengths]] = {}
+
+    def link_density(self, node: LexborNode) -> float:
+        return self.lengths(node).density
+
+    def lengths(self, node: LexborNode) -> Lengths:
+        key = node.mem_id
+        known = self._known.get(key)
+        if known is not None:
+            return known[1]
+        found: Lengths | None = None
+        inner = self._measured_descendant(node)
+        if inner is not None:
+            beside = _beside_path(inner[0], node)
+            if beside is not None:
+                found = _add(inner[1], beside)
+        if found is None:
+            found = measure(node, text_always=True)
+        self._known[key] = (node, found)
+        return found
+
+    def _measured_descendant(self, node: LexborNode) -> tuple[LexborNode, Lengths] | None:
+        """Return the largest measured element below `node` with no link on the way up to it."""
+        key = node.mem_id
+        best: tuple[LexborNode, Lengths] | None = None
+        for inner, lengths in self._known.values():
+            if best is not None and lengths.text <= best[1].text:
+                continue
+            parent = inner.parent
+            for _ in range(_MAX_DEPTH):
+                if parent is None or parent.tag == "a":
+                    break
+                if parent.mem_id == key:
+                    best = (inner, lengths)
+                    break
+                parent = parent.parent
+        return best
+
+
+def _add(lengths: Lengths, other: Lengths) -> Lengths:
+    return Lengths(
+        lengths.text + other.text, lengths.linked + other.linked, lengths.anchors + other.anchors
+    )
+
+
+def _beside_path(inner: LexborNode, outer: LexborNode) -> Lengths | None:
+    """Measure what `outer` holds besides `inner`: the siblings along the path between them.
+
+    Returns None when the siblings are so many that measuring `outer` whole is cheaper.
+    """
+    text = linked = anchors = siblings = 0
+    child_key = inner.mem_id
+    outer_key = outer.mem_id
+    parent = inner.parent
+    while parent is not None:
+        for sibling in parent.iter(include_text=True):
+            if sibling.mem_id == child_key:
+                continue
+            siblings += 1
+            if siblings > _MAX_SIBLINGS:
+                return None
+            found = measure(sibling, text_always=True)
+            text += found.text
+            linked += found.linked
+            anchors += found.anchors
+        child_key = parent.mem_id
+        if child_key == outer_key:
+            return Lengths(text, linked, anchors)
+        parent = parent.parent
+    return None
