@@ -19,7 +19,9 @@ from .dom import (
 )
 
 _HEADINGS: Final = "h1,h2,h3,h4,h5,h6"
-_TEXTISH: Final = "span,li,td,blockquote,dl,div,img,ol,p,pre,table,ul"
+# Readability's test for content left in a block: text in any of
+# "span,li,td,blockquote,dl,div,img,ol,p,pre,table,ul", which `_CENSUS` mostly lists already.
+_TEXTISH_REST: Final = "span,td,blockquote,dl,pre"
 _SHARE: Final = '[class*="share"],[id*="share"]'
 _CENSUS: Final = "p,img,li,div,table,ul,ol"
 
@@ -133,7 +135,8 @@ class _ConditionalCleaner:
             parent = parent.parent
         paragraphs = images = items = 0
         lists: list[LexborNode] = []
-        for element in descendants(node, _CENSUS):
+        census = descendants(node, _CENSUS)
+        for element in census:
             found = element.tag
             if found == "p":
                 paragraphs += 1
@@ -175,13 +178,28 @@ class _ConditionalCleaner:
                 )
             )
         if not remove and images == 0:
-            remove = not any(child.text(strip=True) for child in descendants(node, _TEXTISH))
+            remove = not _has_text_in_blocks(node, raw, census)
         if remove and is_list:
             if any(len(element_children(child)) > 1 for child in element_children(node)):
                 return True
             if images == items:
                 return False
         return remove
+
+
+def _has_text_in_blocks(node: LexborNode, raw: str, census: list[LexborNode]) -> bool:
+    """Tell whether any `_TEXTISH` descendant holds text; the cheap answers come first.
+
+    Without text there is none to hold; the census elements are most of `_TEXTISH` and are in
+    hand already; only the rest of the tags need a walk.
+    """
+    if raw.isspace() or not raw:
+        return False
+    if any(element.text(strip=True, skip_empty=True) for element in census):
+        return True
+    return any(
+        child.text(strip=True, skip_empty=True) for child in descendants(node, _TEXTISH_REST)
+    )
 
 
 def _text_density(node: LexborNode, selector: str, length: int) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from functools import lru_cache
 
 from selectolax.lexbor import LexborNode
 
@@ -23,15 +24,16 @@ def match_string(node: LexborNode) -> str:
 def class_weight(node: LexborNode) -> int:
     """Score the class and id for content-ish (+25) or boilerplate-ish (-25) words."""
     attrs = node.attributes
-    weight = 0
-    for value in (attrs.get("class"), attrs.get("id")):
-        if value:
-            value = value.lower()
-            if patterns.NEGATIVE.search(value):
-                weight -= 25
-            if patterns.POSITIVE.search(value):
-                weight += 25
-    return weight
+    class_, id_ = attrs.get("class"), attrs.get("id")
+    return (_value_weight(class_) if class_ else 0) + (_value_weight(id_) if id_ else 0)
+
+
+@lru_cache(maxsize=4096)
+def _value_weight(value: str) -> int:
+    """Weigh one class or id value; cached, as pages repeat a few classes on many elements."""
+    value = value.lower()
+    weight = -25 if patterns.NEGATIVE.search(value) else 0
+    return weight + 25 if patterns.POSITIVE.search(value) else weight
 
 
 def has_ancestor(node: LexborNode, tags: Collection[str], max_depth: int = 0) -> bool:
