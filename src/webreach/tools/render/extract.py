@@ -88,16 +88,16 @@ class _Scoring:
         return candidate.score
 
 
-def extract_article(html: str, tree: LexborHTMLParser, title: str | None) -> Article | None:
+def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) -> Article | None:
     """Find the main content, relaxing heuristics until enough text is found.
 
-    Each retry re-parses `html` because a pass prunes its tree; lexbor parses fast enough that
-    this is cheaper than cloning.
+    Each retry re-parses `source` (the page as UTF-8) because a pass prunes its tree; lexbor
+    parses fast enough that this is cheaper than cloning.
     """
     best: Article | None = None
     for attempt, flags in enumerate(ATTEMPTS):
         if attempt:
-            tree = LexborHTMLParser(html)
+            tree = LexborHTMLParser(source)
         body = tree.body
         if body is None:
             return None

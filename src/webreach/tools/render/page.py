@@ -33,19 +33,21 @@ def render_page(html: str, *, base_url: str | None = None) -> RenderedPage:
 
     Falls back to the whole page when no article-like content is found.
     """
-    if not html or not html.strip():
+    if not html or html.isspace():
         return RenderedPage(title=None, markdown="")
-    tree = LexborHTMLParser(html)
+    # Encoded once (as lexbor itself would): extraction retries and the fallback parse again.
+    source = html.encode("utf-8", errors="ignore")
+    tree = LexborHTMLParser(source)
     title = page_title(tree)
     writer = MarkdownWriter(
         UrlResolver(effective_base(base_url, base_href(tree))), images=KEEP_IMAGES
     )
-    article = extract_article(html, tree, title)
+    article = extract_article(source, tree, title)
     markdown = ""
     if article is not None and article.text_length >= _MIN_ARTICLE_CHARS:
         markdown = writer.convert(article.nodes)
     if not markdown:
-        whole = LexborHTMLParser(html)
+        whole = LexborHTMLParser(source)
         root = whole.body or whole.root
         markdown = writer.convert([root]) if root is not None else ""
     return RenderedPage(title=title, markdown=markdown)

@@ -39,16 +39,17 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
         ):
             node.decompose(recursive=False)
     if strip_unlikely:
+        # Pages repeat a few class names on thousands of elements: match each string once.
+        unlikely: dict[str, bool] = {}
         for node in body.css("[class],[id]"):
             if node.tag in _NOT_DROPPED_FOR_CLASS:
                 continue
             attrs = node.attributes
-            match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}".lower()
-            if (
-                patterns.UNLIKELY_CANDIDATES.search(match)
-                and not patterns.MAYBE_CANDIDATE.search(match)
-                and not has_ancestor(node, ("table", "code"))
-            ):
+            match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+            found = unlikely.get(match)
+            if found is None:
+                found = unlikely[match] = _is_unlikely(match.lower())
+            if found and not has_ancestor(node, ("table", "code")):
                 node.decompose(recursive=False)
     for node in body.css(_BYLINE):
         if _is_attached(node) and 0 < len(node.text(strip=True)) < 100:
@@ -63,6 +64,12 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
             if _similarity(title, inner_text(heading)) > 0.75:
                 heading.decompose(recursive=False)
                 break
+
+
+def _is_unlikely(match: str) -> bool:
+    return bool(
+        patterns.UNLIKELY_CANDIDATES.search(match) and not patterns.MAYBE_CANDIDATE.search(match)
+    )
 
 
 def _is_attached(node: LexborNode) -> bool:
