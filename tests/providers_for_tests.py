@@ -6,7 +6,14 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from webreach.seam import SearchRequest, SearchResult, SearchSource
+from webreach.seam import (
+    FetchRequest,
+    FetchResult,
+    SearchRequest,
+    SearchResult,
+    SearchSource,
+    WebError,
+)
 
 
 def sources(*urls: str) -> tuple[SearchSource, ...]:
@@ -47,3 +54,22 @@ class ScriptedSearch:
             raise
         finally:
             self.in_flight -= 1
+
+
+@dataclass
+class ScriptedFetch:
+    """Serves fixed pages (or raises fixed errors) by URL; records every URL asked for."""
+
+    id: str = "http"
+    pages: dict[str, FetchResult | WebError] = field(default_factory=dict)
+    calls: list[str] = field(default_factory=list)
+
+    def available(self) -> bool:
+        return True
+
+    async def fetch(self, request: FetchRequest) -> FetchResult:
+        self.calls.append(request.url)
+        page = self.pages[request.url]
+        if isinstance(page, WebError):
+            raise page
+        return page

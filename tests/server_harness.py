@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from providers_for_tests import ScriptedSearch, sources
+from providers_for_tests import ScriptedFetch, ScriptedSearch, sources
 from scripted_upstream import ScriptedUpstream
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
 from webreach.server.app import ServerConfig, create_app
@@ -100,6 +100,12 @@ def search() -> ScriptedSearch:
 
 
 @pytest.fixture
+def fetcher() -> ScriptedFetch:
+    """The fetch provider the server reads links with; tests add pages to it."""
+    return ScriptedFetch()
+
+
+@pytest.fixture
 def server_options() -> ToolOptions:
     return ToolOptions()
 
@@ -107,7 +113,10 @@ def server_options() -> ToolOptions:
 @pytest.fixture
 def server_config(upstream: ScriptedUpstream) -> ServerConfig:
     return ServerConfig(
-        upstream_base_url=upstream.url, upstream_api_key="upstream-key", keepalive_seconds=0.2
+        upstream_base_url=upstream.url,
+        upstream_api_key="upstream-key",
+        signing_key="test-signing-key",
+        keepalive_seconds=0.2,
     )
 
 
@@ -121,11 +130,13 @@ def server_codecs() -> dict[str, Any] | None:
 def webreach_url(
     server_config: ServerConfig,
     search: ScriptedSearch,
+    fetcher: ScriptedFetch,
     server_options: ToolOptions,
     server_codecs: dict[str, Any] | None,
 ) -> Iterator[str]:
     runtime = WebRuntime()
     runtime.register_search_provider(search)
+    runtime.register_fetch_provider(fetcher)
     app = create_app(server_config, runtime, server_options, codecs=server_codecs)
     with LiveServer(app) as server:
         yield server.url + "/v1"

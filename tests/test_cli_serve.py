@@ -50,6 +50,7 @@ def served(upstream: ScriptedUpstream) -> Iterator[str]:
         _, err = process.communicate(timeout=20)
         assert "upstream-secret" not in err
         assert "inbound-one" not in err
+        assert "WEBREACH_SIGNING_KEY is not set" in err
 
 
 def test_serves_the_upstream_with_inbound_keys(upstream: ScriptedUpstream, served: str) -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from providers_for_tests import ScriptedFetch
 from webreach.cache import MemoryStore
 from webreach.seam import (
-    FetchRequest,
     FetchResult,
     HtmlBody,
     PdfBody,
@@ -28,23 +27,6 @@ multi-line editing, and history browsing. Many small things improved as well.</p
 <ul><li>one</li><li>two</li></ul>
 <p>Typing gained defaults for type parameters, and the docs explain it all in detail.</p>
 </article><footer>© 2024 Example</footer></body></html>"""
-
-
-@dataclass
-class ScriptedFetch:
-    id: str = "http"
-    pages: dict[str, FetchResult | WebError] = field(default_factory=dict)
-    calls: list[str] = field(default_factory=list)
-
-    def available(self) -> bool:
-        return True
-
-    async def fetch(self, request: FetchRequest) -> FetchResult:
-        self.calls.append(request.url)
-        page = self.pages[request.url]
-        if isinstance(page, WebError):
-            raise page
-        return page
 
 
 def tool_over(fetcher: ScriptedFetch, max_chars: int = 40_000, cache: bool = True) -> Any:

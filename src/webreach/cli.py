@@ -312,11 +312,19 @@ def serve(
     from .server.app import ServerConfig, create_app
 
     upstream_key = settings.upstream_api_key
+    signing_key = settings.signing_key.get_secret_value() if settings.signing_key else None
+    if not signing_key:
+        print(
+            "webreach: warning: WEBREACH_SIGNING_KEY is not set; a random key seals read pages, "
+            "so restoring them in later rounds works only within this process",
+            file=sys.stderr,
+        )
     config = ServerConfig(
         upstream_base_url=settings.upstream_base_url,
         upstream_api_key=upstream_key.get_secret_value() if upstream_key else None,
         upstream_model=settings.upstream_model,
         api_keys=keys,
+        signing_key=signing_key,
     )
     runtime = build_runtime(settings, default_cache="memory")
     server = create_app(config, runtime, settings.tool_options())

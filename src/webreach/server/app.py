@@ -21,6 +21,7 @@ from .chat_request import declares_web_tools
 from .codec import Codec
 from .loop import ServerContext, TurnRunner
 from .model import RequestError
+from .sealing import PageSealer
 from .transport import server_timing, with_keepalive
 from .upstream import Upstream, UpstreamError
 
@@ -33,6 +34,7 @@ class ServerConfig:
     upstream_api_key: str | None = None
     upstream_model: str | None = None
     api_keys: Sequence[str] = ()
+    signing_key: str | None = None
     keepalive_seconds: float = 10.0
     upstream_timeout: float = 600.0
 
@@ -102,6 +104,7 @@ def create_app(
 ) -> FastAPI:
     """The server; it owns ``runtime`` and closes it on shutdown."""
     keys = [key.encode() for key in config.api_keys if key]
+    sealer = PageSealer(config.signing_key)
     state: dict[str, Upstream] = {}
 
     @asynccontextmanager
@@ -123,7 +126,7 @@ def create_app(
     codecs = codecs if codecs is not None else default_codecs()
 
     def context() -> ServerContext:
-        return ServerContext(state["upstream"], runtime, options)
+        return ServerContext(state["upstream"], runtime, options, sealer)
 
     def endpoint(protocol: str) -> Callable[[Request], Any]:
         codec = codecs[protocol]

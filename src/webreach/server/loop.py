@@ -7,6 +7,8 @@ so its failure is still an HTTP error. Everything after that is reported as even
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable
@@ -25,6 +27,7 @@ from .events import (
     Failed,
     Finished,
     Outcome,
+    ReadLinkAction,
     ReasoningDelta,
     SearchAction,
     SearchOutcome,
@@ -36,17 +39,26 @@ from .events import (
     WebCallStarted,
 )
 from .model import Turn
+from .sealing import PageSealer
 from .upstream import Upstream, UpstreamError
 from .webcalls import (
+    READ_LINKS_LIMIT,
     ModelTool,
     SourceRegistry,
     call_id,
+    links_in,
+    page_text,
+    parse_read_arguments,
     parse_search_arguments,
+    read_tool,
+    run_read_call,
     run_search_call,
     search_tool,
 )
 
 __all__ = ["FORCED_ANSWER", "RETRY_ANSWER", "ServerContext", "TurnRunner"]
+
+logger = logging.getLogger("webreach.server")
 
 T = TypeVar("T")
 
@@ -74,6 +86,7 @@ class ServerContext:
     upstream: Upstream
     runtime: WebRuntime
     options: ToolOptions
+    sealer: PageSealer
 
 
 @dataclass
@@ -81,6 +94,17 @@ class _PendingCall:
     id: str = ""
     name: str = ""
     arguments: str = ""
+
+
+_Done = tuple[Outcome, str, int]
+"""A finished call: the client-facing outcome, the text for the model, billed units."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    call: WebCall
+    model_id: str
+    work: Awaitable[_Done]
 
 
 @dataclass
@@ -120,8 +144,33 @@ class TurnRunner:
         if turn.web.search is not None and not turn.tools_off:
             name = "web_search" if "web_search" not in self._client_names else "webreach_search"
             self._search = search_tool(context.options, name)
+        self._restore_pages()
+        self._links: list[str] = []
+        self._read: ModelTool | None = None
+        deep = turn.thinking and turn.web.search is not None
+        if turn.web.read_url is not None and not turn.tools_off and not deep:
+            last_user = next((m for m in reversed(turn.messages) if m.get("role") == "user"), None)
+            self._links = links_in(last_user)
+            if self._links:
+                name = "read_link" if "read_link" not in self._client_names else "webreach_read"
+                self._read = read_tool(READ_LINKS_LIMIT, name)
         self._first: AsyncStream[Any] | None = None
         self._real_searches = 0
+
+    def _restore_pages(self) -> None:
+        """Put pages read in earlier rounds back at the end of the user message of their round."""
+        for index, signature in self.turn.page_signatures:
+            page = self.context.sealer.open(signature)
+            if page is None or not 0 <= index < len(self._messages):
+                continue
+            message = dict(self._messages[index])
+            restored = page_text(page)
+            content = message.get("content")
+            if isinstance(content, list):
+                message["content"] = [*content, {"type": "text", "text": restored}]
+            else:
+                message["content"] = f"{content or ''}\n\n{restored}".lstrip()
+            self._messages[index] = message
 
     def _body(self, *, tools: bool, nudge: str | None = None) -> dict[str, Any]:
         turn = self.turn
@@ -137,12 +186,12 @@ class TurnRunner:
         if not tools:
             return body
         offered = list(turn.client_tools)
-        if self._search is not None:
-            offered.append(self._search.definition)
+        own = [tool for tool in (self._search, self._read) if tool is not None]
+        offered.extend(tool.definition for tool in own)
         if offered:
             body["tools"] = offered
             choice = turn.tool_choice
-            if choice == "required" and self._search is not None:
+            if choice == "required" and own:
                 choice = "auto"
             if choice is not None:
                 body["tool_choice"] = choice
@@ -160,16 +209,21 @@ class TurnRunner:
         self._first = await self._timed(self.context.upstream.stream_chat(self._body(tools=True)))
 
     async def events(self) -> AsyncIterator[Event]:
+        """The turn's events; a failure after the response started becomes a ``Failed`` event."""
         try:
             async for event in self._rounds():
                 yield event
         except UpstreamError as error:
             yield Failed(error.message, self.usage)
+        except Exception:
+            logger.exception("the request failed inside the loop")
+            yield Failed("webreach failed while answering; please retry", self.usage)
 
     async def _rounds(self) -> AsyncIterator[Event]:
-        search = self.turn.web.search
+        search, read = self.turn.web.search, self.turn.web.read_url
         budget = search.budget if search is not None else 0
-        searches = 0
+        read_budget = read.max_uses if read and read.max_uses is not None else READ_LINKS_LIMIT
+        searches = reads = 0
         forced = retried = False
         step = 0
         stream = self._first
@@ -196,15 +250,21 @@ class TurnRunner:
                 yield Finished(_STOP_REASONS.get(state.finish_reason, "end_turn"), self.usage)
                 return
             web = [c for c in calls if self._search is not None and c.name == self._search.name]
+            links = [c for c in calls if self._read is not None and c.name == self._read.name]
             client = [c for c in calls if c.name in self._client_names]
-            known = {id(c) for c in (*web, *client)}
+            known = {id(c) for c in (*web, *links, *client)}
             unknown = [c for c in calls if id(c) not in known]
             results: dict[str, str] = {}
-            if web:
+            if web or links:
                 yield StepReasoningDone(step)
-                async for event in self._run_web(web, step, budget - searches, results):
+                planned = [
+                    *self._plan_searches(web, step, budget - searches),
+                    *self._plan_reads(links, step, read_budget - reads),
+                ]
+                async for event in self._run_web(planned, results):
                     yield event
                 searches += len(web)
+                reads += len(links)
             for call in unknown:
                 results[call.id] = f"ERROR: there is no tool named {call.name!r}."
             if client:
@@ -214,7 +274,8 @@ class TurnRunner:
                 return
             self._remember(state, calls, results)
             step += 1
-            if searches >= budget or step > budget + _EXTRA_STEPS:
+            spent = searches >= budget if search is not None else reads >= read_budget
+            if spent or step > max(budget, 1) + _EXTRA_STEPS:
                 forced = True
 
     async def _consume(self, stream: AsyncStream[Any], state: _Step) -> AsyncIterator[Event]:
@@ -261,27 +322,26 @@ class TurnRunner:
         finally:
             await stream.close()
 
-    async def _run_web(
-        self, calls: list[_PendingCall], step: int, allowed: int, results: dict[str, str]
-    ) -> AsyncIterator[Event]:
-        """Announce every call, then run them concurrently and report each as it ends."""
+    def _plan_searches(self, calls: list[_PendingCall], step: int, allowed: int) -> list[_Planned]:
         spec = self.turn.web.search
-        assert spec is not None
-        context = self.context
-        planned: list[tuple[WebCall, Awaitable[tuple[Outcome, str, int]] | None]] = []
+        if not calls or spec is None:
+            return []
+        options = self.context.options
+        planned = []
         for index, pending in enumerate(calls):
             queries: tuple[str, ...] = ()
-            failure: tuple[Outcome, str, int] | None = None
+            work: Awaitable[_Done]
             try:
-                queries = parse_search_arguments(pending.arguments, context.options)
+                queries = parse_search_arguments(pending.arguments, options)
             except ToolError as error:
-                failure = (CallFailed("invalid_tool_input"), f"ERROR: {error}", 0)
-            if failure is None and index >= allowed:
-                failure = (
-                    CallFailed("max_uses_exceeded"),
-                    "ERROR: the search budget of this answer is spent; answer now.",
-                    0,
-                )
+                work = _ready((CallFailed("invalid_tool_input"), f"ERROR: {error}", 0))
+            else:
+                if index >= allowed:
+                    work = _ready(_over_budget("search"))
+                else:
+                    work = run_search_call(
+                        queries, spec, self.context.runtime, options, self._registry
+                    )
             call = WebCall(
                 id=call_id("s", step),
                 step=step,
@@ -291,29 +351,64 @@ class TurnRunner:
                 tool_type=spec.declared_type,
                 action=SearchAction(queries),
             )
-            work = (
-                run_search_call(queries, spec, context.runtime, context.options, self._registry)
-                if failure is None
-                else _ready(failure)
+            planned.append(_Planned(call, pending.id, work))
+        return planned
+
+    def _plan_reads(self, calls: list[_PendingCall], step: int, allowed: int) -> list[_Planned]:
+        spec = self.turn.web.read_url
+        if not calls or spec is None:
+            return []
+        room = self.context.options.fetch_max_chars // len(calls)
+        planned = []
+        for index, pending in enumerate(calls):
+            url = ""
+            work: Awaitable[_Done]
+            try:
+                url = parse_read_arguments(pending.arguments, self._links)
+            except ToolError as error:
+                failed = CallFailed("invalid_tool_input")
+                if error.code == "WEB_BLOCKED_URL":
+                    failed = CallFailed("url_not_allowed")
+                work = _ready((failed, f"ERROR: {error}", 0))
+                url = _argument_url(pending.arguments)
+            else:
+                if index >= allowed:
+                    work = _ready(_over_budget("link"))
+                else:
+                    work = run_read_call(url, spec, self.context.runtime, room, self.context.sealer)
+            call = WebCall(
+                id=call_id("rl", step),
+                step=step,
+                index=index,
+                kind="read_link",
+                tool_name=spec.name,
+                tool_type=spec.declared_type,
+                action=ReadLinkAction(url),
             )
-            planned.append((call, work))
-        for call, _ in planned:
-            yield WebCallStarted(call)
+            planned.append(_Planned(call, pending.id, work))
+        return planned
+
+    async def _run_web(
+        self, planned: list[_Planned], results: dict[str, str]
+    ) -> AsyncIterator[Event]:
+        """Announce every call, then run them concurrently and report each as it ends."""
+        for item in planned:
+            yield WebCallStarted(item.call)
         started = time.perf_counter()
-        tasks = {
-            asyncio.ensure_future(_labelled(call, pending.id, work)): call
-            for (call, work), pending in zip(planned, calls, strict=True)
-            if work is not None
-        }
+        tasks = [asyncio.ensure_future(_labelled(item)) for item in planned]
         try:
             for next_done in asyncio.as_completed(tasks):
-                call, model_id, (outcome, text, billed) = await next_done
-                results[model_id] = text
-                self.usage.web_search_requests += 1
-                self.usage.tool_search += billed
-                if isinstance(outcome, SearchOutcome):
-                    self._real_searches += 1
-                yield WebCallCompleted(call, outcome)
+                item, (outcome, text, billed) = await next_done
+                results[item.model_id] = text
+                if item.call.kind == "read_link":
+                    self.usage.web_fetch_requests += 1
+                    self.usage.tool_fetch += billed
+                else:
+                    self.usage.web_search_requests += 1
+                    self.usage.tool_search += billed
+                    if isinstance(outcome, SearchOutcome):
+                        self._real_searches += 1
+                yield WebCallCompleted(item.call, outcome)
         finally:
             for task in tasks:
                 task.cancel()
@@ -347,7 +442,22 @@ async def _ready(value: T) -> T:
     return value
 
 
-async def _labelled(
-    call: WebCall, model_id: str, work: Awaitable[tuple[Outcome, str, int]]
-) -> tuple[WebCall, str, tuple[Outcome, str, int]]:
-    return call, model_id, await work
+async def _labelled(item: _Planned) -> tuple[_Planned, _Done]:
+    return item, await item.work
+
+
+def _over_budget(what: str) -> _Done:
+    return (
+        CallFailed("max_uses_exceeded"),
+        f"ERROR: the {what} budget of this answer is spent; answer now.",
+        0,
+    )
+
+
+def _argument_url(raw: str) -> str:
+    """The ``url`` a malformed call named, if any, for display."""
+    try:
+        value = json.loads(raw or "{}").get("url")
+    except (ValueError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""
