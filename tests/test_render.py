@@ -421,3 +421,36 @@ def test_nested_link_densities_equal_measuring_each_element_whole() -> None:
         assert node is not None
         assert densities.lengths(node) == measure(node, text_always=True), name
         assert densities.link_density(node) == measure(node).density
+
+
+def test_column_spans_widen_rows_and_odd_values_count_as_one_column() -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(
+        "<table><tr><th colspan=2>Wide</th><th>C</th></tr>"
+        '<tr><td colspan="0">a</td><td colspan="²">b</td><td>c</td></tr>'
+        "<tr><td>1</td></tr></table>"
+    )
+    table = tree.css_first("table")
+    assert table is not None
+
+    markdown = MarkdownWriter(UrlResolver(None), images=False).convert([table])
+
+    assert markdown.splitlines() == [
+        "| Wide |  | C |",
+        "| --- | --- | --- |",
+        "| a | b | c |",
+        "| 1 |  |  |",
+    ]
+
+
+def test_a_one_column_table_is_rendered_as_blocks() -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser("<table><tr><td><p>First</p></td></tr><tr><td>Second</td></tr></table>")
+    table = tree.css_first("table")
+    assert table is not None
+
+    markdown = MarkdownWriter(UrlResolver(None), images=False).convert([table])
+
+    assert markdown == "First\n\nSecond"

@@ -51,9 +51,14 @@ def measure(node: LexborNode, *, text_always: bool = False) -> Lengths:
     """
     if not node.is_element_node:
         return Lengths(text_length(node), 0, 0)
+    text: int | None = None
+    if text_always:
+        text = text_length(node)
+        if text == 0:  # nor any link text then
+            return _EMPTY
     links = node.css("a")
     if not links:
-        return Lengths(text_length(node) if text_always else 0, 0, 0)
+        return Lengths(text or 0, 0, 0)
     linked = anchors = 0
     for link in links:
         length = text_length(link)
@@ -62,7 +67,10 @@ def measure(node: LexborNode, *, text_always: bool = False) -> Lengths:
             anchors += length
         else:
             linked += length
-    return Lengths(text_length(node), linked, anchors)
+    return Lengths(text_length(node) if text is None else text, linked, anchors)
+
+
+_EMPTY = Lengths(0, 0, 0)
 
 
 def link_density(node: LexborNode) -> float:

@@ -23,23 +23,23 @@ def render_table(
     """
     if table.attrs.sget("role") == "presentation" or has_descendant(table, "table"):
         return None
-    rows = _rows(table)
-    grid: list[list[str]] = []
-    for row in rows:
-        cells: list[str] = []
-        for cell in row.iter():
-            if cell.tag not in ("td", "th"):
-                continue
-            text = " ".join(blocks_of(cell)).replace("\n", " ").replace("|", "\\|").strip()
-            span = cell.attrs.sget("colspan")
-            cells.append(text)
-            if span.isdigit():
-                cells.extend("" for _ in range(min(int(span), _MAX_SPAN) - 1))
+    # The shape decides first, so that a layout table's cells are not rendered for nothing.
+    shape: list[list[tuple[LexborNode, int]]] = []
+    for row in _rows(table):
+        cells = [(cell, _span(cell)) for cell in row.iter() if cell.tag in ("td", "th")]
         if cells:
-            grid.append(cells)
-    width = max((len(cells) for cells in grid), default=0)
-    if width < 2 or len(grid) < 2:
+            shape.append(cells)
+    width = max((sum(span for _, span in cells) for cells in shape), default=0)
+    if width < 2 or len(shape) < 2:
         return None
+    grid: list[list[str]] = []
+    for cells in shape:
+        texts: list[str] = []
+        for cell, span in cells:
+            text = " ".join(blocks_of(cell)).replace("\n", " ").replace("|", "\\|").strip()
+            texts.append(text)
+            texts.extend("" for _ in range(span - 1))
+        grid.append(texts)
     if not any(any(cell for cell in cells) for cells in grid):
         return []
     lines = []
@@ -52,6 +52,12 @@ def render_table(
     if caption is not None:
         blocks[:0] = blocks_of(caption)
     return blocks
+
+
+def _span(cell: LexborNode) -> int:
+    """Return how many columns the cell covers: at least one, at most `_MAX_SPAN`."""
+    span = cell.attrs.sget("colspan")
+    return max(1, min(int(span), _MAX_SPAN)) if span.isdecimal() else 1
 
 
 def _rows(table: LexborNode) -> list[LexborNode]:

@@ -11,6 +11,7 @@ _UNSAFE_SCHEMES: Final = frozenset({"javascript", "vbscript", "data", "file", "a
 # A root-relative URL without any of these joins onto the base's origin unchanged: no dot
 # segments, no `;params`, no tab or newline for urljoin to drop, no empty query or fragment.
 _NOT_PLAIN: Final = re.compile(r"^//|/\.|[\t\n\r;]|\?#|[?#]$")
+_BREAKS_MARKDOWN: Final = re.compile(r"[ ()<>]")
 _MARKDOWN_BREAKERS: Final = str.maketrans(
     {" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E"}
 )
@@ -71,4 +72,5 @@ class UrlResolver:
                 url = urljoin(self._base, url)
             except ValueError:
                 return None
-        return url.translate(_MARKDOWN_BREAKERS)
+        # translate() looks every character up in a dict: only pay for it when there is a need.
+        return url.translate(_MARKDOWN_BREAKERS) if _BREAKS_MARKDOWN.search(url) else url
