@@ -40,12 +40,12 @@ def render_table(
             texts.append(text)
             texts.extend("" for _ in range(span - 1))
         grid.append(texts)
-    if not any(any(cell for cell in cells) for cells in grid):
+    if not any(any(texts) for texts in grid):
         return []
     lines = []
-    for cells in grid:
-        cells.extend("" for _ in range(width - len(cells)))
-        lines.append("| " + " | ".join(cells) + " |")
+    for texts in grid:
+        texts.extend("" for _ in range(width - len(texts)))
+        lines.append("| " + " | ".join(texts) + " |")
     lines.insert(1, "|" + " --- |" * width)
     blocks = ["\n".join(lines)]
     caption = table.css_first("caption")
