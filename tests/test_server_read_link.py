@@ -194,7 +194,7 @@ def test_deep_search_does_not_read_links_separately(
         extra_body={"thinking": {"type": "enabled"}},
     )
     names = [t["function"]["name"] for t in upstream.requests[0]["tools"]]
-    assert names == ["web_search"]
+    assert names == ["web_search", "open_page", "find_in_page"]
 
 
 def test_tool_choice_none_turns_reading_off(upstream: ScriptedUpstream, webreach_url: str) -> None:

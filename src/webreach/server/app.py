@@ -19,7 +19,8 @@ from ..tools import ToolOptions
 from .chat import ChatCodec
 from .chat_request import declares_web_tools
 from .codec import Codec
-from .loop import ServerContext, TurnRunner
+from .loop import TurnRunner
+from .loop_context import ServerContext
 from .model import RequestError
 from .sealing import PageSealer
 from .transport import server_timing, with_keepalive

@@ -7,52 +7,42 @@ so its failure is still an HTTP error. Everything after that is reported as even
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 from openai import AsyncStream
 
-from ..seam import WebRuntime
-from ..tools import ToolError, ToolOptions
 from .citations import CitationStream
 from .events import (
-    CallFailed,
     ClientToolCall,
     Event,
     Failed,
     Finished,
-    Outcome,
-    ReadLinkAction,
-    ReasoningDelta,
     SearchAction,
     SearchOutcome,
     StepReasoningDone,
     StopReason,
     Usage,
-    WebCall,
     WebCallCompleted,
     WebCallStarted,
 )
+from .loop_context import ServerContext
 from .model import Turn
-from .sealing import PageSealer
-from .upstream import Upstream, UpstreamError
+from .plans import Done, Planned, Planner
+from .steps import PendingCall, StepState, UpstreamClock, read_step
+from .upstream import UpstreamError
 from .webcalls import (
+    DEEP_SEARCH_BUDGET,
     READ_LINKS_LIMIT,
     ModelTool,
     SourceRegistry,
-    call_id,
     links_in,
     page_text,
-    parse_read_arguments,
-    parse_search_arguments,
+    page_tools,
     read_tool,
-    run_read_call,
-    run_search_call,
     search_tool,
 )
 
@@ -81,50 +71,6 @@ _STOP_REASONS: dict[str | None, StopReason] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ServerContext:
-    upstream: Upstream
-    runtime: WebRuntime
-    options: ToolOptions
-    sealer: PageSealer
-
-
-@dataclass
-class _PendingCall:
-    id: str = ""
-    name: str = ""
-    arguments: str = ""
-
-
-_Done = tuple[Outcome, str, int]
-"""A finished call: the client-facing outcome, the text for the model, billed units."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Planned:
-    call: WebCall
-    model_id: str
-    work: Awaitable[_Done]
-
-
-@dataclass
-class _Step:
-    text: str = ""
-    reasoning: str = ""
-    calls: dict[int, _PendingCall] = field(default_factory=dict)
-    finish_reason: str | None = None
-
-
-def _reasoning_of(delta: dict[str, Any]) -> str | None:
-    value = delta.get("reasoning_content") or delta.get("reasoning")
-    return value if isinstance(value, str) and value else None
-
-
-def _count(data: Any, key: str) -> int:
-    value = data.get(key) if isinstance(data, dict) else None
-    return value if isinstance(value, int) else 0
-
-
 class TurnRunner:
     """Runs one request's rounds of model steps and web calls."""
 
@@ -132,7 +78,7 @@ class TurnRunner:
         self.turn = turn
         self.context = context
         self.usage = Usage()
-        self.upstream_seconds = 0.0
+        self._clock = UpstreamClock()
         self.web_seconds = 0.0
         self._registry = SourceRegistry()
         self._citations = CitationStream(self._registry.lookup)
@@ -147,13 +93,15 @@ class TurnRunner:
         self._restore_pages()
         self._links: list[str] = []
         self._read: ModelTool | None = None
-        deep = turn.thinking and turn.web.search is not None
-        if turn.web.read_url is not None and not turn.tools_off and not deep:
+        self._deep = self._search is not None and turn.thinking
+        self._page_tools = page_tools(context.options.fetch_max_chars) if self._deep else []
+        if turn.web.read_url is not None and not turn.tools_off and not self._deep:
             last_user = next((m for m in reversed(turn.messages) if m.get("role") == "user"), None)
             self._links = links_in(last_user)
             if self._links:
                 name = "read_link" if "read_link" not in self._client_names else "webreach_read"
                 self._read = read_tool(READ_LINKS_LIMIT, name)
+        self._planner = Planner(turn, context, self._registry, self._links, self._deep)
         self._first: AsyncStream[Any] | None = None
         self._real_searches = 0
 
@@ -187,6 +135,7 @@ class TurnRunner:
             return body
         offered = list(turn.client_tools)
         own = [tool for tool in (self._search, self._read) if tool is not None]
+        own.extend(self._page_tools)
         offered.extend(tool.definition for tool in own)
         if offered:
             body["tools"] = offered
@@ -197,16 +146,15 @@ class TurnRunner:
                 body["tool_choice"] = choice
         return body
 
-    async def _timed(self, awaitable: Awaitable[T]) -> T:
-        started = time.perf_counter()
-        try:
-            return await awaitable
-        finally:
-            self.upstream_seconds += time.perf_counter() - started
+    @property
+    def upstream_seconds(self) -> float:
+        return self._clock.seconds
 
     async def start(self) -> None:
         """Make the first upstream call; an ``UpstreamError`` here becomes an HTTP error."""
-        self._first = await self._timed(self.context.upstream.stream_chat(self._body(tools=True)))
+        self._first = await self._clock.timed(
+            self.context.upstream.stream_chat(self._body(tools=True))
+        )
 
     async def events(self) -> AsyncIterator[Event]:
         """The turn's events; a failure after the response started becomes a ``Failed`` event."""
@@ -222,8 +170,11 @@ class TurnRunner:
     async def _rounds(self) -> AsyncIterator[Event]:
         search, read = self.turn.web.search, self.turn.web.read_url
         budget = search.budget if search is not None else 0
+        if self._deep:
+            budget = search.max_uses if search and search.max_uses else DEEP_SEARCH_BUDGET
+        page_names = {tool.name for tool in self._page_tools}
         read_budget = read.max_uses if read and read.max_uses is not None else READ_LINKS_LIMIT
-        searches = reads = 0
+        searches = reads = pages = 0
         forced = retried = False
         step = 0
         stream = self._first
@@ -235,9 +186,9 @@ class TurnRunner:
                 elif forced and self._real_searches:
                     nudge = FORCED_ANSWER
                 body = self._body(tools=not forced, nudge=nudge)
-                stream = await self._timed(self.context.upstream.stream_chat(body))
-            state = _Step()
-            async for event in self._consume(stream, state):
+                stream = await self._clock.timed(self.context.upstream.stream_chat(body))
+            state = StepState()
+            async for event in read_step(stream, state, self._citations, self.usage, self._clock):
                 yield event
             stream = None
             calls = [state.calls[i] for i in sorted(state.calls)]
@@ -251,20 +202,24 @@ class TurnRunner:
                 return
             web = [c for c in calls if self._search is not None and c.name == self._search.name]
             links = [c for c in calls if self._read is not None and c.name == self._read.name]
+            opened = [c for c in calls if c.name in page_names]
             client = [c for c in calls if c.name in self._client_names]
-            known = {id(c) for c in (*web, *links, *client)}
+            known = {id(c) for c in (*web, *links, *opened, *client)}
             unknown = [c for c in calls if id(c) not in known]
             results: dict[str, str] = {}
-            if web or links:
+            if web or links or opened:
                 yield StepReasoningDone(step)
+                left = budget - searches - pages
                 planned = [
-                    *self._plan_searches(web, step, budget - searches),
-                    *self._plan_reads(links, step, read_budget - reads),
+                    *self._planner.searches(web, step, left),
+                    *self._planner.pages(opened, step, left - len(web)),
+                    *self._planner.reads(links, step, read_budget - reads),
                 ]
                 async for event in self._run_web(planned, results):
                     yield event
                 searches += len(web)
                 reads += len(links)
+                pages += len(opened)
             for call in unknown:
                 results[call.id] = f"ERROR: there is no tool named {call.name!r}."
             if client:
@@ -274,122 +229,12 @@ class TurnRunner:
                 return
             self._remember(state, calls, results)
             step += 1
-            spent = searches >= budget if search is not None else reads >= read_budget
+            spent = searches + pages >= budget if search is not None else reads >= read_budget
             if spent or step > max(budget, 1) + _EXTRA_STEPS:
                 forced = True
 
-    async def _consume(self, stream: AsyncStream[Any], state: _Step) -> AsyncIterator[Event]:
-        iterator = stream.__aiter__()
-        try:
-            while True:
-                try:
-                    chunk = await self._timed(iterator.__anext__())
-                except StopAsyncIteration:
-                    break
-                except Exception as error:
-                    raise UpstreamError(502, f"upstream stream failed: {error}") from error
-                if not isinstance(chunk, dict):
-                    continue
-                usage = chunk.get("usage")
-                if isinstance(usage, dict):
-                    self.usage.add_step(
-                        _count(usage, "prompt_tokens"),
-                        _count(usage, "completion_tokens"),
-                        _count(usage.get("prompt_tokens_details"), "cached_tokens"),
-                        _count(usage.get("completion_tokens_details"), "reasoning_tokens"),
-                    )
-                for choice in (chunk.get("choices") or ())[:1]:
-                    delta = choice.get("delta") or {}
-                    reasoning = _reasoning_of(delta)
-                    if reasoning:
-                        state.reasoning += reasoning
-                        yield ReasoningDelta(reasoning)
-                    content = delta.get("content")
-                    if content:
-                        state.text += content
-                        for event in self._citations.feed(content):
-                            yield event
-                    for piece in delta.get("tool_calls") or ():
-                        pending = state.calls.setdefault(piece.get("index", 0), _PendingCall())
-                        pending.id = pending.id or (piece.get("id") or "")
-                        function = piece.get("function") or {}
-                        pending.name += function.get("name") or ""
-                        pending.arguments += function.get("arguments") or ""
-                    if choice.get("finish_reason"):
-                        state.finish_reason = choice["finish_reason"]
-            for event in self._citations.flush():
-                yield event
-        finally:
-            await stream.close()
-
-    def _plan_searches(self, calls: list[_PendingCall], step: int, allowed: int) -> list[_Planned]:
-        spec = self.turn.web.search
-        if not calls or spec is None:
-            return []
-        options = self.context.options
-        planned = []
-        for index, pending in enumerate(calls):
-            queries: tuple[str, ...] = ()
-            work: Awaitable[_Done]
-            try:
-                queries = parse_search_arguments(pending.arguments, options)
-            except ToolError as error:
-                work = _ready((CallFailed("invalid_tool_input"), f"ERROR: {error}", 0))
-            else:
-                if index >= allowed:
-                    work = _ready(_over_budget("search"))
-                else:
-                    work = run_search_call(
-                        queries, spec, self.context.runtime, options, self._registry
-                    )
-            call = WebCall(
-                id=call_id("s", step),
-                step=step,
-                index=index,
-                kind="search",
-                tool_name=spec.name,
-                tool_type=spec.declared_type,
-                action=SearchAction(queries),
-            )
-            planned.append(_Planned(call, pending.id, work))
-        return planned
-
-    def _plan_reads(self, calls: list[_PendingCall], step: int, allowed: int) -> list[_Planned]:
-        spec = self.turn.web.read_url
-        if not calls or spec is None:
-            return []
-        room = self.context.options.fetch_max_chars // len(calls)
-        planned = []
-        for index, pending in enumerate(calls):
-            url = ""
-            work: Awaitable[_Done]
-            try:
-                url = parse_read_arguments(pending.arguments, self._links)
-            except ToolError as error:
-                failed = CallFailed("invalid_tool_input")
-                if error.code == "WEB_BLOCKED_URL":
-                    failed = CallFailed("url_not_allowed")
-                work = _ready((failed, f"ERROR: {error}", 0))
-                url = _argument_url(pending.arguments)
-            else:
-                if index >= allowed:
-                    work = _ready(_over_budget("link"))
-                else:
-                    work = run_read_call(url, spec, self.context.runtime, room, self.context.sealer)
-            call = WebCall(
-                id=call_id("rl", step),
-                step=step,
-                index=index,
-                kind="read_link",
-                tool_name=spec.name,
-                tool_type=spec.declared_type,
-                action=ReadLinkAction(url),
-            )
-            planned.append(_Planned(call, pending.id, work))
-        return planned
-
     async def _run_web(
-        self, planned: list[_Planned], results: dict[str, str]
+        self, planned: list[Planned], results: dict[str, str]
     ) -> AsyncIterator[Event]:
         """Announce every call, then run them concurrently and report each as it ends."""
         for item in planned:
@@ -400,7 +245,7 @@ class TurnRunner:
             for next_done in asyncio.as_completed(tasks):
                 item, (outcome, text, billed) = await next_done
                 results[item.model_id] = text
-                if item.call.kind == "read_link":
+                if not isinstance(item.call.action, SearchAction):
                     self.usage.web_fetch_requests += 1
                     self.usage.tool_fetch += billed
                 else:
@@ -415,7 +260,9 @@ class TurnRunner:
             await asyncio.gather(*tasks, return_exceptions=True)
             self.web_seconds += time.perf_counter() - started
 
-    def _remember(self, state: _Step, calls: list[_PendingCall], results: dict[str, str]) -> None:
+    def _remember(
+        self, state: StepState, calls: list[PendingCall], results: dict[str, str]
+    ) -> None:
         """Append this step's assistant message and tool results for the next model step."""
         message: dict[str, Any] = {
             "role": "assistant",
@@ -438,26 +285,5 @@ class TurnRunner:
             )
 
 
-async def _ready(value: T) -> T:
-    return value
-
-
-async def _labelled(item: _Planned) -> tuple[_Planned, _Done]:
+async def _labelled(item: Planned) -> tuple[Planned, Done]:
     return item, await item.work
-
-
-def _over_budget(what: str) -> _Done:
-    return (
-        CallFailed("max_uses_exceeded"),
-        f"ERROR: the {what} budget of this answer is spent; answer now.",
-        0,
-    )
-
-
-def _argument_url(raw: str) -> str:
-    """The ``url`` a malformed call named, if any, for display."""
-    try:
-        value = json.loads(raw or "{}").get("url")
-    except (ValueError, AttributeError):
-        return ""
-    return value if isinstance(value, str) else ""

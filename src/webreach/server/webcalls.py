@@ -26,15 +26,21 @@ from .model import ReadUrlSpec, SearchSpec
 from .sealing import PageSealer, SealedPage
 
 __all__ = [
+    "DEEP_SEARCH_BUDGET",
     "READ_LINKS_LIMIT",
     "ModelTool",
+    "OpenedPages",
     "SourceRegistry",
     "call_id",
     "links_in",
     "page_text",
+    "page_tools",
+    "parse_page_arguments",
     "parse_read_arguments",
     "parse_search_arguments",
     "read_tool",
+    "run_find_call",
+    "run_open_call",
     "run_read_call",
     "run_search_call",
     "search_tool",
@@ -244,3 +250,129 @@ def page_text(page: SealedPage, *, cut: bool = False) -> str:
     inside = f"Title: {page.title}\n\n{page.text}" if page.title else page.text
     note = "\n\n[The page is longer; only its first part is shown.]" if cut else ""
     return f"{head}\n\n{fence(inside, source='read_link')}{note}"
+
+
+DEEP_SEARCH_BUDGET = 20
+"""Tool calls of a deep search before the answer is forced."""
+_FIND_MATCHES = 12
+_FIND_CONTEXT = 160
+
+
+def page_tools(max_chars: int) -> list[ModelTool]:
+    """``open_page`` and ``find_in_page``: the deep-search model reads what its searches found."""
+    url = {"type": "string", "description": "The page's URL, e.g. from a search result."}
+    return [
+        ModelTool(
+            "open_page",
+            {
+                "type": "function",
+                "function": {
+                    "name": "open_page",
+                    "description": (
+                        "Open a web page and read its main content as Markdown (the first "
+                        f"{max_chars:,} characters)."
+                    ),
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"url": url},
+                        "required": ["url"],
+                        "additionalProperties": False,
+                    },
+                },
+            },
+        ),
+        ModelTool(
+            "find_in_page",
+            {
+                "type": "function",
+                "function": {
+                    "name": "find_in_page",
+                    "description": (
+                        "Find a word or phrase in a web page (case-insensitive) and get the lines "
+                        "around each match; the page is opened first if needed."
+                    ),
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "url": url,
+                            "pattern": {"type": "string", "minLength": 1},
+                        },
+                        "required": ["url", "pattern"],
+                        "additionalProperties": False,
+                    },
+                },
+            },
+        ),
+    ]
+
+
+def parse_page_arguments(raw: str, *, pattern: bool) -> tuple[str, str]:
+    """``(url, pattern)`` of an ``open_page`` / ``find_in_page`` call."""
+    try:
+        arguments = json.loads(raw or "{}")
+    except ValueError:
+        raise ToolError("INVALID_ARGUMENTS", "arguments are not valid JSON") from None
+    if not isinstance(arguments, dict):
+        raise ToolError("INVALID_ARGUMENTS", "arguments must be an object")
+    url, wanted = arguments.get("url"), arguments.get("pattern", "")
+    if not isinstance(url, str) or not url.strip():
+        raise ToolError("INVALID_ARGUMENTS", "`url` is required")
+    if pattern and (not isinstance(wanted, str) or not wanted.strip()):
+        raise ToolError("INVALID_ARGUMENTS", "`pattern` is required")
+    return url.strip(), str(wanted).strip()
+
+
+@dataclass
+class OpenedPages:
+    """Pages opened during one deep search, so finding text in them fetches nothing again."""
+
+    pages: dict[str, tuple[str, str | None, str]] = field(default_factory=dict)
+    """url -> (final url, title, rendered text)."""
+
+    async def open(self, url: str, runtime: WebRuntime) -> tuple[str, str | None, str, bool]:
+        """``(final url, title, text, fetched now)``; raises ``WebError`` when unreadable."""
+        known = self.pages.get(url)
+        if known is not None:
+            return (*known, False)
+        result = await runtime.fetch(FetchRequest(url))
+        if result.status_code >= 400:
+            raise WebError("WEB_PROVIDER_ERROR", f"{url} answered HTTP {result.status_code}")
+        rendered = render_body(result)
+        self.pages[url] = (result.url, rendered.title, rendered.text)
+        return result.url, rendered.title, rendered.text, True
+
+
+async def run_open_call(
+    url: str, pages: OpenedPages, runtime: WebRuntime, max_chars: int
+) -> tuple[Outcome, str, int]:
+    try:
+        final, title, text, fetched = await pages.open(url, runtime)
+    except WebError as error:
+        return CallFailed("unavailable"), f"ERROR: {url} could not be opened: {error}", 0
+    shown = text[:max_chars]
+    page = SealedPage(final, title, None, shown)
+    note = len(shown) < len(text)
+    return PageOutcome(final, title, None), page_text(page, cut=note), int(fetched)
+
+
+async def run_find_call(
+    url: str, pattern: str, pages: OpenedPages, runtime: WebRuntime
+) -> tuple[Outcome, str, int]:
+    try:
+        final, _title, text, fetched = await pages.open(url, runtime)
+    except WebError as error:
+        return CallFailed("unavailable"), f"ERROR: {url} could not be opened: {error}", 0
+    lowered, wanted = text.lower(), pattern.lower()
+    snippets: list[str] = []
+    start = lowered.find(wanted)
+    while start >= 0 and len(snippets) < _FIND_MATCHES:
+        begin = max(0, start - _FIND_CONTEXT)
+        end = min(len(text), start + len(wanted) + _FIND_CONTEXT)
+        snippets.append(" ".join(text[begin:end].split()))
+        start = lowered.find(wanted, end)
+    if snippets:
+        found = "\n\n".join(f"[{n}] …{s}…" for n, s in enumerate(snippets, 1))
+        body = f"{len(snippets)} match(es) of {pattern!r}:\n\n{fence(found, source='find_in_page')}"
+    else:
+        body = f"No match for {pattern!r} in the page."
+    return PageOutcome(final, None, None), f"Page: {final}\n\n{body}", int(fetched)

@@ -1,0 +1,20 @@
+"""What the loop needs from the running server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..seam import WebRuntime
+from ..tools import ToolOptions
+from .sealing import PageSealer
+from .upstream import Upstream
+
+__all__ = ["ServerContext"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerContext:
+    upstream: Upstream
+    runtime: WebRuntime
+    options: ToolOptions
+    sealer: PageSealer

@@ -1,0 +1,191 @@
+"""Turning the model's web calls into announced calls and the work that answers them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ..tools import ToolError
+from .events import (
+    CallFailed,
+    FindInPageAction,
+    OpenPageAction,
+    Outcome,
+    ReadLinkAction,
+    SearchAction,
+    WebCall,
+)
+from .loop_context import ServerContext
+from .model import Turn
+from .steps import PendingCall
+from .webcalls import (
+    OpenedPages,
+    SourceRegistry,
+    call_id,
+    parse_page_arguments,
+    parse_read_arguments,
+    parse_search_arguments,
+    run_find_call,
+    run_open_call,
+    run_read_call,
+    run_search_call,
+)
+
+__all__ = ["Done", "Planned", "Planner"]
+
+T = TypeVar("T")
+
+Done = tuple[Outcome, str, int]
+"""A finished call: the client-facing outcome, the text for the model, billed units."""
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    call: WebCall
+    model_id: str
+    work: Awaitable[Done]
+
+
+class Planner:
+    """Checks each call's arguments and budget, then names the work that runs it."""
+
+    def __init__(
+        self,
+        turn: Turn,
+        context: ServerContext,
+        registry: SourceRegistry,
+        links: list[str],
+        deep: bool,
+    ) -> None:
+        self.turn = turn
+        self.context = context
+        self._registry = registry
+        self._links = links
+        self._deep = deep
+        self._opened = OpenedPages()
+
+    def searches(self, calls: list[PendingCall], step: int, allowed: int) -> list[Planned]:
+        spec = self.turn.web.search
+        if not calls or spec is None:
+            return []
+        options = self.context.options
+        planned = []
+        for index, pending in enumerate(calls):
+            queries: tuple[str, ...] = ()
+            work: Awaitable[Done]
+            try:
+                queries = parse_search_arguments(pending.arguments, options)
+            except ToolError as error:
+                work = ready((CallFailed("invalid_tool_input"), f"ERROR: {error}", 0))
+            else:
+                if index >= allowed:
+                    work = ready(over_budget("search"))
+                else:
+                    work = run_search_call(
+                        queries, spec, self.context.runtime, options, self._registry
+                    )
+            call = WebCall(
+                id=call_id("ds" if self._deep else "s", step),
+                step=step,
+                index=index,
+                kind="deep_search" if self._deep else "search",
+                tool_name=spec.name,
+                tool_type=spec.declared_type,
+                action=SearchAction(queries),
+            )
+            planned.append(Planned(call, pending.id, work))
+        return planned
+
+    def pages(self, calls: list[PendingCall], step: int, allowed: int) -> list[Planned]:
+        """``open_page`` / ``find_in_page`` calls of a deep search."""
+        spec = self.turn.web.search
+        if not calls or spec is None:
+            return []
+        runtime, max_chars = self.context.runtime, self.context.options.fetch_max_chars
+        planned = []
+        for index, pending in enumerate(calls):
+            finding = pending.name == "find_in_page"
+            work: Awaitable[Done]
+            url, pattern = argument_url(pending.arguments), ""
+            try:
+                url, pattern = parse_page_arguments(pending.arguments, pattern=finding)
+            except ToolError as error:
+                work = ready((CallFailed("invalid_tool_input"), f"ERROR: {error}", 0))
+            else:
+                if index >= allowed:
+                    work = ready(over_budget("search"))
+                elif finding:
+                    work = run_find_call(url, pattern, self._opened, runtime)
+                else:
+                    work = run_open_call(url, self._opened, runtime, max_chars)
+            action: OpenPageAction | FindInPageAction = (
+                FindInPageAction(url, pattern) if finding else OpenPageAction(url)
+            )
+            call = WebCall(
+                id=call_id("ds", step),
+                step=step,
+                index=index,
+                kind="deep_search",
+                tool_name=spec.name,
+                tool_type=spec.declared_type,
+                action=action,
+            )
+            planned.append(Planned(call, pending.id, work))
+        return planned
+
+    def reads(self, calls: list[PendingCall], step: int, allowed: int) -> list[Planned]:
+        spec = self.turn.web.read_url
+        if not calls or spec is None:
+            return []
+        room = self.context.options.fetch_max_chars // len(calls)
+        planned = []
+        for index, pending in enumerate(calls):
+            url = ""
+            work: Awaitable[Done]
+            try:
+                url = parse_read_arguments(pending.arguments, self._links)
+            except ToolError as error:
+                failed = CallFailed("invalid_tool_input")
+                if error.code == "WEB_BLOCKED_URL":
+                    failed = CallFailed("url_not_allowed")
+                work = ready((failed, f"ERROR: {error}", 0))
+                url = argument_url(pending.arguments)
+            else:
+                if index >= allowed:
+                    work = ready(over_budget("link"))
+                else:
+                    work = run_read_call(url, spec, self.context.runtime, room, self.context.sealer)
+            call = WebCall(
+                id=call_id("rl", step),
+                step=step,
+                index=index,
+                kind="read_link",
+                tool_name=spec.name,
+                tool_type=spec.declared_type,
+                action=ReadLinkAction(url),
+            )
+            planned.append(Planned(call, pending.id, work))
+        return planned
+
+
+async def ready(value: T) -> T:
+    return value
+
+
+def over_budget(what: str) -> Done:
+    return (
+        CallFailed("max_uses_exceeded"),
+        f"ERROR: the {what} budget of this answer is spent; answer now.",
+        0,
+    )
+
+
+def argument_url(raw: str) -> str:
+    """The ``url`` a malformed call named, if any, for display."""
+    try:
+        value = json.loads(raw or "{}").get("url")
+    except (ValueError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""
