@@ -454,3 +454,19 @@ def test_a_one_column_table_is_rendered_as_blocks() -> None:
     markdown = MarkdownWriter(UrlResolver(None), images=False).convert([table])
 
     assert markdown == "First\n\nSecond"
+
+
+def test_loose_text_beside_blocks_becomes_its_own_paragraph() -> None:
+    body = (
+        "<div><p>A paragraph of the story, long enough to be scored as prose here.</p>"
+        " Loose text written straight into the layout div, beside the blocks.<br><br>"
+        "And its second line after a double break.<!-- note --></div>"
+        "<div><!-- lone --><p>The lone paragraph of a wrapper div.</p><!-- end --></div>"
+    )
+
+    markdown = render_html(article_page(body))
+
+    blocks = markdown.split("\n\n")
+    assert "Loose text written straight into the layout div, beside the blocks." in blocks
+    assert "And its second line after a double break." in blocks
+    assert "The lone paragraph of a wrapper div." in blocks

@@ -136,10 +136,13 @@ def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
     for div in body.css("div"):
         key = div.mem_id
         leaf = key in leaf_divs
-        if leaf and key not in br_parents:
-            scoring.paragraph_divs.add(key)
-            paragraphs.append(div)
-            continue
+        if key not in br_parents:
+            if leaf:
+                scoring.paragraph_divs.add(key)
+                paragraphs.append(div)
+                continue
+            if _holds_only_blocks(div):
+                continue
         shape = _normalise_div(div, not leaf)
         if shape is _Shape.PARAGRAPH:
             scoring.paragraph_divs.add(key)
@@ -151,13 +154,13 @@ def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
         raw = paragraph.text()
         if len(raw) < 25:
             continue
-        if len(raw) - raw.count(" ") - raw.count("\n") >= 300:
+        if len(raw) >= 300 and len(raw) - raw.count(" ") - raw.count("\n") >= 300:
             length = 300
         else:
             length = len(" ".join(raw.split()))
             if length < 25:
                 continue
-        commas = raw.count(",") if raw.isascii() else len(patterns.COMMAS.findall(raw))
+        commas = raw.count(",") if raw.isascii() else sum(map(raw.count, patterns.COMMAS))
         score = 2 + commas + min(length // 100, 3)
         ancestor = paragraph.parent
         for divider in _DIVIDERS:
@@ -174,6 +177,27 @@ class _Shape(Enum):
     PARAGRAPH = "paragraph"
     CONTAINER = "container"
     UNWRAPPED = "unwrapped"
+
+
+def _holds_only_blocks(div: LexborNode) -> bool:
+    """Tell whether a div holds just blocks, besides whitespace, comments and lone `<br>`s.
+
+    Such a div is no paragraph and has nothing for `_normalise_div` to wrap; telling so skips
+    the whitespace between its blocks without turning each into a Python string. A lone `<p>`
+    does not count, as that div gives way to it.
+    """
+    text = div.text(deep=False, skip_empty=True)
+    if text and not text.isspace():
+        return False
+    tags: list[str | None] = []
+    for child in div.iter():
+        tag = child.tag
+        if tag == "-comment":
+            continue
+        if tag in patterns.PHRASING_TAGS and tag != "br":
+            return False
+        tags.append(tag)
+    return tags != ["p"]
 
 
 def _normalise_div(div: LexborNode, has_block: bool) -> _Shape:

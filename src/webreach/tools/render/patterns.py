@@ -65,7 +65,8 @@ AD_WORDS: Final = re.compile(
 LOADING_WORDS: Final = re.compile(
     r"^((loading|正在加载|Загрузка|chargement|cargando)(…|\.\.\.)?)$", re.IGNORECASE
 )
-COMMAS: Final = re.compile(r"[,\u060C\uFE50\uFE10\uFE11\u2E41\u2E34\u2E32\uFF0C]")
+# Commas of many scripts; counted one by one with str.count, several times faster than a regex.
+COMMAS: Final = tuple(",\u060c\ufe50\ufe10\ufe11\u2e41\u2e34\u2e32\uff0c")
 SENTENCE_END: Final = re.compile(r"\.( |$)")
 DISPLAY_HIDDEN: Final = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
