@@ -38,9 +38,7 @@ class PageSealer:
     def __init__(self, secret: str | None) -> None:
         self.ephemeral = not secret
         material = secret.encode() if secret else os.urandom(32)
-        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_CONTEXT).derive(
-            material
-        )
+        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_CONTEXT).derive(material)
         self._aead = AESGCM(key)
 
     def seal(self, page: SealedPage) -> str:
