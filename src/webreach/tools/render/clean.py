@@ -111,6 +111,7 @@ class _ConditionalCleaner:
         self._tables = tables
 
     def clean(self, root: LexborNode, selector: str) -> None:
+        """Drop the matches of `selector` that look like boilerplate, innermost first."""
         for node in reversed(root.css(selector)):
             if node.mem_id in self._paragraph_divs:
                 continue

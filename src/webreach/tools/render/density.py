@@ -79,48 +79,49 @@ def link_density(node: LexborNode) -> float:
 
 
 class NestedDensities:
-    """Link densities of elements that often nest, for as long as the tree is left unchanged."""
+    """Link densities of elements that often nest.
 
-    __slots__ = ("_known",)
+    A measure stays valid for as long as the element's subtree is left unchanged; the tree may
+    change elsewhere, even drop the element (which is then no longer found below its former
+    ancestors).
+    """
+
+    __slots__ = ("_below", "_known")
 
     def __init__(self) -> None:
-        self._known: dict[int, tuple[LexborNode, Lengths]] = {}
+        self._known: dict[int, Lengths] = {}
+        # For an ancestor (by mem_id): its largest measured descendant with no link between.
+        self._below: dict[int, tuple[LexborNode, Lengths]] = {}
 
     def link_density(self, node: LexborNode) -> float:
         return self.lengths(node).density
 
     def lengths(self, node: LexborNode) -> Lengths:
         key = node.mem_id
-        known = self._known.get(key)
-        if known is not None:
-            return known[1]
-        found: Lengths | None = None
-        inner = self._measured_descendant(node)
+        found = self._known.get(key)
+        if found is not None:
+            return found
+        inner = self._below.get(key)
         if inner is not None:
             beside = _beside_path(inner[0], node)
             if beside is not None:
                 found = _add(inner[1], beside)
         if found is None:
             found = measure(node, text_always=True)
-        self._known[key] = (node, found)
+        self._known[key] = found
+        self._register(node, found)
         return found
 
-    def _measured_descendant(self, node: LexborNode) -> tuple[LexborNode, Lengths] | None:
-        """Return the largest measured element below `node` with no link on the way up to it."""
-        key = node.mem_id
-        best: tuple[LexborNode, Lengths] | None = None
-        for inner, lengths in self._known.values():
-            if best is not None and lengths.text <= best[1].text:
-                continue
-            parent = inner.parent
-            for _ in range(_MAX_DEPTH):
-                if parent is None or parent.tag == "a":
-                    break
-                if parent.mem_id == key:
-                    best = (inner, lengths)
-                    break
-                parent = parent.parent
-        return best
+    def _register(self, node: LexborNode, lengths: Lengths) -> None:
+        parent = node.parent
+        for _ in range(_MAX_DEPTH):
+            if parent is None or parent.tag == "a":
+                return
+            key = parent.mem_id
+            known = self._below.get(key)
+            if known is None or known[1].text < lengths.text:
+                self._below[key] = (node, lengths)
+            parent = parent.parent
 
 
 def _add(lengths: Lengths, other: Lengths) -> Lengths:
