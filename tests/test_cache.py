@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -184,3 +191,90 @@ def test_the_command_line_reuses_results_across_runs(tmp_path: Path) -> None:
     uncached = run_cli("search", "q", env={**env, "WEBREACH_CACHE_TTL": "0"})
     assert uncached.returncode == 0
     assert len(ddgs_calls(tmp_path)) == 2
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A real redis-server on a free loopback port (``.ci/run`` installs it)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed")
+        pytest.skip("redis-server is not installed")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.02)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+async def test_redis_store_shares_entries_between_clients(redis_url: str) -> None:
+    first, second = open_store(redis_url), open_store(redis_url)
+    try:
+        await first.set("k", b"value", ttl=60)
+        assert await second.get("k") == b"value"
+        await first.set("short", b"v", ttl=0.05)
+        await asyncio.sleep(0.2)
+        assert await second.get("short") is None
+        assert await second.get("missing") is None
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+async def test_replicas_sharing_redis_search_once(redis_url: str) -> None:
+    provider = ScriptedSearch("exa", answers={"q": SearchResult(sources=sources("u1"))})
+    replicas = [WebRuntime(cache=open_store(redis_url)) for _ in range(2)]
+    for runtime in replicas:
+        runtime.register_search_provider(provider)
+    try:
+        first = await replicas[0].search(SearchRequest("q"))
+        again = await replicas[1].search(SearchRequest("q"))
+    finally:
+        for runtime in replicas:
+            await runtime.aclose()
+    assert again == first
+    assert len(provider.calls) == 1
+
+
+async def test_an_unreachable_redis_degrades_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    provider = ScriptedSearch("a", answers={"q": SearchResult(sources=sources("u"))})
+    runtime = WebRuntime(cache=open_store(f"redis://127.0.0.1:{port}/0"))
+    runtime.register_search_provider(provider)
+    with caplog.at_level(logging.WARNING, logger="webreach.cache"):
+        for _ in range(2):
+            assert (await runtime.search(SearchRequest("q"))).sources
+    await runtime.aclose()
+    assert len(provider.calls) == 2
+    assert len([r for r in caplog.records if "cache disabled" in r.message]) == 1

@@ -1,4 +1,7 @@
-"""Cache stores for the runtime: ``memory``, ``sqlite:///path``. Imports the seam only."""
+"""Cache stores for the runtime: ``memory``, ``sqlite:///path``, ``redis://…``.
+
+Imports the seam only.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +12,17 @@ from urllib.parse import unquote, urlsplit
 
 from ..seam import CacheStore
 from .memory import MemoryStore
+from .redis import RedisStore
 from .sqlite import SqliteStore
 
-__all__ = ["MemoryStore", "SqliteStore", "default_sqlite_url", "open_store", "user_cache_dir"]
+__all__ = [
+    "MemoryStore",
+    "RedisStore",
+    "SqliteStore",
+    "default_sqlite_url",
+    "open_store",
+    "user_cache_dir",
+]
 
 
 def user_cache_dir() -> Path:
@@ -30,7 +41,10 @@ def default_sqlite_url() -> str:
 
 
 def open_store(url: str) -> CacheStore:
-    """A store for ``memory`` or ``sqlite:///absolute/path``; raises ValueError for others."""
+    """A store for ``memory``, ``sqlite:///absolute/path`` or ``redis[s]://…``.
+
+    Raises ValueError for anything else.
+    """
     if url == "memory":
         return MemoryStore()
     parts = urlsplit(url)
@@ -38,4 +52,6 @@ def open_store(url: str) -> CacheStore:
         if parts.netloc or not parts.path:
             raise ValueError(f"expected sqlite:///absolute/path, got {url!r}")
         return SqliteStore(Path(unquote(parts.path)))
-    raise ValueError(f"unknown cache store {url!r}; use memory or sqlite:///path")
+    if parts.scheme in ("redis", "rediss", "unix"):
+        return RedisStore(url)
+    raise ValueError(f"unknown cache store {url!r}; use memory, sqlite:///path or redis://host")
