@@ -18,6 +18,8 @@ from .tables import render_table
 from .urls import UrlResolver
 
 _SPACE: Final = re.compile(r"[ \t\n\r\f\xa0]+")
+# What `_SPACE` would change; escaped text has single spaces, so a search mostly spares the sub.
+_UNCOLLAPSED: Final = re.compile(r"[\t\n\r\f\xa0]|  ")
 _ESCAPE: Final = re.compile(r"[\\`*\[\]]|<(?=[A-Za-z/!?])|(?<!\w)_|_(?!\w)")
 _ESCAPE_HINT: Final = re.compile(r"[\\`*\[\]<_]")
 _LINE_MARKER: Final = re.compile(r"^(?=[#>+-]|=+ *$)", re.MULTILINE)
@@ -119,7 +121,7 @@ class MarkdownWriter:
                 para.append(" " if text.isspace() else escape_text(text))
                 continue
             kind = _KINDS.get(tag, _INLINE)
-            if kind == _INLINE:
+            if kind == _INLINE or (kind == _FORMATTING and not _has_block_inside(child)):
                 para.append(self._inline(child, tag))
             elif kind == _BLOCK:
                 self._flush(para, blocks)
@@ -185,6 +187,11 @@ class MarkdownWriter:
         return f" {self._inline_children(node)} "
 
     def _inline_children(self, node: LexborNode) -> str:
+        only = node.first_child
+        if only is not None and only.next is None and only.is_text_node:
+            # The usual link or emphasis: just its text.
+            text = only.text_content or ""
+            return " " if text.isspace() else escape_text(text)
         parts: list[str] = []
         for child in node.iter(include_text=True):
             tag = child.tag or ""
@@ -197,7 +204,7 @@ class MarkdownWriter:
 
     def _link(self, node: LexborNode) -> str:
         text = self._inline_children(node)
-        label = _SPACE.sub(" ", text).strip()
+        label = (_SPACE.sub(" ", text) if _UNCOLLAPSED.search(text) else text).strip()
         if not label:
             return ""
         url = self._urls.resolve(node.attrs.get("href"))

@@ -61,16 +61,17 @@ class UrlResolver:
         url = raw.strip()
         if not url or url.startswith("#"):
             return None
-        probe = _STRIPPED.sub("", url[:16]).lower()
-        colon = probe.find(":")
-        if colon > 0 and probe[:colon] in _UNSAFE_SCHEMES:
-            return None
-        if self._origin is not None and url[0] == "/" and not _NOT_PLAIN.search(url):
-            url = self._origin + url
-        elif self._base is not None and not url.startswith(("https://", "http://")):
-            try:
-                url = urljoin(self._base, url)
-            except ValueError:
+        if not url.startswith(("https://", "http://")):
+            probe = _STRIPPED.sub("", url[:16]).lower()
+            colon = probe.find(":")
+            if colon > 0 and probe[:colon] in _UNSAFE_SCHEMES:
                 return None
+            if self._origin is not None and url[0] == "/" and not _NOT_PLAIN.search(url):
+                url = self._origin + url
+            elif self._base is not None:
+                try:
+                    url = urljoin(self._base, url)
+                except ValueError:
+                    return None
         # translate() looks every character up in a dict: only pay for it when there is a need.
         return url.translate(_MARKDOWN_BREAKERS) if _BREAKS_MARKDOWN.search(url) else url
