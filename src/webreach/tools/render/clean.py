@@ -10,20 +10,23 @@ from selectolax.lexbor import LexborNode
 from . import patterns
 from .density import link_density
 from .dom import (
+    Tags,
     class_weight,
     descendants,
     element_children,
     has_descendant,
     inner_text,
     match_string,
+    tags,
 )
 
-_HEADINGS: Final = "h1,h2,h3,h4,h5,h6"
+_HEADINGS: Final = tags("h1,h2,h3,h4,h5,h6")
 # Readability's test for content left in a block: text in any of
 # "span,li,td,blockquote,dl,div,img,ol,p,pre,table,ul", which `_CENSUS` mostly lists already.
-_TEXTISH_REST: Final = "span,td,blockquote,dl,pre"
+_TEXTISH_REST: Final = tags("span,td,blockquote,dl,pre")
 _SHARE: Final = '[class*="share"],[id*="share"]'
-_CENSUS: Final = "p,img,li,div,table,ul,ol"
+_CENSUS: Final = tags("p,img,li,div,table,ul,ol")
+_TABLE: Final = tags("table")
 
 
 def prepare_article(
@@ -86,7 +89,7 @@ def _looks_like_data_table(table: LexborNode) -> bool:
         return True
     if table.css_first("col,colgroup,tfoot,thead,th") is not None:
         return True
-    if has_descendant(table, "table"):
+    if has_descendant(table, _TABLE):
         return False
     rows = table.css("tr")
     if len(rows) == 1:
@@ -203,7 +206,7 @@ def _has_text_in_blocks(node: LexborNode, raw: str, census: list[LexborNode]) ->
     )
 
 
-def _text_density(node: LexborNode, selector: str, length: int) -> float:
+def _text_density(node: LexborNode, selector: Tags, length: int) -> float:
     if length == 0:
         return 0.0
     return sum(len(inner_text(child)) for child in descendants(node, selector)) / length

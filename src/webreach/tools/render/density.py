@@ -15,6 +15,9 @@ from typing import NamedTuple
 
 from selectolax.lexbor import LexborNode
 
+from .dom import select, tags
+
+_LINKS = tags("a")
 # Beyond this many elements beside the path from a measured descendant, one walk of the whole
 # ancestor is cheaper than a walk per sibling.
 _MAX_SIBLINGS = 64
@@ -56,7 +59,7 @@ def measure(node: LexborNode, *, text_always: bool = False) -> Lengths:
         text = text_length(node)
         if text == 0:  # nor any link text then
             return _EMPTY
-    links = node.css("a")
+    links = select(node, _LINKS)
     if not links:
         return Lengths(text or 0, 0, 0)
     linked = anchors = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from functools import lru_cache
+from typing import Final, NamedTuple
 
 from selectolax.lexbor import LexborNode
 
@@ -50,24 +51,59 @@ def has_ancestor(node: LexborNode, tags: Collection[str], max_depth: int = 0) ->
     return False
 
 
-def descendants(node: LexborNode, selector: str) -> list[LexborNode]:
+class Tags(NamedTuple):
+    """Element names to look for, and the selector that finds them in lexbor."""
+
+    names: frozenset[str]
+    selector: str
+
+
+def tags(selector: str) -> Tags:
+    """Build `Tags` from a selector that lists element names only ("p,img,li")."""
+    return Tags(frozenset(selector.split(",")), selector)
+
+
+# lexbor parses a selector anew on every call, which costs about as much as visiting this many
+# elements from Python: smaller subtrees are searched without one.
+_SMALL_SUBTREE: Final = 16
+
+
+def select(node: LexborNode, wanted: Tags) -> list[LexborNode]:
+    """Return the elements named in `wanted` in the node's subtree, itself included (as css())."""
+    found: list[LexborNode] = []
+    for seen, element in enumerate(node.traverse()):
+        if seen == _SMALL_SUBTREE:
+            return node.css(wanted.selector)
+        if element.tag in wanted.names:
+            found.append(element)
+    return found
+
+
+def descendants(node: LexborNode, wanted: Tags | str) -> list[LexborNode]:
     """Return matching descendants: lexbor's `css()` also tests the node itself.
 
     Nodes are compared by `mem_id`: `LexborNode.__eq__` compares serialized HTML.
     """
-    found = node.css(selector)
+    found = select(node, wanted) if isinstance(wanted, Tags) else node.css(wanted)
     if found and found[0].mem_id == node.mem_id:
         del found[0]
     return found
 
 
-def has_descendant(node: LexborNode, selector: str) -> bool:
-    """Tell whether a descendant (not the node itself) matches `selector`."""
-    first = node.css_first(selector)
+def has_descendant(node: LexborNode, wanted: Tags) -> bool:
+    """Tell whether a descendant (not the node itself) is named in `wanted`."""
+    for seen, element in enumerate(node.traverse()):
+        if seen == _SMALL_SUBTREE:
+            break
+        if seen and element.tag in wanted.names:
+            return True
+    else:
+        return False
+    first = node.css_first(wanted.selector)
     if first is None:
         return False
     return first.mem_id != node.mem_id or any(
-        child.css_first(selector) is not None for child in element_children(node)
+        child.css_first(wanted.selector) is not None for child in element_children(node)
     )
 
 

@@ -14,8 +14,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from . import patterns
 from .clean import prepare_article
-from .density import NestedDensities, link_density
-from .dom import class_weight, element_children, inner_text
+from .density import NestedDensities, link_density, text_length
+from .dom import class_weight, element_children, has_descendant, inner_text, tags
 from .prune import prune
 
 CHAR_THRESHOLD: Final = 500
@@ -26,6 +26,7 @@ _ABOVE_BODY: Final = frozenset({"html", "-document"})
 # Divs without block content: Readability turns them into paragraphs.
 _LEAF_DIVS: Final = f"div:not(:has({patterns.BLOCK_INSIDE_DIV}))"
 _ROOTS: Final = frozenset({"body", "html", "-document"})
+_BLOCK_INSIDE_DIV: Final = tags(patterns.BLOCK_INSIDE_DIV)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +102,10 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
         body = tree.body
         if body is None:
             return None
-        for node in tree.css(patterns.NEVER_CONTENT):
+        # Only the body is read from here on (the title was read before): the head keeps its own.
+        for node in body.css(patterns.NEVER_CONTENT):
             node.decompose(recursive=False)
-        if attempt == 1 and len(body.text(strip=True)) < CHAR_THRESHOLD:
+        if attempt == 1 and text_length(body) < CHAR_THRESHOLD:
             break
         article = _grab_article(body, flags, title)
         if article is not None:
@@ -123,8 +125,7 @@ def _grab_article(body: LexborNode, flags: Flags, title: str | None) -> Article 
     top = _top_candidate(body, scoring)
     nodes = [body] if top is None else _with_siblings(top, scoring)
     prepare_article(nodes, flags.clean_conditionally, flags.weight_classes, scoring.paragraph_divs)
-    length = sum(len(node.text(strip=True)) for node in nodes)
-    return Article(nodes, length)
+    return Article(nodes, sum(map(text_length, nodes)))
 
 
 def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
@@ -239,7 +240,7 @@ def _normalise_div(div: LexborNode, has_block: bool) -> _Shape:
                 continue
             pending_br = len(run)
         elif tag in patterns.PHRASING_TAGS and not (
-            tag in ("a", "del", "ins") and child.css_first(patterns.BLOCK_INSIDE_DIV) is not None
+            tag in ("a", "del", "ins") and has_descendant(child, _BLOCK_INSIDE_DIV)
         ):
             has_text = has_text or bool(child.text(strip=True))
             pending_br = None

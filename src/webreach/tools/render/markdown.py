@@ -13,6 +13,7 @@ from typing import Final
 
 from selectolax.lexbor import LexborNode
 
+from .dom import has_descendant, tags
 from .patterns import words
 from .tables import render_table
 from .urls import UrlResolver
@@ -53,7 +54,7 @@ _KINDS: Final = {
     **dict.fromkeys(words("ul ol menu pre xmp listing blockquote table hr"), _HANDLED),
     **dict.fromkeys(words("a strong b em i"), _FORMATTING),
 }
-_BLOCK_INSIDE: Final = "p,div,h1,h2,h3,h4,h5,h6,ul,ol,table,pre,blockquote,section,article,li"
+_BLOCK_INSIDE: Final = tags("p,div,h1,h2,h3,h4,h5,h6,ul,ol,table,pre,blockquote,section,article,li")
 _IMAGE_SOURCES: Final = ("src", "data-src", "data-lazy-src", "data-original", "data-url")
 
 
@@ -289,15 +290,11 @@ class MarkdownWriter:
 
 
 def _has_block_inside(node: LexborNode) -> bool:
-    """Tell whether block content sits inside an inline element, like a link around a card.
-
-    Nearly every such element holds just its text; that case needs no selector (whose parsing
-    alone costs more than the rest of the element's rendering).
-    """
+    """Tell whether block content sits inside an inline element, like a link around a card."""
     child = node.first_child
     if child is None or (child.next is None and child.is_text_node):
         return False
-    return node.css_first(_BLOCK_INSIDE) is not None
+    return has_descendant(node, _BLOCK_INSIDE)
 
 
 def _wrap(inner: str, marker: str) -> str:

@@ -7,10 +7,11 @@ from typing import Final
 
 from selectolax.lexbor import LexborNode
 
-from .dom import has_descendant
+from .dom import has_descendant, tags
 
 _SECTIONS: Final = frozenset({"thead", "tbody", "tfoot"})
 _MAX_SPAN: Final = 50
+_TABLE: Final = tags("table")
 
 
 def render_table(
@@ -21,7 +22,7 @@ def render_table(
     The first row becomes the header row: pipe tables require one, and pages often mark their
     header cells up as plain `<td>`.
     """
-    if table.attrs.sget("role") == "presentation" or has_descendant(table, "table"):
+    if table.attrs.sget("role") == "presentation" or has_descendant(table, _TABLE):
         return None
     # The shape decides first, so that a layout table's cells are not rendered for nothing.
     shape: list[list[tuple[LexborNode, int]]] = []
