@@ -470,3 +470,26 @@ def test_loose_text_beside_blocks_becomes_its_own_paragraph() -> None:
     assert "Loose text written straight into the layout div, beside the blocks." in blocks
     assert "And its second line after a double break." in blocks
     assert "The lone paragraph of a wrapper div." in blocks
+
+
+@pytest.mark.parametrize("size", [0, 3, 40])
+def test_searching_by_tag_finds_what_the_selector_finds(size: int) -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    from webreach.tools.render.dom import descendants, has_descendant, select, tags
+
+    filler = "<span>x</span>" * size
+    tree = LexborHTMLParser(
+        f"<div id=root><p>a {filler}<a href=#x>in</a></p><!-- c --><ul><li><a>out</a></li></ul>"
+        f"{filler}<table><tr><td>1</td></tr></table></div>"
+    )
+    root = tree.css_first("#root")
+    assert root is not None
+
+    for wanted in ("a", "p,li", "div", "table,td", "h1"):
+        want = tags(wanted)
+        expected = [node.mem_id for node in root.css(wanted)]
+        assert [node.mem_id for node in select(root, want)] == expected
+        below = [key for key in expected if key != root.mem_id]
+        assert [node.mem_id for node in descendants(root, want)] == below
+        assert has_descendant(root, want) == bool(below)

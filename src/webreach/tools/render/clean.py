@@ -17,6 +17,7 @@ from .dom import (
     has_descendant,
     inner_text,
     match_string,
+    select,
     tags,
 )
 
@@ -27,6 +28,8 @@ _TEXTISH_REST: Final = tags("span,td,blockquote,dl,pre")
 _SHARE: Final = '[class*="share"],[id*="share"]'
 _CENSUS: Final = tags("p,img,li,div,table,ul,ol")
 _TABLE: Final = tags("table")
+_CELLS: Final = tags("td,th")
+_EMBEDS: Final = tags("img,embed,object,iframe")
 
 
 def prepare_article(
@@ -55,10 +58,7 @@ def prepare_article(
             cleaner.clean(root, "ul,ol")
             cleaner.clean(root, "div")
         for paragraph in root.css("p"):
-            if (
-                not paragraph.text(strip=True)
-                and paragraph.css_first("img,embed,object,iframe") is None
-            ):
+            if not paragraph.text(strip=True) and not has_descendant(paragraph, _EMBEDS):
                 paragraph.decompose(recursive=False)
 
 
@@ -94,7 +94,7 @@ def _looks_like_data_table(table: LexborNode) -> bool:
     rows = table.css("tr")
     if len(rows) == 1:
         return False
-    columns = max((len(row.css("td,th")) for row in rows[:50]), default=0)
+    columns = max((len(select(row, _CELLS)) for row in rows[:50]), default=0)
     if len(rows) >= 10 or columns > 4:
         return True
     return len(rows) * columns > 10

@@ -55,6 +55,7 @@ _KINDS: Final = {
     **dict.fromkeys(words("a strong b em i"), _FORMATTING),
 }
 _BLOCK_INSIDE: Final = tags("p,div,h1,h2,h3,h4,h5,h6,ul,ol,table,pre,blockquote,section,article,li")
+_BR: Final = tags("br")
 _IMAGE_SOURCES: Final = ("src", "data-src", "data-lazy-src", "data-original", "data-url")
 
 
@@ -318,7 +319,7 @@ def _code_span(text: str) -> str:
 
 
 def _preformatted_text(node: LexborNode) -> str:
-    if node.css_first("br") is None:
+    if not has_descendant(node, _BR):
         return node.text()
     parts: list[str] = []
     for child in node.traverse(include_text=True):

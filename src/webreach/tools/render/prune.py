@@ -8,6 +8,7 @@ Python only looks at the few elements it may drop.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 from selectolax.lexbor import LexborNode
@@ -51,35 +52,36 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
                 found = unlikely[match] = _is_unlikely(match.lower())
             if found and not has_ancestor(node, ("table", "code")):
                 node.decompose(recursive=False)
-    for node in body.css(_BYLINE):
-        if _is_attached(node) and 0 < len(node.text(strip=True)) < 100:
-            node.decompose(recursive=False)
-            break
+    byline = _first(body, _BYLINE, lambda node: 0 < len(node.text(strip=True)) < 100)
+    if byline is not None:
+        byline.decompose(recursive=False)
     if strip_unlikely:
         for node in body.css("[role]"):
             if node.attributes.get("role") in patterns.UNLIKELY_ROLES:
                 node.decompose(recursive=False)
     if title:
-        for heading in body.css("h1,h2"):
-            if _similarity(title, inner_text(heading)) > 0.75:
-                heading.decompose(recursive=False)
-                break
+        heading = _first(body, "h1,h2", lambda node: _similarity(title, inner_text(node)) > 0.75)
+        if heading is not None:
+            heading.decompose(recursive=False)
+
+
+def _first(
+    body: LexborNode, selector: str, test: Callable[[LexborNode], bool]
+) -> LexborNode | None:
+    """Return the first match of `selector` that passes `test`.
+
+    Usually the very first match does, and lexbor stops its walk there.
+    """
+    first = body.css_first(selector)
+    if first is None or test(first):
+        return first
+    return next(filter(test, body.css(selector)[1:]), None)
 
 
 def _is_unlikely(match: str) -> bool:
     return bool(
         patterns.UNLIKELY_CANDIDATES.search(match) and not patterns.MAYBE_CANDIDATE.search(match)
     )
-
-
-def _is_attached(node: LexborNode) -> bool:
-    """Tell whether the node is still in the document, not inside a dropped subtree."""
-    parent = node.parent
-    while parent is not None:
-        if parent.tag == "body":
-            return True
-        parent = parent.parent
-    return False
 
 
 def _is_hidden(attrs: dict[str, str | None]) -> bool:
