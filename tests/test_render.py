@@ -493,3 +493,12 @@ def test_searching_by_tag_finds_what_the_selector_finds(size: int) -> None:
         below = [key for key in expected if key != root.mem_id]
         assert [node.mem_id for node in descendants(root, want)] == below
         assert has_descendant(root, want) == bool(below)
+
+
+def test_title_metadata_is_matched_ignoring_case_and_property_outranks_name() -> None:
+    head = (
+        '<meta property="og:description" name="og:title" content="Not a title">'
+        '<meta NAME="Twitter:Title" content="The twitter title">'
+    )
+
+    assert render_page(article_page("<p>x</p>", head=head)).title == "The twitter title"

@@ -65,8 +65,7 @@ def measure(node: LexborNode, *, text_always: bool = False) -> Lengths:
     linked = anchors = 0
     for link in links:
         length = text_length(link)
-        href = link.attributes.get("href")
-        if href is not None and href.startswith("#"):
+        if link.attrs.sget("href").startswith("#"):
             anchors += length
         else:
             linked += length

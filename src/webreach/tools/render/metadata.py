@@ -7,6 +7,10 @@ from typing import Final
 from selectolax.lexbor import LexborHTMLParser
 
 _TITLE_META: Final = ("og:title", "twitter:title", "dc.title", "title")
+# Every meta that may hold a title (and a few more, whose `property` outranks the `name`).
+_TITLE_META_SELECTOR: Final = ",".join(
+    f'meta[{attr}="{key}" i]' for key in _TITLE_META for attr in ("property", "name")
+)
 
 
 def page_title(tree: LexborHTMLParser) -> str | None:
@@ -14,7 +18,7 @@ def page_title(tree: LexborHTMLParser) -> str | None:
     head = tree.head
     if head is not None:
         metas: dict[str, str] = {}
-        for meta in head.css("meta[property],meta[name]"):
+        for meta in head.css(_TITLE_META_SELECTOR):
             attrs = meta.attributes
             key = (attrs.get("property") or attrs.get("name") or "").lower()
             if key in _TITLE_META and key not in metas:
