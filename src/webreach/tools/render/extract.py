@@ -20,6 +20,8 @@ from .prune import prune
 
 CHAR_THRESHOLD: Final = 500
 _TOP_CANDIDATES: Final = 5
+# Other top candidates scoring at least this share of the best one may widen the choice.
+_ALTERNATIVE_SHARE: Final = 0.75
 # A paragraph's score goes to five ancestors, divided by 1, 2, then 3 per level.
 _DIVIDERS: Final = (1, 2, 6, 9, 12)
 _ABOVE_BODY: Final = frozenset({"html", "-document"})
@@ -275,6 +277,10 @@ def _top_candidate(body: LexborNode, scoring: _Scoring) -> LexborNode | None:
     for candidate in ranked:
         if len(top) == _TOP_CANDIDATES and candidate.score <= top[-1].score:
             break
+        if top and _out_of_reach(candidate.score, top[0].score):
+            # Scaling only lowers a positive score: neither this candidate nor any after it can
+            # be the best or an alternative to it, so their link densities are not needed.
+            break
         scoring.final_score(candidate)
         top.append(candidate)
         top.sort(key=lambda c: c.score, reverse=True)
@@ -286,7 +292,9 @@ def _top_candidate(body: LexborNode, scoring: _Scoring) -> LexborNode | None:
     best_score = best.score
 
     alternatives = [
-        _ancestor_ids(c.node) for c in top[1:] if best_score and c.score / best_score >= 0.75
+        _ancestor_ids(c.node)
+        for c in top[1:]
+        if best_score and c.score / best_score >= _ALTERNATIVE_SHARE
     ]
     if len(alternatives) >= 3:
         parent = node.parent
@@ -317,6 +325,14 @@ def _top_candidate(body: LexborNode, scoring: _Scoring) -> LexborNode | None:
         node = parent
         parent = node.parent
     return node
+
+
+def _out_of_reach(score: float, best: float) -> bool:
+    """Tell whether a score, once scaled, stays below an alternative's share of a positive best.
+
+    The margin keeps float rounding from ever deciding it.
+    """
+    return best > 0 and max(score, 0.0) < _ALTERNATIVE_SHARE * best * (1 - 1e-9)
 
 
 def _ancestor_ids(node: LexborNode) -> set[int]:
