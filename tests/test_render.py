@@ -502,3 +502,22 @@ def test_title_metadata_is_matched_ignoring_case_and_property_outranks_name() ->
     )
 
     assert render_page(article_page("<p>x</p>", head=head)).title == "The twitter title"
+
+
+def test_several_equally_good_candidates_widen_the_choice_to_their_ancestor() -> None:
+    sections = "".join(
+        f'<div class="part"><div class="copy"><p>{PARAGRAPH} Part {n}, first, with commas.</p>'
+        f"<p>{PARAGRAPH} Part {n}, second, with commas.</p></div></div>"
+        for n in range(4)
+    )
+    html = (
+        "<html><body><nav><a href='/a'>Menu link</a></nav>"
+        f'<div id="parts">{sections}</div>'
+        "<div class='teaser'><p>Teaser paragraph, short, with a comma.</p></div></body></html>"
+    )
+
+    markdown = render_html(html)
+
+    for n in range(4):
+        assert f"Part {n}, first, with commas." in markdown
+    assert "Menu link" not in markdown
