@@ -42,6 +42,7 @@ def environment(server: ReplayServer) -> dict[str, str]:
         EXA_API_KEY="bench-key",
         EXA_BASE_URL=server.url,
         WEBREACH_CONFIG="",
+        WEBREACH_CACHE_TTL="0",  # every run must reach the provider
     )
     return env
 
