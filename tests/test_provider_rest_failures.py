@@ -1,6 +1,6 @@
-"""What every HTTP search provider of brave, tavily, searxng, jina and kagi shares: failures are
-``WEB_PROVIDER_ERROR`` naming the provider, the key never leaks, cancellation closes the
-connection. Each runs against a local replay server."""
+"""What every HTTP search provider shares: failures are ``WEB_PROVIDER_ERROR`` naming the
+provider, the key never leaks, cancellation closes the connection. Each runs against a local
+replay server; the per-provider files test the mapping of each API's own shape."""
 
 from __future__ import annotations
 
@@ -17,8 +17,11 @@ import pytest
 from replay_server import ReplayServer, Reply
 from webreach.net import create_client
 from webreach.providers.search.brave import BraveSearchProvider
+from webreach.providers.search.deepseek import DeepSeekSearchProvider
+from webreach.providers.search.exa import ExaSearchProvider
 from webreach.providers.search.jina import JinaSearchProvider
 from webreach.providers.search.kagi import KagiSearchProvider
+from webreach.providers.search.perplexity import PerplexitySearchProvider
 from webreach.providers.search.searxng import SearxngSearchProvider
 from webreach.providers.search.tavily import TavilySearchProvider
 from webreach.seam import SearchProvider, SearchRequest, WebError, WebErrorCode
@@ -44,7 +47,46 @@ class Case:
 
 _ONE = {"url": "https://example.org/", "title": "Example"}
 
+_DEEPSEEK_MESSAGE = {
+    "type": "message",
+    "role": "assistant",
+    "content": [
+        {
+            "type": "web_search_tool_result",
+            "tool_use_id": "t",
+            "content": [{"type": "web_search_result", **_ONE}],
+        },
+        {"type": "text", "text": "An answer."},
+    ],
+}
+
 CASES = [
+    Case(
+        "exa",
+        "POST",
+        "/search",
+        {"results": [_ONE]},
+        lambda base, client, key: ExaSearchProvider(api_key=key, base_url=base, client=client),
+        "results",
+    ),
+    Case(
+        "perplexity",
+        "POST",
+        "/chat/completions",
+        {"choices": [{"message": {"content": "An answer."}}], "search_results": [_ONE]},
+        lambda base, client, key: PerplexitySearchProvider(
+            api_key=key, base_url=base, client=client
+        ),
+        "choices",
+    ),
+    Case(
+        "deepseek",
+        "POST",
+        "/anthropic/v1/messages",
+        _DEEPSEEK_MESSAGE,
+        lambda base, client, key: DeepSeekSearchProvider(api_key=key, base_url=base, client=client),
+        "content",
+    ),
     Case(
         "brave",
         "GET",
