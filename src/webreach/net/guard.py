@@ -26,6 +26,7 @@ __all__ = [
     "blocked_error",
     "check_host",
     "check_url",
+    "is_loopback_name",
     "is_public_address",
     "parse_ip_literal",
 ]
@@ -257,11 +258,42 @@ def address_allowed(host: str, address: IPAddress, allow: AllowList) -> bool:
     return _is_public(address) or allow.allows_host(host) or allow.allows_address(address)
 
 
-def check_host(host: str, allow: AllowList) -> None:
-    """Refuse a host that is an IP literal for a blocked address, with no I/O.
+_LOOPBACK = (
+    ipaddress.IPv4Network("127.0.0.0/8"),
+    ipaddress.IPv6Network("::1/128"),
+    ipaddress.IPv6Network("::ffff:127.0.0.0/104"),
+)
 
-    Names are judged later, when they are resolved (see :mod:`webreach.net.pinning`).
+
+def is_loopback_name(host: str) -> bool:
+    """Whether ``host`` is ``localhost`` or a subdomain of it, names for this machine (RFC 6761)."""
+    name = _normalise_host(host)
+    return name == "localhost" or name.endswith(".localhost")
+
+
+def _opens_loopback(allow: AllowList) -> bool:
+    return any(
+        net.version == loopback.version and net.overlaps(loopback)
+        for net in allow.networks
+        for loopback in _LOOPBACK
+    )
+
+
+def check_host(host: str, allow: AllowList) -> None:
+    """Refuse, with no I/O, a host the guard refuses whatever DNS answers.
+
+    That is an IP literal for a blocked address, or a loopback name (``localhost``,
+    ``*.localhost``) unless the allow list names it or opens a loopback address. Other names
+    are judged later, when they are resolved (see :mod:`webreach.net.pinning`).
     """
     literal = parse_ip_literal(host)
-    if literal is not None and not address_allowed(host, literal, allow):
-        raise blocked_error(host.strip("[]"), [_canonical_ip(literal)])
+    if literal is not None:
+        if not address_allowed(host, literal, allow):
+            raise blocked_error(host.strip("[]"), [_canonical_ip(literal)])
+        return
+    if is_loopback_name(host) and not allow.allows_host(host) and not _opens_loopback(allow):
+        raise WebError(
+            WebErrorCode.WEB_BLOCKED_URL,
+            f"{_normalise_host(host)} names this machine (loopback); fetching it is blocked "
+            "(add it to WEBREACH_FETCH_ALLOW to open it on purpose)",
+        )

@@ -7,7 +7,9 @@ from .cache import CacheStore
 from .errors import WebError, WebErrorCode
 from .runtime import AsyncCloseable, Disposer, WebRuntime, parse_provider_ids
 from .types import (
+    CacheScoped,
     FetchBody,
+    FetchPrecheck,
     FetchProvider,
     FetchRequest,
     FetchResult,
@@ -22,9 +24,11 @@ from .types import (
 
 __all__ = [
     "AsyncCloseable",
+    "CacheScoped",
     "CacheStore",
     "Disposer",
     "FetchBody",
+    "FetchPrecheck",
     "FetchProvider",
     "FetchRequest",
     "FetchResult",

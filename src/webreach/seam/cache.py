@@ -2,6 +2,8 @@
 
 Stores (memory, sqlite, redis) live outside the seam; they only keep bytes for a while.
 A store that fails is switched off with one warning: a cache never fails a search or fetch.
+Keys carry the provider's cache scope when it declares one (``CacheScoped``), so a result is
+read back only by a provider with the policy and endpoint that produced it.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ from typing import Generic, Protocol, Self, TypeVar
 from .cache import CacheStore, GuardedCache, cache_key, decode_fetch, decode_search, encode
 from .errors import WebError, WebErrorCode
 from .types import (
+    CacheScoped,
+    FetchPrecheck,
     FetchProvider,
     FetchRequest,
     FetchResult,
@@ -143,6 +145,17 @@ class _Registry(Generic[P]):
         raise AssertionError("unreachable: the chain is never empty")
 
 
+def _cache_key(kind: str, provider: _Provider, *request: object) -> str:
+    """The key of one request: by provider id, and by its scope when it declares one.
+
+    A provider without :class:`CacheScoped` keeps the plain ``(kind, id, request)`` key; a scoped
+    key can never equal it, so entries written before scopes existed are never read as scoped.
+    """
+    if isinstance(provider, CacheScoped):
+        return cache_key(kind, provider.id, {"scope": str(provider.cache_scope())}, *request)
+    return cache_key(kind, provider.id, *request)
+
+
 def _unexpected(pid: str, error: Exception) -> WebError:
     return WebError(
         WebErrorCode.WEB_PROVIDER_ERROR,
@@ -193,10 +206,14 @@ class WebRuntime:
         self._owned.append(resource)
 
     async def search(self, request: SearchRequest) -> SearchResult:
-        """Search with the selected provider; more sources than ``max_results`` are cut here."""
+        """Search with the selected provider; more sources than ``max_results`` are cut here.
+
+        Cached results are keyed by the provider's ``cache_scope`` when it has one (its base
+        URL, say), so they never cross to a provider pointed at another endpoint.
+        """
 
         async def call(provider: SearchProvider) -> SearchResult:
-            key = cache_key("search", provider.id, request.query, request.max_results)
+            key = _cache_key("search", provider, request.query, request.max_results)
             result = await self._cached(key, decode_search)
             if result is None:
                 result = await provider.search(request)
@@ -209,8 +226,22 @@ class WebRuntime:
         return await self._search.run(call)
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
+        """Fetch with the selected provider, from the cache when the same policy fetched it.
+
+        A provider's policy is applied before its cache is consulted: a provider that has
+        ``precheck`` (:class:`FetchPrecheck`) refuses an invalid URL or a refused address or
+        name first, and a provider that has ``cache_scope`` (:class:`CacheScoped`) reads and
+        writes only the entries of its own scope. So a page fetched with ``WEBREACH_FETCH_ALLOW``
+        opening a private host never reaches a runtime whose guard is closed, even through a
+        SQLite or redis cache shared across runs. A hit makes no connection, so a host name's
+        DNS answer is not checked again on a hit; it needs no check, because the entry was
+        stored by a fetch that vetted it under the same policy, within the TTL.
+        """
+
         async def call(provider: FetchProvider) -> FetchResult:
-            key = cache_key("fetch", provider.id, request.url)
+            if isinstance(provider, FetchPrecheck):
+                provider.precheck(request)
+            key = _cache_key("fetch", provider, request.url)
             result = await self._cached(key, decode_fetch)
             if result is None:
                 result = await provider.fetch(request)

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "CacheScoped",
     "FetchBody",
+    "FetchPrecheck",
     "FetchProvider",
     "FetchRequest",
     "FetchResult",
@@ -113,3 +115,35 @@ class FetchProvider(Protocol):
     def available(self) -> bool: ...
 
     async def fetch(self, request: FetchRequest) -> FetchResult: ...
+
+
+@runtime_checkable
+class CacheScoped(Protocol):
+    """Optional for a provider: the part of the cache its results may be stored in and read from.
+
+    ``cache_scope()`` is a stable fingerprint (the same across processes, since a SQLite or redis
+    cache outlives them) of everything that decides what the provider may return: for ``http``
+    its allow list and size caps, for a search service its base URL (and model). The runtime puts
+    it in every cache key, so only results obtained under the same policy, from the same
+    endpoint, can come back: a page fetched with loopback opened on purpose never reaches a
+    caller whose guard is closed, and a replay server's answers never reach the real service's
+    callers. It must be cheap and local, and must never contain a secret.
+
+    A provider without it keeps the plain ``(kind, id, request)`` key.
+    """
+
+    def cache_scope(self) -> str: ...
+
+
+@runtime_checkable
+class FetchPrecheck(Protocol):
+    """Optional for a fetch provider: refuse a request before the cache is consulted.
+
+    ``precheck(request)`` does no I/O. It raises the ``WebError`` that ``fetch(request)`` would
+    raise for what can be judged from the URL alone (``WEB_INVALID_URL``, or ``WEB_BLOCKED_URL``
+    for an address or name the provider's policy refuses), and returns None otherwise. The
+    runtime calls it before every cache lookup, so a cached page is never served for a URL the
+    provider would now refuse.
+    """
+
+    def precheck(self, request: FetchRequest) -> None: ...

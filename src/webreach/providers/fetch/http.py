@@ -7,6 +7,7 @@ raw and inflated in bounded slices so no server can make it hold more than the c
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import ssl
 from collections.abc import Sequence
@@ -52,7 +53,12 @@ def _no_cookies() -> CookieJar:
 
 
 class HttpFetchProvider:
-    """Fetch one concrete URL: same-origin redirects only, private networks refused, bounded."""
+    """Fetch one concrete URL: same-origin redirects only, private networks refused, bounded.
+
+    It implements the seam's optional :class:`~webreach.seam.FetchPrecheck` and
+    :class:`~webreach.seam.CacheScoped`, so a runtime cache never serves it a page its guard
+    would refuse now (see :meth:`precheck` and :meth:`cache_scope`).
+    """
 
     id = "http"
 
@@ -80,16 +86,47 @@ class HttpFetchProvider:
             headers={"Accept": _ACCEPT, "Accept-Encoding": ACCEPT_ENCODING},
         )
         self._client.cookies = _no_cookies()
+        self._scope = _scope(self._allow, max_bytes, max_chars, resolver, dialer, verify)
 
     def available(self) -> bool:
         return True
 
+    def precheck(self, request: FetchRequest) -> None:
+        """Raise, with no I/O, the ``WebError`` :meth:`fetch` would raise from the URL alone.
+
+        ``WEB_INVALID_URL`` for a URL that is not a fetchable web URL; ``WEB_BLOCKED_URL`` for an
+        IP literal of a blocked address (in any spelling) or a loopback name, unless the allow
+        list opens it. The runtime calls this before it looks in its cache. A host name is not
+        resolved here: a cache hit makes no connection, and the cache key's scope means only a
+        page fetched (and its name vetted) under this same allow list can be a hit.
+        """
+        self._vet(request.url)
+
+    def cache_scope(self) -> str:
+        """A stable fingerprint of what decides which pages this provider may return.
+
+        The allow list (normalised: the same entries in another order or spelling give the same
+        scope), the byte and character caps, and whether the TLS check, resolver or dialer were
+        replaced. The runtime puts it in every cache key, so results cached under one policy are
+        never read under another, even from a cache file shared across runs.
+        """
+        return self._scope
+
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    def _vet(self, url: str) -> httpx.URL:
+        try:
+            checked = check_url(url)
+            check_host(checked.host, self._allow)
+        except WebError as error:
+            error.provider = error.provider or self.id
+            raise
+        return checked
+
     async def fetch(self, request: FetchRequest) -> FetchResult:
         try:
-            url = check_url(request.url)
+            url = self._vet(request.url)
             async with asyncio.timeout(self._timeout):
                 return await self._follow(url)
         except (TimeoutError, httpx.TimeoutException):
@@ -178,6 +215,38 @@ class HttpFetchProvider:
             data, charset, kind, complete=complete, max_chars=self._max_chars
         )
         return (HtmlBody(text) if kind is Kind.HTML else TextBody(text)), truncated
+
+
+def _scope(
+    allow: AllowList,
+    max_bytes: int,
+    max_chars: int,
+    resolver: Resolver | None,
+    dialer: httpcore.AsyncNetworkBackend | None,
+    verify: ssl.SSLContext | bool,
+) -> str:
+    """The cache scope of one configuration; see :meth:`HttpFetchProvider.cache_scope`."""
+    tls = "custom" if isinstance(verify, ssl.SSLContext) else "on" if verify else "off"
+    return json.dumps(
+        {
+            "allow_hosts": sorted(allow.hosts),
+            "allow_suffixes": sorted(set(allow.suffixes)),
+            "allow_networks": sorted({str(network) for network in allow.networks}),
+            "max_bytes": max_bytes,
+            "max_chars": max_chars,
+            "tls": tls,
+            "resolver": None if resolver is None else _name_of(resolver),
+            "dialer": None if dialer is None else _name_of(dialer),
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+
+
+def _name_of(hook: object) -> str:
+    """A replaced resolver or dialer, named the same way in every process."""
+    named = hook if hasattr(hook, "__qualname__") else type(hook)
+    return f"{getattr(named, '__module__', '?')}.{getattr(named, '__qualname__', '?')}"
 
 
 def _content_length(response: httpx.Response) -> int | None:

@@ -147,6 +147,14 @@ class KeyedProvider:
     def available(self) -> bool:
         return self._api_key is not None
 
+    def cache_scope(self) -> str:
+        """The endpoint, so cached results never cross base URLs (see ``seam.CacheScoped``).
+
+        A replay server's answers never reach callers of the real service, nor the reverse.
+        The key is no part of it: another key of the same service finds the same results.
+        """
+        return json.dumps({"base_url": self._base_url}, separators=(",", ":"))
+
     async def _call(
         self,
         method: str,
@@ -186,3 +194,11 @@ class ModelProvider(KeyedProvider):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._base_url!r}, model={self._model!r})"
+
+    def cache_scope(self) -> str:
+        """The endpoint and the model: another model writes another answer."""
+        return json.dumps(
+            {"base_url": self._base_url, "model": self._model},
+            sort_keys=True,
+            separators=(",", ":"),
+        )
