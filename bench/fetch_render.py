@@ -1,134 +1,62 @@
 """How good and how fast is webreach's HTML→Markdown renderer next to the usual choices?
 
-Every page of the shared real-page corpus (``../shared/corpus/pages/<name>/source.html``, from
-Mozilla Readability's test suite) is rendered by each renderer in one process, side by side:
+Four sets of real pages, every renderer in one process, side by side:
 
-* quality: word F1 of the output against ``expected.html``, the main content as Readability
-  extracts it (see ``markdown_words`` and ``word_f1`` for the exact definition);
-* speed: MB of source HTML per second over the whole corpus (best of ``--repeat`` interleaved
-  passes), and the ratio to markdownify converting the whole page;
-* memory: extra peak RSS while rendering the corpus, each renderer in a fresh child process.
+* ``readability``: the 130 pages of Mozilla Readability's test suite (``../shared/corpus/pages/``),
+  scored against the visible text of each ``expected.html``;
+* ``cleaneval``, ``cleanportaleval``, ``l3s-gn1``: the human-labelled sets of the web content
+  extraction benchmark (``../shared/corpus/extraction/``, see its README), scored against
+  each page's labelled plain text.
 
-    python bench/fetch_render.py [--repeat 3] [--worst 10] [--no-memory]
+Quality, per page and averaged per set: precision, recall and F1 of ROUGE-LSum (the extraction
+benchmark's metric: whitespace tokens, punkt sentences; ``rouge_lsum``) and of words
+(``word_scores``), both on the output's plain text (``markdown_text``), plus the cheap 4-gram
+shingle F1 the tests use (``shingle_f1``). Speed: MB of source HTML per second (best of
+``--repeat`` interleaved passes) and the ratios to markdownify and trafilatura. Memory: extra
+peak RSS while rendering every selected page, each renderer in a fresh child process.
 
-The bench-only libraries (markdownify, html2text, readability-lxml, trafilatura) are imported
-inside their runners, so this module's metric functions can be imported without them.
+    python bench/fetch_render.py [--sets cleaneval,l3s-gn1] [--limit 100] [--repeat 2]
+                                 [--only webreach] [--no-rouge] [--no-memory] [--worst 8]
+
+The measures and the page sets are defined once, in ``fetch_render_metrics.py``; the
+bench-only libraries are imported inside their runners.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import logging
 import re
 import statistics
 import subprocess
 import sys
 import time
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from math import nan
 from pathlib import Path
 
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+from fetch_render_metrics import (
+    CORPUS,
+    LABELLED_SETS,
+    SETS,
+    Page,
+    Scores,
+    available_sets,
+    load_set,
+    markdown_text,
+    rouge_lsum,
+    shingle_f1,
+    word_scores,
+    words,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus" / "pages"
 BASE_URL = "http://fakehost/test/page.html"
 
 Renderer = Callable[[str], str]
-
-# ---------------------------------------------------------------------------------------------
-# The metric, defined once.
-
-# A word is a run of letters or digits: "_" is Markdown emphasis syntax, not part of words.
-_WORD = re.compile(r"[^\W_]+")
-_IMAGE = re.compile(r"!\[((?:\\.|[^\]\\])*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)")
-_LINK = re.compile(r"\[((?:\\.|[^\]\\])*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)")
-_AUTOLINK = re.compile(r"<(?:https?|mailto|ftp):[^>\s]*>")
-
-
-def _names(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_INLINE_TAGS = _names(
-    "a abbr b bdi bdo big cite code data del dfn em font i ins kbd label mark nobr q s samp small"
-    " span strike strong sub sup time tt u var wbr"
-)
-_INVISIBLE = _names("script style noscript template -comment head title")
-
-
-def words(text: str) -> Counter[str]:
-    """Lowercased words of `text` as a multiset."""
-    return Counter(_WORD.findall(text.lower()))
-
-
-def markdown_words(markdown: str) -> Counter[str]:
-    """Words a reader of the Markdown sees: link targets are syntax, image alt text is not."""
-    text = _IMAGE.sub(r" \1 ", markdown)
-    text = _LINK.sub(r" \1 ", text)
-    text = _AUTOLINK.sub(" ", text)
-    return words(text)
-
-
-def html_words(html: str) -> Counter[str]:
-    """Words of an HTML fragment's visible text, block elements separating words."""
-    tree = LexborHTMLParser(html)
-    parts: list[str] = []
-    if tree.root is not None:
-        _visible_text(tree.root, parts)
-    return words("".join(parts))
-
-
-def _visible_text(node: LexborNode, parts: list[str]) -> None:
-    for child in node.iter(include_text=True):
-        tag = child.tag
-        if tag == "-text":
-            parts.append(child.text_content or "")
-        elif tag in _INVISIBLE:
-            continue
-        elif tag in _INLINE_TAGS:
-            _visible_text(child, parts)
-        else:
-            parts.append(" ")
-            _visible_text(child, parts)
-            parts.append(" ")
-
-
-def word_f1(got: Counter[str], expected: Counter[str]) -> float:
-    """Multiset F1 = 2PR/(P+R) over word counts; two empty texts agree perfectly."""
-    if not got and not expected:
-        return 1.0
-    common = sum((got & expected).values())
-    if common == 0:
-        return 0.0
-    precision = common / sum(got.values())
-    recall = common / sum(expected.values())
-    return 2 * precision * recall / (precision + recall)
-
-
-@dataclass(frozen=True, slots=True)
-class Page:
-    name: str
-    source: str
-    expected: Counter[str]
-
-    @property
-    def size(self) -> int:
-        return len(self.source.encode("utf-8"))
-
-
-def load_corpus(corpus: Path = CORPUS) -> list[Page]:
-    """Read every page that has both a source and an expected rendering."""
-    pages = []
-    for folder in sorted(path for path in corpus.iterdir() if path.is_dir()):
-        source, expected = folder / "source.html", folder / "expected.html"
-        if source.is_file() and expected.is_file():
-            html = source.read_text(encoding="utf-8", errors="replace")
-            wanted = html_words(expected.read_text(encoding="utf-8", errors="replace"))
-            pages.append(Page(folder.name, html, wanted))
-    return pages
-
 
 # ---------------------------------------------------------------------------------------------
 # The renderers.
@@ -142,6 +70,8 @@ def webreach_renderer() -> Renderer:
 
 def markdownify_renderer() -> Renderer:
     from markdownify import markdownify
+
+    warnings.filterwarnings("ignore", module="bs4")  # "looks like XML" on a few pages
 
     return lambda html: str(markdownify(html))
 
@@ -160,6 +90,8 @@ def readability_renderer() -> Renderer:
     import html_to_markdown
     from readability import Document
 
+    logging.getLogger("readability").setLevel(logging.CRITICAL)  # it logs each page it fails
+
     def render(html: str) -> str:
         summary = Document(html, url=BASE_URL).summary(html_partial=True)
         return str(html_to_markdown.convert(summary).content or "")
@@ -172,8 +104,9 @@ def trafilatura_renderer() -> Renderer:
 
     def render(html: str) -> str:
         found = trafilatura.extract(
-            html, url=BASE_URL, output_format="markdown", include_links=True
-        )
+            html, url=BASE_URL, output_format="markdown", include_links=True,
+            include_comments=False,
+        )  # fmt: skip
         return found or ""
 
     return render
@@ -181,71 +114,107 @@ def trafilatura_renderer() -> Renderer:
 
 RENDERERS: dict[str, Callable[[], Renderer]] = {
     "webreach": webreach_renderer,
+    "trafilatura": trafilatura_renderer,
+    "readability-lxml + html-to-markdown": readability_renderer,
     "markdownify (whole page)": markdownify_renderer,
     "html2text (whole page)": html2text_renderer,
-    "readability-lxml + html-to-markdown": readability_renderer,
-    "trafilatura": trafilatura_renderer,
 }
-BASELINE = "markdownify (whole page)"
+DEFAULT = tuple(name for name in RENDERERS if not name.startswith("html2text"))
+BASELINE, TRAFILATURA = "markdownify (whole page)", "trafilatura"
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring.
 
 
 @dataclass(slots=True)
-class Result:
-    name: str
-    f1: dict[str, float]
+class Run:
+    """One renderer on one set: its outputs, scores, and best pass time."""
+
+    outputs: list[str]
     seconds: float
-    peak_mb: float | None = None
+    failures: int = 0
+    rouge: list[Scores] = field(default_factory=list)
+    words: list[Scores] = field(default_factory=list)
+    shingles: list[float] = field(default_factory=list)
 
 
-def measure(renderers: dict[str, Renderer], pages: list[Page], repeat: int) -> list[Result]:
-    """Score each renderer's output, then time full passes over the corpus.
+def render_all(
+    renderers: dict[str, Renderer], sets: dict[str, list[Page]], repeat: int
+) -> dict[tuple[str, str], Run]:
+    """Render every set with every renderer; keep the first pass's outputs and the best time.
 
-    Timing rounds interleave the renderers and keep each one's best pass, so that a change in
-    machine load during the run does not favour whichever renderer ran at a quiet moment.
+    Rounds interleave the renderers, so that a change in machine load during the run does not
+    favour whichever renderer ran at a quiet moment.
     """
-    results = [
-        Result(
-            name,
-            {
-                page.name: word_f1(markdown_words(render(page.source)), page.expected)
-                for page in pages
-            },
-            float("inf"),
-        )
-        for name, render in renderers.items()
+    runs: dict[tuple[str, str], Run] = {}
+    for round_ in range(max(repeat, 1)):
+        for name, render in renderers.items():
+            for set_name, pages in sets.items():
+                gc.collect()
+                start = time.perf_counter()
+                outputs = [_render_or_fail(render, page.source) for page in pages]
+                seconds = time.perf_counter() - start
+                if round_ == 0:
+                    failed = sum(output is None for output in outputs)
+                    runs[name, set_name] = Run([o or "" for o in outputs], seconds, failed)
+                else:
+                    runs[name, set_name].seconds = min(runs[name, set_name].seconds, seconds)
+    return runs
+
+
+def _render_or_fail(render: Renderer, html: str) -> str | None:
+    """A renderer that raises on a page has produced nothing for it."""
+    try:
+        return render(html)
+    except Exception:
+        return None
+
+
+def _rouge_job(pair: tuple[str, str]) -> Scores:
+    return rouge_lsum(*pair)
+
+
+def score(runs: dict[tuple[str, str], Run], sets: dict[str, list[Page]], jobs: int) -> None:
+    """Score every output; ROUGE (the slow part) in `jobs` processes, unless `jobs` is 0."""
+    texts = {key: [markdown_text(output) for output in run.outputs] for key, run in runs.items()}
+    for (name, set_name), run in runs.items():
+        pages = sets[set_name]
+        got = texts[name, set_name]
+        run.words = [word_scores(words(t), p.expected) for t, p in zip(got, pages, strict=True)]
+        run.shingles = [shingle_f1(t, p.expected_text) for t, p in zip(got, pages, strict=True)]
+    if not jobs:
+        return
+    pairs = [
+        (page.expected_text, text)
+        for (_, set_name), got in texts.items()
+        for page, text in zip(sets[set_name], got, strict=True)
     ]
-    for _ in range(repeat):
-        for result in results:
-            render = renderers[result.name]
-            gc.collect()
-            start = time.perf_counter()
-            for page in pages:
-                render(page.source)
-            result.seconds = min(result.seconds, time.perf_counter() - start)
-    return results
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        results = iter(pool.map(_rouge_job, pairs, chunksize=8))
+        for run in runs.values():
+            run.rouge = [next(results) for _ in run.outputs]
 
 
-def peak_rss_mb(name: str) -> float | None:
-    """Extra peak RSS of rendering the corpus once, in a fresh process (Linux only)."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--memory-child", name], capture_output=True, text=True
-    )
+def peak_rss_mb(name: str, argv: Sequence[str]) -> float | None:
+    """Extra peak RSS of rendering the selected pages once, in a fresh process (Linux only)."""
+    command = [sys.executable, __file__, *argv, "--memory-child", name]
+    done = subprocess.run(command, capture_output=True, text=True)
     try:
         return float(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return None
 
 
-def _memory_child(name: str) -> None:
-    pages = load_corpus()
+def _memory_child(name: str, pages: list[Page]) -> None:
     render = RENDERERS[name]()
-    render(pages[0].source)
+    _render_or_fail(render, pages[0].source)
     gc.collect()
     status = Path("/proc/self/status")
     Path("/proc/self/clear_refs").write_text("5")
     before = _status_kb(status.read_text(), "VmRSS")
     for page in pages:
-        render(page.source)
+        _render_or_fail(render, page.source)
     print((_status_kb(status.read_text(), "VmHWM") - before) / 1024)
 
 
@@ -254,46 +223,128 @@ def _status_kb(status: str, key: str) -> int:
     return int(found.group(1)) if found else 0
 
 
+# ---------------------------------------------------------------------------------------------
+# Reporting.
+
+
+def _mean(values: Iterable[float]) -> float:
+    found = list(values)
+    return statistics.fmean(found) if found else float("nan")
+
+
+def _ratio(runs: dict[tuple[str, str], Run], name: str, other: str, sets: Iterable[str]) -> str:
+    chosen = list(sets)
+    if not all((other, s) in runs for s in chosen):
+        return "    -"
+    ours = sum(runs[name, s].seconds for s in chosen)
+    return f"{sum(runs[other, s].seconds for s in chosen) / ours:5.1f}"
+
+
+def report_set(runs: dict[tuple[str, str], Run], set_name: str, pages: list[Page]) -> None:
+    megabytes = sum(page.size for page in pages) / 1e6
+    print(f"\n{set_name}: {len(pages)} pages, {megabytes:.1f} MB")
+    print(
+        f"{'renderer':<36} {'ROUGE-LSum P/R/F1':>19} {'words P/R/F1':>19} {'sh.F1':>6}"
+        f" {'MB/s':>6} {'×mdfy':>5} {'×traf':>5}"
+    )
+    failures: list[str] = []
+    for (name, found_set), run in runs.items():
+        if found_set != set_name:
+            continue
+        if run.failures:
+            failures.append(f"{name} raised on {run.failures} pages (scored as empty)")
+        rouge = "  ".join(f"{_mean(s[k] for s in run.rouge):.3f}" for k in range(3))
+        word = "  ".join(f"{_mean(s[k] for s in run.words):.3f}" for k in range(3))
+        print(
+            f"{name:<36} {rouge if run.rouge else '-':>19} {word:>19} {_mean(run.shingles):6.3f}"
+            f" {megabytes / run.seconds:6.1f} {_ratio(runs, name, BASELINE, [set_name])}"
+            f" {_ratio(runs, name, TRAFILATURA, [set_name])}"
+        )
+    for failure in failures:
+        print(failure)
+
+
+def report_overall(
+    runs: dict[tuple[str, str], Run], sets: dict[str, list[Page]], memory: dict[str, float | None]
+) -> None:
+    labelled = [name for name in sets if name in LABELLED_SETS]
+    megabytes = sum(page.size for pages in sets.values() for page in pages) / 1e6
+    print(f"\nall sets: {sum(map(len, sets.values()))} pages, {megabytes:.1f} MB")
+    print(
+        f"{'renderer':<36} {'ROUGE F1':>8} {'words F1':>8} {'readab.':>7} {'MB/s':>6}"
+        f" {'×mdfy':>5} {'×traf':>5} {'peak RSS':>9}"
+    )
+    for name in dict.fromkeys(name for name, _ in runs):
+        mine = {s: runs[name, s] for s in sets}
+        rouge = _mean(_mean(s.f1 for s in mine[s].rouge) for s in labelled if mine[s].rouge)
+        word = _mean(_mean(s.f1 for s in mine[s].words) for s in labelled)
+        readability = (
+            _mean(s.f1 for s in mine["readability"].words) if "readability" in mine else nan
+        )
+        seconds = sum(run.seconds for run in mine.values())
+        peak = memory.get(name)
+        print(
+            f"{name:<36} {rouge:8.3f} {word:8.3f} {readability:7.3f} {megabytes / seconds:6.1f}"
+            f" {_ratio(runs, name, BASELINE, sets)} {_ratio(runs, name, TRAFILATURA, sets)}"
+            f" {f'{peak:7.1f}MB' if peak is not None else 'n/a':>9}"
+        )
+    print(
+        "\nROUGE F1 and words F1: mean of the labelled sets' means; readab.: words F1 on the"
+        " Readability pages"
+    )
+
+
+def report_worst(runs: dict[tuple[str, str], Run], sets: dict[str, list[Page]], count: int) -> None:
+    for set_name, pages in sets.items():
+        run = runs.get(("webreach", set_name))
+        if run is None:
+            continue
+        f1 = [s.f1 for s in run.rouge] if run.rouge else [s.f1 for s in run.words]
+        worst = sorted(zip(f1, (page.name for page in pages), strict=True))[:count]
+        print(f"webreach's lowest on {set_name}: " + ", ".join(f"{n} {s:.2f}" for s, n in worst))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--repeat", type=int, default=3, help="timed passes per renderer")
-    parser.add_argument("--worst", type=int, default=8, help="list webreach's N worst pages")
+    parser.add_argument("--sets", help=f"comma-separated, of {', '.join(SETS)} (default all)")
+    parser.add_argument("--limit", type=int, help="first N pages of each set")
+    parser.add_argument("--repeat", type=int, default=2, help="timed passes per renderer")
+    parser.add_argument(
+        "--only", action="append", help="run only these renderers (repeatable; ratios need theirs)"
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="processes scoring ROUGE")
+    parser.add_argument("--no-rouge", action="store_true", help="skip ROUGE (the slow metric)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-RSS children")
-    parser.add_argument("--only", action="append", help="run only these renderers")
+    parser.add_argument("--worst", type=int, default=0, help="list webreach's N worst pages")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if not CORPUS.is_dir():
-        print(f"corpus not found at {CORPUS}: nothing to measure, skipping")
+    wanted = args.sets.split(",") if args.sets else list(SETS)
+    unknown = set(wanted) - set(SETS)
+    if unknown:
+        parser.error(f"unknown sets: {', '.join(sorted(unknown))}")
+    chosen = [name for name in wanted if name in available_sets()]
+    if not chosen:
+        print(f"no corpus found under {CORPUS.parent}: nothing to measure, skipping")
         return 0
+    sets = {name: load_set(name, args.limit) for name in chosen}
     if args.memory_child:
-        _memory_child(args.memory_child)
+        _memory_child(args.memory_child, [page for pages in sets.values() for page in pages])
         return 0
 
-    pages = load_corpus()
-    megabytes = sum(page.size for page in pages) / 1e6
-    print(f"{len(pages)} pages, {megabytes:.1f} MB of source HTML, best of {args.repeat} passes\n")
-    names = [n for n in RENDERERS if not args.only or n in args.only or n == BASELINE]
-    results = measure({name: RENDERERS[name]() for name in names}, pages, args.repeat)
+    names = [n for n in RENDERERS if n in (args.only or DEFAULT)]
+    print(f"sets: {', '.join(chosen)}; best of {args.repeat} passes; renderers: {len(names)}")
+    runs = render_all({name: RENDERERS[name]() for name in names}, sets, args.repeat)
+    score(runs, sets, 0 if args.no_rouge else args.jobs)
+    memory: dict[str, float | None] = {}
     if not args.no_memory:
-        for result in results:
-            result.peak_mb = peak_rss_mb(result.name)
-
-    baseline = next(r for r in results if r.name == BASELINE)
-    header = f"{'renderer':<37} {'F1 mean':>7} {'median':>7} {'min':>6} {'MB/s':>7} {'× mdfy':>7}"
-    print(header + f" {'peak RSS':>9}")
-    print("-" * (len(header) + 10))
-    for result in results:
-        f1 = list(result.f1.values())
-        rate = megabytes / result.seconds
-        memory = f"{result.peak_mb:7.1f}MB" if result.peak_mb is not None else "      n/a"
-        print(
-            f"{result.name:<37} {statistics.fmean(f1):7.3f} {statistics.median(f1):7.3f} "
-            f"{min(f1):6.3f} {rate:7.1f} {baseline.seconds / result.seconds:7.1f} {memory:>9}"
-        )
-    ours = results[0]
-    if args.worst and ours.name == "webreach":
-        worst = sorted(ours.f1.items(), key=lambda item: item[1])[: args.worst]
-        print("\nwebreach's lowest-F1 pages: " + ", ".join(f"{n} {s:.2f}" for n, s in worst))
+        argv = [f"--sets={','.join(chosen)}"] + ([f"--limit={args.limit}"] if args.limit else [])
+        memory = {name: peak_rss_mb(name, argv) for name in names}
+    for set_name, pages in sets.items():
+        report_set(runs, set_name, pages)
+    report_overall(runs, sets, memory)
+    if args.worst:
+        print()
+        report_worst(runs, sets, args.worst)
     return 0
 
 
