@@ -6,6 +6,8 @@ from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser
 
+# A title this long holding a tag is the rest of the page, swallowed by a title left open.
+_RUNAWAY_TITLE: Final = 1000
 _TITLE_META: Final = ("og:title", "twitter:title", "dc.title", "title")
 # Every meta that may hold a title (and a few more, whose `property` outranks the `name`).
 _TITLE_META_SELECTOR: Final = ",".join(
@@ -39,6 +41,25 @@ def base_href(tree: LexborHTMLParser) -> str | None:
     """Return the first `<base href>`, which redirects every relative URL of the page."""
     base = tree.head.css_first("base[href]") if tree.head is not None else None
     return base.attrs.sget("href") if base is not None else None
+
+
+def close_runaway_title(source: bytes, tree: LexborHTMLParser) -> bytes | None:
+    """Return the page with its `<title>` closed, when a title left open swallowed the page.
+
+    A `<title>` is raw text up to `</title>`: left open, it holds the whole page, which browsers
+    show blank but lxml-based parsers recover. Closing it at its first tag recovers the body.
+    """
+    head = tree.head
+    title = head.css_first("title") if head is not None else None
+    if title is None:
+        return None
+    text = title.text()
+    if len(text) < _RUNAWAY_TITLE or "<" not in text:
+        return None
+    start = source.lower().find(b"<title")
+    end = source.find(b">", start) + 1
+    cut = source.find(b"<", end) if start >= 0 and end else -1
+    return None if cut < 0 else source[:cut] + b"</title>" + source[cut:]
 
 
 def _clean(text: str) -> str:

@@ -9,7 +9,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from .extract import extract_article
 from .markdown import MarkdownWriter
-from .metadata import base_href, page_title
+from .metadata import base_href, close_runaway_title, page_title
 from .urls import UrlResolver, effective_base
 
 # Dropped: image syntax only adds URLs and alt text that readers of the extract rarely need (on the
@@ -38,6 +38,10 @@ def render_page(html: str, *, base_url: str | None = None) -> RenderedPage:
     # Encoded once (as lexbor itself would): extraction retries and the fallback parse again.
     source = html.encode("utf-8", errors="ignore")
     tree = LexborHTMLParser(source)
+    repaired = close_runaway_title(source, tree)
+    if repaired is not None:
+        source = repaired
+        tree = LexborHTMLParser(source)
     title = page_title(tree)
     writer = MarkdownWriter(
         UrlResolver(effective_base(base_url, base_href(tree))), images=KEEP_IMAGES
