@@ -6,6 +6,7 @@ It imports nothing else of webreach. Providers register here; tools call ``searc
 from .cache import CacheStore
 from .errors import WebError, WebErrorCode
 from .runtime import AsyncCloseable, Disposer, WebRuntime, parse_provider_ids
+from .tasks import cancel_and_wait, settled
 from .types import (
     CacheScoped,
     FetchBody,
@@ -42,5 +43,7 @@ __all__ = [
     "WebError",
     "WebErrorCode",
     "WebRuntime",
+    "cancel_and_wait",
     "parse_provider_ids",
+    "settled",
 ]

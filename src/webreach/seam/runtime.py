@@ -9,6 +9,7 @@ from typing import Generic, Protocol, Self, TypeVar
 
 from .cache import CacheStore, GuardedCache, cache_key, decode_fetch, decode_search, encode
 from .errors import WebError, WebErrorCode
+from .tasks import settled
 from .types import (
     CacheScoped,
     FetchPrecheck,
@@ -223,7 +224,7 @@ class WebRuntime:
                 result = dataclasses.replace(result, sources=result.sources[:limit], truncated=True)
             return dataclasses.replace(result, provider=provider.id)
 
-        return await self._search.run(call)
+        return await settled(self._search.run(call))
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
         """Fetch with the selected provider, from the cache when the same policy fetched it.
@@ -248,7 +249,7 @@ class WebRuntime:
                 await self._store(key, result)
             return dataclasses.replace(result, provider=provider.id)
 
-        return await self._fetch.run(call)
+        return await settled(self._fetch.run(call))
 
     async def _cached(self, key: str, decode: Callable[[bytes], R]) -> R | None:
         """A cached result, or None; an entry that no longer decodes counts as a miss."""

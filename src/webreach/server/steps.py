@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from openai import AsyncStream
 
+from ..seam import settled
 from .citations import CitationStream
 from .events import Event, ReasoningDelta, Usage
 from .upstream import UpstreamError
@@ -106,4 +107,4 @@ async def read_step(
         for event in citations.flush():
             yield event
     finally:
-        await stream.close()
+        await settled(stream.close())

@@ -7,6 +7,8 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 
+from ..seam import cancel_and_wait
+
 __all__ = ["KEEP_ALIVE", "server_timing", "with_keepalive"]
 
 KEEP_ALIVE = ": keep-alive\n\n"
@@ -49,9 +51,7 @@ async def with_keepalive(frames: AsyncIterator[str], interval: float) -> AsyncIt
                 raise item
             yield item
     finally:
-        for worker in workers:
-            worker.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
+        await cancel_and_wait(workers)
         aclose = getattr(frames, "aclose", None)
         if aclose is not None:
             with contextlib.suppress(RuntimeError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
@@ -324,22 +325,35 @@ def parse_page_arguments(raw: str, *, pattern: bool) -> tuple[str, str]:
 
 @dataclass
 class OpenedPages:
-    """Pages opened during one deep search, so finding text in them fetches nothing again."""
+    """Pages opened during one deep search, so finding text in them fetches nothing again.
 
-    pages: dict[str, tuple[str, str | None, str]] = field(default_factory=dict)
-    """url -> (final url, title, rendered text)."""
+    Calls of one step run concurrently, so a page being opened is shared while in flight too.
+    """
+
+    pages: dict[str, asyncio.Future[tuple[str, str | None, str]]] = field(default_factory=dict)
+    """url -> (final url, title, rendered text), once fetched."""
 
     async def open(self, url: str, runtime: WebRuntime) -> tuple[str, str | None, str, bool]:
         """``(final url, title, text, fetched now)``; raises ``WebError`` when unreadable."""
         known = self.pages.get(url)
         if known is not None:
-            return (*known, False)
-        result = await runtime.fetch(FetchRequest(url))
-        if result.status_code >= 400:
-            raise WebError("WEB_PROVIDER_ERROR", f"{url} answered HTTP {result.status_code}")
-        rendered = render_body(result)
-        self.pages[url] = (result.url, rendered.title, rendered.text)
-        return result.url, rendered.title, rendered.text, True
+            return (*await known, False)
+        opening = asyncio.ensure_future(_open(url, runtime))
+        self.pages[url] = opening
+        try:
+            return (*await opening, True)
+        except BaseException:
+            if self.pages.get(url) is opening:
+                del self.pages[url]
+            raise
+
+
+async def _open(url: str, runtime: WebRuntime) -> tuple[str, str | None, str]:
+    result = await runtime.fetch(FetchRequest(url))
+    if result.status_code >= 400:
+        raise WebError("WEB_PROVIDER_ERROR", f"{url} answered HTTP {result.status_code}")
+    rendered = render_body(result)
+    return result.url, rendered.title, rendered.text
 
 
 async def run_open_call(

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from ..seam import SearchRequest, SearchResult, SearchSource, WebError, WebRuntime
+from ..seam import (
+    SearchRequest,
+    SearchResult,
+    SearchSource,
+    WebError,
+    WebRuntime,
+    cancel_and_wait,
+)
 from .base import INVALID_ARGUMENTS, ToolDefinition, ToolError, ToolOptions, ToolResult
 from .untrusted import fence
 
@@ -155,9 +162,7 @@ async def all_or_nothing(factories: Sequence[Callable[[], Awaitable[T]]]) -> lis
                     raise task.exception()  # type: ignore[misc]
         return [task.result() for task in tasks]
     finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(tasks)
 
 
 def merge_sources(
