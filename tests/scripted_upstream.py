@@ -45,7 +45,14 @@ class Step:
     hold: threading.Event | None = None
     """Wait for this before sending the body (headers are sent at once when streaming)."""
     break_after: int | None = None
-    """Drop the connection after this many chunks (a failure mid-stream)."""
+    """Drop the connection after this many chunks (a failure mid-stream); without streaming,
+    send half of the JSON body and then drop the connection."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra response headers (``Retry-After`` on a 429, say)."""
+    hang: bool = False
+    """Answer nothing until the client hangs up; :attr:`ScriptedUpstream.hung_up` records when."""
+    raw_body: bytes | None = None
+    """Send these bytes as the body instead of a valid completion (malformed JSON, say)."""
 
     def chunks(self, field_value: str | list[str]) -> list[str]:
         return (
@@ -65,6 +72,10 @@ class ScriptedUpstream:
         self.record = True
         self.last_tool_call_sent = 0.0
         """``time.monotonic()`` when the last tool call of a stream was sent."""
+        self.hung_up: list[float] = []
+        """``time.monotonic()`` of every client that left while a ``hang`` step waited."""
+        self.waiting = 0
+        """Requests of ``hang`` steps whose client is still connected."""
         self._lock = threading.Lock()
         app = Starlette(
             routes=[
@@ -123,17 +134,37 @@ class ScriptedUpstream:
                 if self.record:
                     self.requests.append(body)
                 step = self.script.pop(0) if self.script else self.default
+        if step.hang:
+            await self._until_gone(request)
+            return Response(status_code=499)
+        if step.raw_body is not None:
+            return Response(step.raw_body, step.status, step.headers, "application/json")
         if step.status != 200:
             return JSONResponse(
                 {"error": {"message": step.error, "type": "invalid_request_error"}},
                 status_code=step.status,
+                headers=step.headers,
             )
         model = body.get("model", "scripted-model")
+        if step.break_after is not None and not body.get("stream"):
+            whole = json.dumps(self._completion(step, model)).encode()
+            return StreamingResponse(_torn(whole), media_type="application/json")
         if body.get("stream"):
             return StreamingResponse(self._stream(step, model), media_type="text/event-stream")
         if step.hold is not None:
             await asyncio.to_thread(step.hold.wait)
         return JSONResponse(self._completion(step, model))
+
+    async def _until_gone(self, request: Request) -> None:
+        with self._lock:
+            self.waiting += 1
+        try:
+            while not await request.is_disconnected():
+                await asyncio.sleep(0.01)
+        finally:
+            with self._lock:
+                self.waiting -= 1
+                self.hung_up.append(time.monotonic())
 
     @staticmethod
     def _finish(step: Step) -> str:
@@ -233,3 +264,9 @@ class ScriptedUpstream:
                 and b'"finish_reason": "' in payload
             ):
                 self.last_tool_call_sent = time.monotonic()
+
+
+async def _torn(whole: bytes) -> AsyncIterator[bytes]:
+    """Half of a body, then a dropped connection."""
+    yield whole[: len(whole) // 2]
+    raise ConnectionResetError("scripted break")

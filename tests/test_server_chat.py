@@ -377,10 +377,10 @@ def test_refused_requests(
 def test_upstream_errors_before_the_stream_keep_their_status(
     upstream: ScriptedUpstream, webreach_url: str
 ) -> None:
-    upstream.queue(Step(status=401, error="bad upstream key"))
-    with pytest.raises(openai.AuthenticationError) as caught:
+    upstream.queue(Step(status=400, error="bad temperature"))
+    with pytest.raises(openai.BadRequestError) as caught:
         clients(webreach_url)[0].chat.completions.create(model="m", messages=USER, tools=WEB)  # type: ignore[list-item]
-    assert "bad upstream key" in str(caught.value.body)
+    assert "bad temperature" in str(caught.value.body)
     upstream.queue(Step(status=429, error="slow down"))
     with pytest.raises(openai.RateLimitError):
         clients(webreach_url)[0].chat.completions.create(model="m", messages=USER)

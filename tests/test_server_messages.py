@@ -1421,7 +1421,11 @@ def test_live_failure_after_the_stream_started(
     upstream.queue(search_step(["q"]), Step(content=["partial ", "answer"], break_after=2))
     request = {"model": "m", "max_tokens": 64, "messages": USER, "tools": NATIVE_SEARCH}
     response = httpx.post(webreach_url + "/messages", json=request, timeout=30)
-    assert response.status_code == 200
+    # Without streaming nothing was sent yet: the failure is an HTTP error the SDKs raise.
+    assert response.status_code == 502
     body = response.json()
     assert body["type"] == "error" and body["error"]["type"] == "api_error"
-    assert body["usage"]["server_tool_use"]["web_search_requests"] == 1
+    for client in live_clients(webreach_url):
+        upstream.queue(search_step(["q"]), Step(content=["partial ", "answer"], break_after=2))
+        with pytest.raises(anthropic.InternalServerError):
+            ask(client, stream=False, tools=NATIVE_SEARCH)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -13,20 +13,27 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
+from starlette.background import BackgroundTask
 
 from ..seam import WebRuntime
 from ..tools import ToolOptions
 from .chat import ChatCodec
-from .chat_request import declares_web_tools
+from .chat_request import check_chat, declares_web_tools
 from .codec import Codec
+from .inbound import ClientGone, parse_json, read_body, until_disconnected
 from .loop import TurnRunner
 from .loop_context import ServerContext
-from .model import RequestError
+from .model import RequestError, ServerFailure, Turn
+from .relay import relay
 from .sealing import PageSealer
 from .transport import server_timing, with_keepalive
-from .upstream import Upstream, UpstreamError
+from .upstream import Upstream
 
-__all__ = ["ServerConfig", "create_app"]
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "ServerConfig", "create_app"]
+
+logger = logging.getLogger("webreach.server")
+
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +45,8 @@ class ServerConfig:
     signing_key: str | None = None
     keepalive_seconds: float = 10.0
     upstream_timeout: float = 600.0
+    upstream_connect_timeout: float = 10.0
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
 
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response:
@@ -85,11 +94,6 @@ def _authorised(request: Request, keys: Sequence[bytes]) -> bool:
     return matched
 
 
-async def _disconnected(request: Request) -> None:
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
-
-
 def default_codecs() -> dict[str, Codec]:
     from .messages import MessagesCodec
     from .responses import ResponsesCodec
@@ -106,28 +110,26 @@ def create_app(
     """The server; it owns ``runtime`` and closes it on shutdown."""
     keys = [key.encode() for key in config.api_keys if key]
     sealer = PageSealer(config.signing_key)
-    state: dict[str, Upstream] = {}
+    upstream = Upstream(
+        base_url=config.upstream_base_url,
+        api_key=config.upstream_api_key,
+        model=config.upstream_model,
+        timeout=config.upstream_timeout,
+        connect_timeout=config.upstream_connect_timeout,
+    )
+    context = ServerContext(upstream, runtime, options, sealer)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        state["upstream"] = Upstream(
-            base_url=config.upstream_base_url,
-            api_key=config.upstream_api_key,
-            model=config.upstream_model,
-            timeout=config.upstream_timeout,
-        )
         try:
             yield
         finally:
-            await state["upstream"].aclose()
+            await upstream.aclose()
             await runtime.aclose()
 
     app = FastAPI(title="webreach", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.add_middleware(_ServerTiming)
     codecs = codecs if codecs is not None else default_codecs()
-
-    def context() -> ServerContext:
-        return ServerContext(state["upstream"], runtime, options, sealer)
 
     def endpoint(protocol: str) -> Callable[[Request], Any]:
         codec = codecs[protocol]
@@ -135,95 +137,62 @@ def create_app(
         async def handle(request: Request) -> Response:
             started = time.perf_counter()
             if not _authorised(request, keys):
-                return _json(401, codec.error_body(401, "invalid or missing API key"))
+                return _error(codec, 401, "invalid or missing API key")
             try:
-                body = json.loads(await request.body())
-            except ValueError:
-                return _json(400, codec.error_body(400, "the request body is not valid JSON"))
-            if not isinstance(body, dict):
-                return _json(400, codec.error_body(400, "the request body must be a JSON object"))
-            if protocol == "chat" and not declares_web_tools(body):
-                return await _relay_chat(body, started, codec)
-            try:
-                turn = codec.parse(body)
+                body = parse_json(await read_body(request, config.max_body_bytes))
+                if protocol == "chat" and not declares_web_tools(body):
+                    check_chat(body)
+                    return await _relay_chat(request, body, started, codec)
+                turn = _parse(codec, body)
+                return await _answer(request, turn, codec, started)
             except RequestError as error:
-                return _json(error.status, codec.error_body(error.status, error.message))
-            runner = TurnRunner(turn, context())
-            try:
-                await runner.start()
-            except UpstreamError as error:
-                return _json(error.status, codec.error_body(error.status, error.message))
-            if turn.stream:
-                timing = server_timing(
-                    time.perf_counter() - started, runner.upstream_seconds, runner.web_seconds
-                )
-                frames = with_keepalive(
-                    codec.stream(turn, runner.events()), config.keepalive_seconds
-                )
-                return StreamingResponse(
-                    frames,
-                    media_type="text/event-stream",
-                    headers={"Server-Timing": timing, "Cache-Control": "no-cache"},
-                )
-            work = asyncio.ensure_future(codec.body(turn, runner.events()))
-            watch = asyncio.ensure_future(_disconnected(request))
-            try:
-                await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in (work, watch):
-                    if not task.done():
-                        task.cancel()
-                await asyncio.gather(work, watch, return_exceptions=True)
-            if work.cancelled():
+                return _error(codec, error.status, error.message)
+            except ServerFailure as error:
+                return _error(codec, error.status, error.message, error.headers)
+            except ClientGone:
                 return Response(status_code=499)
-            timing = server_timing(
-                time.perf_counter() - started, runner.upstream_seconds, runner.web_seconds
-            )
-            return _json(200, work.result(), {"Server-Timing": timing})
 
         return handle
 
-    async def _relay_chat(body: dict[str, Any], started: float, codec: Codec) -> Response:
-        """No web tools: the upstream's bytes go back as they are, streamed as they arrive."""
-        upstream = state["upstream"]
+    async def _answer(request: Request, turn: Turn, codec: Codec, started: float) -> Response:
+        runner = TurnRunner(turn, context)
+        if turn.stream:
+            try:
+                await until_disconnected(request, runner.start())
+            except BaseException:
+                await runner.aclose()
+                raise
+            timing = server_timing(
+                time.perf_counter() - started, runner.upstream_seconds, runner.web_seconds
+            )
+            frames = with_keepalive(codec.stream(turn, runner.events()), config.keepalive_seconds)
+            return StreamingResponse(
+                frames,
+                media_type="text/event-stream",
+                headers={"Server-Timing": timing, "Cache-Control": "no-cache"},
+                background=BackgroundTask(runner.aclose),
+            )
+
+        async def whole() -> dict[str, Any]:
+            try:
+                await runner.start()
+                return await codec.body(turn, runner.events())
+            finally:
+                await runner.aclose()
+
+        answer = await until_disconnected(request, whole())
+        timing = server_timing(
+            time.perf_counter() - started, runner.upstream_seconds, runner.web_seconds
+        )
+        return _json(200, answer, {"Server-Timing": timing})
+
+    async def _relay_chat(
+        request: Request, body: dict[str, Any], started: float, codec: Codec
+    ) -> Response:
         if upstream.model:
             body = {**body, "model": upstream.model}
         payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        return await _relay(upstream, "POST", "/chat/completions", payload, started, codec)
-
-    async def _relay(
-        upstream: Upstream,
-        method: str,
-        path: str,
-        payload: bytes | None,
-        started: float,
-        codec: Codec,
-    ) -> Response:
-        manager = upstream.relay(method, path, payload)
-        try:
-            raw = await manager.__aenter__()
-        except UpstreamError as error:
-            return _json(error.status, codec.error_body(error.status, error.message))
-        upstream_time = time.perf_counter() - started
-        timing = server_timing(upstream_time, upstream_time, 0.0)
-        headers = {"Server-Timing": timing}
-        if not raw.content_type.startswith("text/event-stream"):
-            try:
-                content = b"".join([chunk async for chunk in raw.chunks])
-            finally:
-                await manager.__aexit__(None, None, None)
-            return Response(content, raw.status, headers=headers, media_type=raw.content_type)
-
-        async def relayed() -> AsyncIterator[bytes]:
-            try:
-                async for chunk in raw.chunks:
-                    yield chunk
-            finally:
-                await manager.__aexit__(None, None, None)
-
-        return StreamingResponse(
-            relayed(), raw.status, headers=headers, media_type=raw.content_type
-        )
+        return await relay(request, upstream, codec, "POST", "/chat/completions", payload, started)
 
     routes = {
         "chat": ("/v1/chat/completions", "/chat/completions"),
@@ -238,10 +207,17 @@ def create_app(
             app.add_api_route(path, handler, methods=["POST"], include_in_schema=False)
 
     async def models(request: Request) -> Response:
-        codec = codecs["chat"]
+        codec = codecs.get("chat") or ChatCodec()
         if not _authorised(request, keys):
-            return _json(401, codec.error_body(401, "invalid or missing API key"))
-        return await _relay(state["upstream"], "GET", "/models", None, time.perf_counter(), codec)
+            return _error(codec, 401, "invalid or missing API key")
+        try:
+            return await relay(
+                request, upstream, codec, "GET", "/models", None, time.perf_counter()
+            )
+        except ServerFailure as error:
+            return _error(codec, error.status, error.message, error.headers)
+        except ClientGone:
+            return Response(status_code=499)
 
     async def healthz() -> Response:
         return _json(200, {"status": "ok"})
@@ -250,3 +226,20 @@ def create_app(
     app.add_api_route("/models", models, methods=["GET"], include_in_schema=False)
     app.add_api_route("/healthz", healthz, methods=["GET"], include_in_schema=False)
     return app
+
+
+def _parse(codec: Codec, body: dict[str, Any]) -> Turn:
+    """The codec's translation; a shape it did not foresee is still the client's 400."""
+    try:
+        return codec.parse(body)
+    except RequestError:
+        raise
+    except Exception:
+        logger.exception("an unexpected request shape reached the %s parser", codec.protocol)
+        raise RequestError("the request has a shape this server cannot read") from None
+
+
+def _error(
+    codec: Codec, status: int, message: str, headers: dict[str, str] | None = None
+) -> Response:
+    return _json(status, codec.error_body(status, message), headers)

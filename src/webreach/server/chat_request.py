@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .fields import CHAT_FIELDS, check_fields, non_empty_string, required
 from .model import DomainFilter, ReadUrlSpec, RequestError, SearchSpec, Turn, WebTools
 
-__all__ = ["WEB_TOOL_TYPES", "declares_web_tools", "parse_chat"]
+__all__ = ["WEB_TOOL_TYPES", "check_chat", "declares_web_tools", "parse_chat"]
 
 WEB_TOOL_TYPES = frozenset({"deepseek_web_search", "deepseek_read_url"})
 _DOMAIN_FIELDS = ("allowed_domains", "blocked_domains", "user_location")
@@ -84,16 +85,20 @@ def _history(messages: list[Any]) -> tuple[list[dict[str, Any]], list[tuple[int,
     return cleaned, signatures
 
 
-def parse_chat(body: dict[str, Any]) -> Turn:
+def check_chat(body: dict[str, Any]) -> None:
+    """The field checks every Chat request gets, relayed or not."""
+    required(body, "model", non_empty_string)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages: a non-empty array of messages is required", param="messages")
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise RequestError("model: a model name is required", param="model")
+    check_fields(body, CHAT_FIELDS)
+
+
+def parse_chat(body: dict[str, Any]) -> Turn:
+    check_chat(body)
+    messages: list[Any] = body["messages"]
+    model: str = body["model"]
     tools = body.get("tools") or []
-    if not isinstance(tools, list):
-        raise RequestError("tools: must be an array", param="tools")
     web, client_tools = _web_tools(tools)
     if web.any and "web_search_options" in body:
         raise RequestError(
@@ -117,7 +122,7 @@ def parse_chat(body: dict[str, Any]) -> Turn:
         protocol="chat",
         model=model,
         messages=history,
-        stream=bool(body.get("stream")),
+        stream=body.get("stream") is True,
         client_tools=client_tools,
         tool_choice=_check_tool_choice(body.get("tool_choice"), web),
         web=web,

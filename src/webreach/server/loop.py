@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from openai import AsyncStream
 
+from ..seam import cancel_and_wait, settled
 from .citations import CitationStream
 from .events import (
     ClientToolCall,
@@ -30,7 +31,7 @@ from .events import (
     WebCallStarted,
 )
 from .loop_context import ServerContext
-from .model import Turn
+from .model import ServerFailure, Turn
 from .plans import Done, Planned, Planner
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .upstream import UpstreamError
@@ -62,6 +63,7 @@ RETRY_ANSWER = (
     "Your previous reply was empty. Answer the user now in plain text from the information "
     "above, or say briefly what is missing."
 )
+_INTERNAL = "webreach failed while answering; please retry"
 _EXTRA_STEPS = 3
 """Model steps allowed beyond the search budget before an answer is forced."""
 
@@ -156,16 +158,28 @@ class TurnRunner:
             self.context.upstream.stream_chat(self._body(tools=True))
         )
 
+    async def aclose(self) -> None:
+        """Close the first upstream stream if the loop never took it (a client that left)."""
+        stream, self._first = self._first, None
+        if stream is not None:
+            await settled(stream.close())
+
     async def events(self) -> AsyncIterator[Event]:
-        """The turn's events; a failure after the response started becomes a ``Failed`` event."""
+        """The turn's events. A failure becomes a ``Failed`` event when streaming (the status
+        line is already sent); without streaming nothing was sent yet, so it is raised as a
+        :class:`ServerFailure` and answered with an HTTP error."""
         try:
             async for event in self._rounds():
                 yield event
         except UpstreamError as error:
+            if not self.turn.stream:
+                raise
             yield Failed(error.message, self.usage)
         except Exception:
             logger.exception("the request failed inside the loop")
-            yield Failed("webreach failed while answering; please retry", self.usage)
+            if not self.turn.stream:
+                raise ServerFailure(500, _INTERNAL) from None
+            yield Failed(_INTERNAL, self.usage)
 
     async def _rounds(self) -> AsyncIterator[Event]:
         search, read = self.turn.web.search, self.turn.web.read_url
@@ -177,7 +191,7 @@ class TurnRunner:
         searches = reads = pages = 0
         forced = retried = False
         step = 0
-        stream = self._first
+        stream, self._first = self._first, None
         while True:
             if stream is None:
                 nudge = None
@@ -255,9 +269,7 @@ class TurnRunner:
                         self._real_searches += 1
                 yield WebCallCompleted(item.call, outcome)
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await cancel_and_wait(tasks)
             self.web_seconds += time.perf_counter() - started
 
     def _remember(

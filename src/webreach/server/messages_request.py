@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .fields import bad, non_empty_string, number, positive_int, required, string
 from .model import DomainFilter, ReadUrlSpec, RequestError, SearchSpec, Turn, WebTools
 
 __all__ = ["parse_messages_request"]
@@ -33,50 +34,24 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _bad(path: str, problem: str) -> RequestError:
-    return RequestError(f"{path}: {problem}", param=path.split(".", 1)[0])
-
-
-def _positive_int(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _bad(path, "must be a positive integer")
-    return value
-
-
-def _number(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _bad(path, "must be a number")
-    return value
-
-
-def _string(value: Any, path: str) -> str:
-    if not isinstance(value, str):
-        raise _bad(path, "must be a string")
-    return value
-
-
 def parse_messages_request(body: Any) -> Turn:
     """Validate a Messages request body and translate it; refusals are ``RequestError``."""
     if not isinstance(body, dict):
         raise RequestError("body: must be a JSON object")
-    model = body.get("model")
-    if model is None:
-        raise _bad("model", "Field required")
-    if not isinstance(model, str) or not model:
-        raise _bad("model", "must be a non-empty string")
+    model = required(body, "model", non_empty_string)
     if "max_tokens" not in body:
-        raise _bad("max_tokens", "Field required")
-    params: dict[str, Any] = {"max_tokens": _positive_int(body["max_tokens"], "max_tokens")}
+        raise bad("max_tokens", "Field required")
+    params: dict[str, Any] = {"max_tokens": positive_int(body["max_tokens"], "max_tokens")}
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
-        raise _bad("stream", "must be a boolean")
+        raise bad("stream", "must be a boolean")
     for name in ("temperature", "top_p"):
         if body.get(name) is not None:
-            params[name] = _number(body[name], name)
+            params[name] = number(body[name], name)
     stop = body.get("stop_sequences")
     if stop is not None:
         if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
-            raise _bad("stop_sequences", "must be a list of strings")
+            raise bad("stop_sequences", "must be a list of strings")
         if stop:
             params["stop"] = stop
 
@@ -107,7 +82,7 @@ def _thinking(raw: Any) -> bool:
         return True
     if kind == "disabled":
         return False
-    raise _bad("thinking.type", "must be `enabled`, `adaptive` or `disabled`")
+    raise bad("thinking.type", "must be `enabled`, `adaptive` or `disabled`")
 
 
 # --- tools -----------------------------------------------------------------------------------
@@ -122,19 +97,19 @@ def _domains(tool: dict[str, Any], path: str) -> DomainFilter:
         elif isinstance(value, list) and all(isinstance(d, str) for d in value):
             lists.append(tuple(value))
         else:
-            raise _bad(f"{path}.{field}", "must be a list of strings")
+            raise bad(f"{path}.{field}", "must be a list of strings")
     return DomainFilter(allowed=lists[0], blocked=lists[1])
 
 
 def _max_uses(tool: dict[str, Any], path: str) -> int | None:
     value = tool.get("max_uses")
-    return None if value is None else _positive_int(value, f"{path}.max_uses")
+    return None if value is None else positive_int(value, f"{path}.max_uses")
 
 
 def _tool_name(tool: dict[str, Any], path: str, default: str) -> str:
     name = tool.get("name", default)
     if not isinstance(name, str) or not name:
-        raise _bad(f"{path}.name", "must be a non-empty string")
+        raise bad(f"{path}.name", "must be a non-empty string")
     return name
 
 
@@ -161,13 +136,13 @@ def _client_tool(tool: dict[str, Any], path: str) -> dict[str, Any]:
     name = _tool_name(tool, path, "")
     schema = tool.get("input_schema")
     if not isinstance(schema, dict):
-        raise _bad(
+        raise bad(
             f"{path}.input_schema", "Field required" if schema is None else "must be an object"
         )
     function: dict[str, Any] = {"name": name}
     description = tool.get("description")
     if description is not None:
-        function["description"] = _string(description, f"{path}.description")
+        function["description"] = string(description, f"{path}.description")
     function["parameters"] = schema
     if tool.get("strict") is True:
         function["strict"] = True
@@ -178,7 +153,7 @@ def _tools(raw: Any) -> tuple[WebTools, list[dict[str, Any]]]:
     if raw is None:
         return WebTools(), []
     if not isinstance(raw, list):
-        raise _bad("tools", "must be a list")
+        raise bad("tools", "must be a list")
     search: SearchSpec | None = None
     read_url: ReadUrlSpec | None = None
     client: list[dict[str, Any]] = []
@@ -186,13 +161,13 @@ def _tools(raw: Any) -> tuple[WebTools, list[dict[str, Any]]]:
 
     def claim(name: str) -> None:
         if name in names:
-            raise _bad("tools", f"tool names must be unique; `{name}` is declared twice")
+            raise bad("tools", f"tool names must be unique; `{name}` is declared twice")
         names.add(name)
 
     for i, tool in enumerate(raw):
         path = f"tools.{i}"
         if not isinstance(tool, dict):
-            raise _bad(path, "must be an object")
+            raise bad(path, "must be an object")
         kind = tool.get("type")
         if kind is None or kind == "custom":
             function_tool = _client_tool(tool, path)
@@ -200,10 +175,10 @@ def _tools(raw: Any) -> tuple[WebTools, list[dict[str, Any]]]:
             client.append(function_tool)
             continue
         if not isinstance(kind, str):
-            raise _bad(f"{path}.type", "must be a string")
+            raise bad(f"{path}.type", "must be a string")
         spec = _web_tool(tool, kind, path)
         if spec is None:
-            raise _bad(f"{path}.type", f"unsupported tool type `{kind}`")
+            raise bad(f"{path}.type", f"unsupported tool type `{kind}`")
         if (search if isinstance(spec, SearchSpec) else read_url) is not None:
             raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
         claim(spec.name)
@@ -219,11 +194,11 @@ def _tool_choice(raw: Any, web: WebTools, client: list[dict[str, Any]]) -> tuple
     if raw is None:
         return None, False
     if not isinstance(raw, dict):
-        raise _bad("tool_choice", "must be an object")
+        raise bad("tool_choice", "must be an object")
     serial = raw.get("disable_parallel_tool_use") is True
     kind = raw.get("type")
     if kind not in ("auto", "any", "tool", "none"):
-        raise _bad("tool_choice.type", "must be `auto`, `any`, `tool` or `none`")
+        raise bad("tool_choice.type", "must be `auto`, `any`, `tool` or `none`")
     if not client and not web.any and kind != "tool":
         return None, False
     if kind == "none":
@@ -234,12 +209,12 @@ def _tool_choice(raw: Any, web: WebTools, client: list[dict[str, Any]]) -> tuple
         return ("required" if client and not web.any else "auto"), serial
     name = raw.get("name")
     if not isinstance(name, str) or not name:
-        raise _bad("tool_choice.name", "Field required")
+        raise bad("tool_choice.name", "Field required")
     specs = [spec for spec in (web.search, web.read_url) if spec is not None]
     if any(name in (spec.name, spec.declared_type) for spec in specs):
         raise RequestError(f"tool_choice: `{name}` cannot be forced", param="tool_choice")
     if all(tool["function"]["name"] != name for tool in client):
-        raise _bad("tool_choice.name", f"`{name}` is not a declared tool")
+        raise bad("tool_choice.name", f"`{name}` is not a declared tool")
     return {"type": "function", "function": {"name": name}}, serial
 
 
@@ -253,25 +228,25 @@ def _system_text(raw: Any) -> str:
         texts = []
         for i, block in enumerate(raw):
             if not isinstance(block, dict) or block.get("type") != "text":
-                raise _bad(f"system.{i}", "must be a `text` block")
-            texts.append(_string(block.get("text"), f"system.{i}.text"))
+                raise bad(f"system.{i}", "must be a `text` block")
+            texts.append(string(block.get("text"), f"system.{i}.text"))
         return "\n\n".join(texts)
-    raise _bad("system", "must be a string or a list of text blocks")
+    raise bad("system", "must be a string or a list of text blocks")
 
 
 def _image_part(block: dict[str, Any], path: str) -> dict[str, Any]:
     source = block.get("source")
     if not isinstance(source, dict):
-        raise _bad(f"{path}.source", "Field required")
+        raise bad(f"{path}.source", "Field required")
     kind = source.get("type")
     if kind == "base64":
-        media = _string(source.get("media_type"), f"{path}.source.media_type")
-        data = _string(source.get("data"), f"{path}.source.data")
+        media = string(source.get("media_type"), f"{path}.source.media_type")
+        data = string(source.get("data"), f"{path}.source.data")
         url = f"data:{media};base64,{data}"
     elif kind == "url":
-        url = _string(source.get("url"), f"{path}.source.url")
+        url = string(source.get("url"), f"{path}.source.url")
     else:
-        raise _bad(f"{path}.source.type", "must be `base64` or `url`")
+        raise bad(f"{path}.source.type", "must be `base64` or `url`")
     return {"type": "image_url", "image_url": {"url": url}}
 
 
@@ -280,29 +255,29 @@ def _blocks(content: Any, path: str) -> list[tuple[str, dict[str, Any], str]]:
     if isinstance(content, str):
         return [("text", {"type": "text", "text": content}, path)]
     if not isinstance(content, list):
-        raise _bad(path, "must be a string or a list of content blocks")
+        raise bad(path, "must be a string or a list of content blocks")
     out = []
     for i, block in enumerate(content):
         where = f"{path}.{i}"
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            raise _bad(where, "must be a content block with a `type`")
+            raise bad(where, "must be a content block with a `type`")
         out.append((block["type"], block, where))
     return out
 
 
 def _tool_result(block: dict[str, Any], path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A ``tool`` message, and the images of the result (they go in the user message)."""
-    call_id = _string(block.get("tool_use_id"), f"{path}.tool_use_id")
+    call_id = string(block.get("tool_use_id"), f"{path}.tool_use_id")
     content = block.get("content", "")
     texts: list[str] = []
     images: list[dict[str, Any]] = []
     for kind, part, where in _blocks(content, f"{path}.content"):
         if kind == "text":
-            texts.append(_string(part.get("text"), f"{where}.text"))
+            texts.append(string(part.get("text"), f"{where}.text"))
         elif kind == "image":
             images.append(_image_part(part, where))
         else:
-            raise _bad(f"{where}.type", f"unsupported content block type `{kind}` in a tool result")
+            raise bad(f"{where}.type", f"unsupported content block type `{kind}` in a tool result")
     text = "\n".join(texts)
     if block.get("is_error") is True:
         text = f"Error: {text}" if text else "Error"
@@ -312,12 +287,12 @@ def _tool_result(block: dict[str, Any], path: str) -> tuple[dict[str, Any], list
 def _tool_call(block: dict[str, Any], path: str) -> dict[str, Any]:
     arguments = block.get("input", {})
     if not isinstance(arguments, dict):
-        raise _bad(f"{path}.input", "must be an object")
+        raise bad(f"{path}.input", "must be an object")
     return {
-        "id": _string(block.get("id"), f"{path}.id"),
+        "id": string(block.get("id"), f"{path}.id"),
         "type": "function",
         "function": {
-            "name": _string(block.get("name"), f"{path}.name"),
+            "name": string(block.get("name"), f"{path}.name"),
             "arguments": _dumps(arguments),
         },
     }
@@ -336,10 +311,10 @@ class _History:
         parts: list[dict[str, Any]] = []
         blocks = _blocks(content, path)
         if not blocks:
-            raise _bad(path, "must not be empty")
+            raise bad(path, "must not be empty")
         for kind, block, where in blocks:
             if kind == "text":
-                parts.append({"type": "text", "text": _string(block.get("text"), f"{where}.text")})
+                parts.append({"type": "text", "text": string(block.get("text"), f"{where}.text")})
             elif kind == "image":
                 parts.append(_image_part(block, where))
             elif kind == "tool_result":
@@ -347,7 +322,7 @@ class _History:
                 tools.append(message)
                 parts.extend(images)
             else:
-                raise _bad(f"{where}.type", f"unsupported content block type `{kind}`")
+                raise bad(f"{where}.type", f"unsupported content block type `{kind}`")
         self.messages.extend(tools)
         if not parts:
             return
@@ -365,7 +340,7 @@ class _History:
         used_web = False
         for kind, block, where in _blocks(content, path):
             if kind == "text":
-                texts.append(_string(block.get("text"), f"{where}.text"))
+                texts.append(string(block.get("text"), f"{where}.text"))
             elif kind == "tool_use":
                 calls.append(_tool_call(block, where))
             elif kind in _WEB_HISTORY_BLOCKS:
@@ -374,7 +349,7 @@ class _History:
                 if isinstance(signature, str) and signature and self.round_start is not None:
                     self.signatures.append((self.round_start, signature))
             elif kind not in ("thinking", "redacted_thinking"):
-                raise _bad(f"{where}.type", f"unsupported content block type `{kind}`")
+                raise bad(f"{where}.type", f"unsupported content block type `{kind}`")
         if last and used_web:
             raise RequestError(_CONTINUE_WEB, param="messages")
         text = "".join(texts)
@@ -388,9 +363,9 @@ class _History:
 
 def _conversation(system: Any, raw: Any) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
     if raw is None:
-        raise _bad("messages", "Field required")
+        raise bad("messages", "Field required")
     if not isinstance(raw, list) or not raw:
-        raise _bad("messages", "must be a non-empty list")
+        raise bad("messages", "must be a non-empty list")
     history = _History()
     if system is not None:
         text = _system_text(system)
@@ -399,14 +374,14 @@ def _conversation(system: Any, raw: Any) -> tuple[list[dict[str, Any]], list[tup
     for i, message in enumerate(raw):
         path = f"messages.{i}"
         if not isinstance(message, dict):
-            raise _bad(path, "must be an object")
+            raise bad(path, "must be an object")
         role = message.get("role")
         if "content" not in message:
-            raise _bad(f"{path}.content", "Field required")
+            raise bad(f"{path}.content", "Field required")
         if role == "user":
             history.user(message["content"], f"{path}.content")
         elif role == "assistant":
             history.assistant(message["content"], f"{path}.content", last=i == len(raw) - 1)
         else:
-            raise _bad(f"{path}.role", "must be `user` or `assistant`")
+            raise bad(f"{path}.role", "must be `user` or `assistant`")
     return history.messages, history.signatures

@@ -16,12 +16,26 @@ __all__ = [
     "ReadUrlSpec",
     "RequestError",
     "SearchSpec",
+    "ServerFailure",
     "Turn",
     "WebTools",
 ]
 
 DEFAULT_SEARCH_BUDGET = 5
 """Searches per round when the client sets no ``max_uses``."""
+
+
+class ServerFailure(Exception):
+    """The server could not answer, before anything was sent: an HTTP error with this status.
+
+    ``headers`` go on the error response (``Retry-After`` of a rate-limited upstream, say).
+    """
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
 
 
 class RequestError(Exception):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .fields import RESPONSES_FIELDS, check_fields, non_empty_string, required
 from .model import DomainFilter, ReadUrlSpec, RequestError, SearchSpec, Turn, WebTools
 
 __all__ = ["parse_request"]
@@ -33,17 +34,16 @@ def parse_request(body: dict[str, Any]) -> Turn:
     for name, why in _REFUSED_PARAMS.items():
         if body.get(name) is not None:
             raise RequestError(f"{name}: {why}", param=name)
+    model = required(body, "model", non_empty_string)
+    check_fields(body, RESPONSES_FIELDS)
     _check_text_format(body.get("text"))
     web, client_tools = _tools(body.get("tools"))
     messages, signatures = _Input().convert(body.get("instructions"), body.get("input"))
-    model = body.get("model")
-    if model is not None and not isinstance(model, str):
-        raise RequestError("model: must be a string", param="model")
     return Turn(
         protocol="responses",
-        model=model or "",
+        model=model,
         messages=messages,
-        stream=bool(body.get("stream")),
+        stream=body.get("stream") is True,
         client_tools=client_tools,
         tool_choice=_tool_choice(body.get("tool_choice"), web, client_tools),
         web=web,

@@ -6,24 +6,40 @@ concurrency than an httpx pool (SPEC §7 has the measurements).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI, AsyncStream
 
-__all__ = ["RawUpstreamResponse", "Upstream", "UpstreamError"]
+from ..seam import settled
+from .model import ServerFailure
+
+__all__ = [
+    "REJECTED_CREDENTIALS",
+    "RawUpstreamResponse",
+    "Upstream",
+    "UpstreamError",
+    "passed_headers",
+]
+
+REJECTED_CREDENTIALS = (
+    "the upstream rejected the server's credentials (check WEBREACH_UPSTREAM_API_KEY)"
+)
+"""What a client sees for an upstream 401/403: its own key was fine, the server's was not."""
+_PASSED_HEADERS = ("retry-after",)
 
 
-class UpstreamError(Exception):
+class UpstreamError(ServerFailure):
     """The upstream refused or could not be reached before anything was sent to the client."""
 
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+
+def passed_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The upstream's response headers a client needs to act on an error (``Retry-After``)."""
+    return {name: headers[name] for name in _PASSED_HEADERS if name in headers}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +47,8 @@ class RawUpstreamResponse:
     status: int
     content_type: str
     chunks: AsyncIterator[bytes]
+    headers: dict[str, str]
+    """The response headers passed on to the client (``Retry-After``)."""
 
 
 def _error_message(error: openai.APIStatusError) -> str:
@@ -42,13 +60,37 @@ def _error_message(error: openai.APIStatusError) -> str:
     return error.message
 
 
-def _translate(error: Exception) -> UpstreamError:
+def redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def status_error(
+    status: int, message: str, headers: Mapping[str, str], key: str | None
+) -> UpstreamError:
+    """An upstream's refusal as the client should see it: its credentials problem is ours."""
+    if status in (401, 403):
+        return UpstreamError(502, REJECTED_CREDENTIALS)
+    return UpstreamError(status, redact(message, key), passed_headers(headers))
+
+
+def _translate(error: Exception, key: str | None) -> UpstreamError:
     if isinstance(error, openai.APIStatusError):
-        return UpstreamError(error.status_code, _error_message(error))
+        headers = {k.lower(): v for k, v in error.response.headers.items()}
+        return status_error(error.status_code, _error_message(error), headers, key)
     connect_failure = "Connect" in type(error.__cause__).__name__
     if isinstance(error, openai.APITimeoutError) and not connect_failure:
         return UpstreamError(504, "upstream: the model did not answer in time")
     return UpstreamError(502, f"upstream unreachable: {type(error).__name__}")
+
+
+def _without_credentials(base_url: str) -> str:
+    parts = urlsplit(base_url)
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(
+            "WEBREACH_UPSTREAM_BASE_URL must not contain credentials (user:password@); "
+            "put the upstream's key in WEBREACH_UPSTREAM_API_KEY"
+        )
+    return base_url
 
 
 class Upstream:
@@ -59,12 +101,18 @@ class Upstream:
         api_key: str | None,
         model: str | None = None,
         timeout: float = 600.0,
+        connect_timeout: float = 10.0,
     ) -> None:
+        """``timeout`` bounds each wait for the upstream's next bytes (its first answer
+        included), ``connect_timeout`` the connection."""
         self.model = model
+        self._key = api_key or None
         self._client = AsyncOpenAI(
-            base_url=base_url,
+            base_url=_without_credentials(base_url),
             api_key=api_key or "unused",
-            http_client=openai.DefaultAioHttpClient(timeout=timeout),
+            http_client=openai.DefaultAioHttpClient(
+                timeout=openai.Timeout(timeout, connect=connect_timeout)
+            ),
             max_retries=0,
         )
 
@@ -92,7 +140,7 @@ class Upstream:
                 stream_cls=AsyncStream[Any],
             )
         except openai.APIError as error:
-            raise _translate(error) from None
+            raise _translate(error, self._key) from None
 
     @asynccontextmanager
     async def relay(
@@ -112,15 +160,23 @@ class Upstream:
         try:
             response = await self._client._client.send(request, stream=True)
         except Exception as error:
-            raise _translate(error) from None
+            raise _translate(error, self._key) from None
         try:
             yield RawUpstreamResponse(
                 status=response.status_code,
                 content_type=response.headers.get("content-type", "application/json"),
                 chunks=response.aiter_raw(),
+                headers=passed_headers(response.headers),
             )
         finally:
-            await response.aclose()
+            await settled(response.aclose())
+
+    def redact(self, text: str) -> str:
+        """``text`` without the server's upstream key, for relayed upstream messages."""
+        return redact(text, self._key)
+
+    def status_error(self, status: int, message: str, headers: Mapping[str, str]) -> UpstreamError:
+        return status_error(status, message, headers, self._key)
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -1,0 +1,126 @@
+"""Requests without web tools go to the upstream and back as bytes, streamed as they arrive.
+
+Only what must change is touched: an upstream's refusal of the server's own credentials, the
+key in an error message, a stream the upstream cut (ended the Chat way, never mid-frame).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from .codec import Codec, sse_frame
+from .inbound import until_disconnected
+from .transport import server_timing
+from .upstream import RawUpstreamResponse, Upstream, UpstreamError
+
+__all__ = ["RELAY_CUT", "relay"]
+
+logger = logging.getLogger("webreach.server")
+
+RELAY_CUT = "the upstream ended the stream before it was complete"
+_MAX_ERROR_BODY = 1 << 20
+
+
+async def relay(
+    request: Request,
+    upstream: Upstream,
+    codec: Codec,
+    method: str,
+    path: str,
+    payload: bytes | None,
+    started: float,
+) -> Response:
+    """Relay one request; raises ``UpstreamError`` or ``ClientGone`` before anything was sent."""
+    stack = contextlib.AsyncExitStack()
+    try:
+        raw = await until_disconnected(
+            request, stack.enter_async_context(upstream.relay(method, path, payload))
+        )
+        elapsed = time.perf_counter() - started
+        headers = {"Server-Timing": server_timing(elapsed, elapsed, 0.0), **raw.headers}
+        if raw.status >= 400:
+            content = await until_disconnected(request, _read(raw, _MAX_ERROR_BODY))
+            message = upstream.redact(content.decode("utf-8", "replace"))
+            if raw.status in (401, 403):
+                raise upstream.status_error(raw.status, message, raw.headers)
+            return Response(message, raw.status, headers, media_type=raw.content_type)
+        if not raw.content_type.startswith("text/event-stream"):
+            content = await until_disconnected(request, _read(raw, None))
+            return Response(content, raw.status, headers, media_type=raw.content_type)
+    except BaseException:
+        await stack.aclose()
+        raise
+    return StreamingResponse(
+        _frames(raw, codec, stack),
+        raw.status,
+        headers,
+        media_type=raw.content_type,
+        background=BackgroundTask(stack.aclose),
+    )
+
+
+async def _read(raw: RawUpstreamResponse, limit: int | None) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in raw.chunks:
+            parts.append(chunk)
+            size += len(chunk)
+            if limit is not None and size >= limit:
+                break
+    except Exception as error:
+        raise UpstreamError(
+            502, f"upstream: the response was cut ({type(error).__name__})"
+        ) from None
+    return b"".join(parts)
+
+
+def _frame_end(data: bytes) -> int:
+    """Where the last complete server-sent event of ``data`` ends (0 when none has)."""
+    lf = data.rfind(b"\n\n")
+    crlf = data.rfind(b"\n\r\n")
+    return max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0)
+
+
+async def _frames(
+    raw: RawUpstreamResponse, codec: Codec, stack: contextlib.AsyncExitStack
+) -> AsyncIterator[bytes]:
+    """The upstream's events, each passed on whole; a cut ends with the protocol's error event."""
+    pending = b""
+    try:
+        async for chunk in raw.chunks:
+            data = pending + chunk if pending else chunk
+            end = _frame_end(data)
+            if end:
+                yield data[:end]
+            pending = data[end:]
+    except Exception as error:
+        logger.warning("relayed stream cut by the upstream: %s", type(error).__name__)
+        yield _cut_frame(codec).encode()
+        return
+    finally:
+        await stack.aclose()
+    if pending.strip():
+        yield pending
+
+
+def _cut_frame(codec: Codec) -> str:
+    """Chat's way to end a failed stream: a last chunk with ``error``, no ``[DONE]``."""
+    failure: dict[str, Any] = {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "choices": [],
+        **codec.error_body(502, RELAY_CUT),
+    }
+    return sse_frame(json.dumps(failure, separators=(",", ":")))
