@@ -16,6 +16,7 @@ from . import patterns
 from .clean import prepare_article
 from .density import NestedDensities, link_density, text_length
 from .dom import class_weight, element_children, has_descendant, inner_text, tags
+from .furniture import remove_furniture
 from .prune import prune
 
 CHAR_THRESHOLD: Final = 500
@@ -112,9 +113,12 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
         article = _grab_article(body, flags, title)
         if article is not None:
             if article.text_length >= CHAR_THRESHOLD:
-                return article
+                best = article
+                break
             if best is None or article.text_length > best.text_length:
                 best = article
+    if best is not None:
+        best.text_length -= remove_furniture(best.nodes)
     return best
 
 

@@ -1,0 +1,235 @@
+"""Page furniture left inside the chosen article, found and dropped after candidate selection.
+
+Readability's scoring picks the container that holds the story, and news containers also hold
+related-link lists, share rows, newsletter boxes, tag rows, gallery captions repeated per slide
+and photo credits. Each rule here proposes elements to drop; a rule is applied whole or not at
+all, and only while what is left is still at least a short article.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from selectolax.lexbor import LexborNode
+
+from . import patterns
+from .density import measure, text_length
+
+# What a rule may never cut an article below: this many characters, or half of it if shorter.
+SHORT_ARTICLE: Final = 500
+# A named element holding more than this share of the story's text is a wrapper, not furniture.
+_NAMED_SHARE: Final = 0.4
+# A paragraph of the story itself: this long, and mostly not link text.
+_PROSE_CHARS: Final = 100
+_PROSE_LINK_DENSITY: Final = 0.25
+
+
+@dataclass(slots=True)
+class Story:
+    """The chosen nodes, with their blocks in document order and which of them are prose."""
+
+    nodes: list[LexborNode]
+    text_length: int
+    blocks: list[LexborNode]
+    prose: list[bool]
+    first_prose: int = -1
+    last_prose: int = -1
+
+    @classmethod
+    def of(cls, nodes: list[LexborNode], length: int) -> Story:
+        blocks = [node for root in nodes for node in root.css(_BLOCKS)]
+        prose = [node.tag not in _NOT_PROSE and _is_prose(node) for node in blocks]
+        story = cls(nodes, length, blocks, prose)
+        story._find_prose()
+        return story
+
+    def _find_prose(self) -> None:
+        found = [position for position, prose in enumerate(self.prose) if prose]
+        self.first_prose, self.last_prose = (found[0], found[-1]) if found else (-1, -1)
+
+    def outside_the_story(self, position: int) -> bool:
+        """Tell whether the block at `position` is before the first paragraph or after the last."""
+        return self.first_prose >= 0 and not self.first_prose <= position <= self.last_prose
+
+    def descendants(self, selector: str) -> Iterator[LexborNode]:
+        for root in self.nodes:
+            key = root.mem_id
+            for node in root.css(selector):
+                if node.mem_id != key:
+                    yield node
+
+    def drop(self, nodes: list[LexborNode]) -> None:
+        """Remove the nodes from the tree, and the blocks inside them from the story."""
+        dropped = {node.mem_id for node in nodes}
+        kept = [
+            position for position, block in enumerate(self.blocks) if not _inside(block, dropped)
+        ]
+        self.blocks = [self.blocks[position] for position in kept]
+        self.prose = [self.prose[position] for position in kept]
+        self._find_prose()
+        for node in nodes:
+            node.decompose(recursive=False)
+
+
+def _inside(node: LexborNode, keys: set[int]) -> bool:
+    """Tell whether the node, or one of its ancestors, is among `keys`."""
+    current: LexborNode | None = node
+    while current is not None:
+        if current.mem_id in keys:
+            return True
+        current = current.parent
+    return False
+
+
+_LEAF: Final = ":not(:has(p,div,table,ul,ol,dl,blockquote,pre,section,article))"
+# The blocks that may hold the story's paragraphs, and lists, in document order.
+_BLOCKS: Final = f"p,ul,ol,dl,pre,blockquote,figcaption,td{_LEAF},div{_LEAF}"
+_LISTS: Final = frozenset({"ul", "ol", "dl"})
+_NOT_PROSE: Final = _LISTS | {"figcaption"}
+
+
+def _is_prose(node: LexborNode) -> bool:
+    text = node.text()
+    if len(text) < _PROSE_CHARS or len(" ".join(text.split())) < _PROSE_CHARS:
+        return False
+    return measure(node).density < _PROSE_LINK_DENSITY
+
+
+Rule = Callable[[Story], list[LexborNode]]
+
+
+def link_blocks(story: Story) -> list[LexborNode]:
+    """Blocks of links before or after the story: menus, related stories, "more from" boxes.
+
+    Links between the story's paragraphs are the story's own and stay.
+    """
+    found = []
+    for position, node in enumerate(story.blocks):
+        if story.outside_the_story(position) and _is_link_block(node):
+            found.append(node)
+    return found
+
+
+def _is_link_block(node: LexborNode) -> bool:
+    if node.tag in _LISTS:
+        items = [child for child in node.iter() if child.tag in _ITEMS]
+        if not items:
+            return False
+        linked = sum(1 for item in items if measure(item).density >= 0.5)
+        return linked / len(items) >= 0.8 and measure(node).density >= 0.6
+    return measure(node).density >= _LINK_BLOCK_DENSITY and not _is_linked_sentence(node)
+
+
+def _is_linked_sentence(node: LexborNode) -> bool:
+    """Tell whether the block reads as a sentence that links, rather than a row of links.
+
+    It ends as a sentence does and has words of its own outside its links.
+    """
+    text = node.text(strip=True)
+    if not text or text[-1] not in _SENTENCE_ENDS:
+        return False
+    own = "".join(
+        child.text_content or ""
+        for child in node.traverse(include_text=True)
+        if child.tag == "-text" and not _in_link(child, node)
+    )
+    return any(character.isalpha() for character in own)
+
+
+def _in_link(text: LexborNode, block: LexborNode) -> bool:
+    key = block.mem_id
+    parent = text.parent
+    while parent is not None and parent.mem_id != key:
+        if parent.tag == "a":
+            return True
+        parent = parent.parent
+    return False
+
+
+_SENTENCE_ENDS: Final = frozenset(".!?…。！？")
+
+
+_ITEMS: Final = frozenset({"li", "dt", "dd"})
+_LINK_BLOCK_DENSITY: Final = 0.6
+
+
+def named_furniture(story: Story) -> list[LexborNode]:
+    """Elements whose class or id names page furniture, matched on whole words.
+
+    Words are split at any non-letter and at camelCase humps, so `related-posts` and
+    `relatedPosts` match `related` while `unrelated` and `tagline` do not. An element holding a
+    large share of the story is a wrapper whose name says nothing of its content, and stays.
+    """
+    found = []
+    limit = story.text_length * _NAMED_SHARE
+    for node in story.descendants("[class],[id]"):
+        attrs = node.attributes
+        names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+        if patterns.is_furniture_name(names) and text_length(node) <= limit:
+            found.append(node)
+    return found
+
+
+def repeated_blocks(story: Story) -> list[LexborNode]:
+    """Blocks whose text the story already showed: gallery captions repeated on every slide,
+    "Continue reading" prompts, pull quotes. The first showing stays.
+    """
+    seen: set[str] = set()
+    found = []
+    blocks = story.blocks
+    for position, node in enumerate(blocks):
+        if node.tag not in _REPEATABLE:
+            continue
+        if position + 1 < len(blocks) and _holds(node, blocks[position + 1]):
+            continue  # its text is its inner block's, which is judged instead
+        text = " ".join(node.text().split())
+        longest = _REPEATED_CAPTION if node.tag == "figcaption" else _REPEATED_LINE
+        if not _REPEATED_SHORTEST <= len(text) <= longest:
+            continue
+        if text in seen:
+            found.append(node)
+        else:
+            seen.add(text)
+    return found
+
+
+# Table cells and list items may repeat as data does; these blocks repeat as furniture.
+_REPEATABLE: Final = frozenset({"p", "div", "figcaption", "blockquote"})
+# Paragraphs do not repeat as furniture does ("Continue reading", "Photo: AP"): a page that
+# repeats one means it. Captions repeat whole, slide after slide.
+_REPEATED_SHORTEST: Final = 10
+_REPEATED_LINE: Final = 60
+_REPEATED_CAPTION: Final = 300
+
+
+def _holds(outer: LexborNode, inner: LexborNode) -> bool:
+    return inner.parent is not None and _inside(inner.parent, {outer.mem_id})
+
+
+RULES: Final[tuple[Rule, ...]] = (link_blocks, named_furniture, repeated_blocks)
+
+
+def remove_furniture(nodes: list[LexborNode], rules: tuple[Rule, ...] | None = None) -> int:
+    """Drop, in place, what the rules find, keeping at least a short article.
+
+    Returns how many characters of text were dropped.
+    """
+    total = sum(map(text_length, nodes))
+    floor = min(SHORT_ARTICLE, total // 2)
+    left = total
+    story = Story.of(nodes, total)
+    for rule in RULES if rules is None else rules:
+        found = _outermost(rule(story))
+        cost = sum(map(text_length, found))
+        if found and left - cost >= floor:
+            story.drop(found)
+            left -= cost
+    return total - left
+
+
+def _outermost(nodes: list[LexborNode]) -> list[LexborNode]:
+    """Keep the nodes that are not inside another one of them."""
+    keys = {node.mem_id for node in nodes}
+    return [node for node in nodes if node.parent is None or not _inside(node.parent, keys)]

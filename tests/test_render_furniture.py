@@ -1,0 +1,129 @@
+"""Reader view keeps the article and drops the furniture left inside its container.
+
+Readability's scoring chooses the element that holds the story; news containers also hold
+related-link lists, menus, share rows, newsletter boxes and gallery captions repeated per slide.
+These rules run after that choice, never on the chosen container, and never cut a story below a
+short article.
+"""
+
+from __future__ import annotations
+
+from webreach.tools.render import render_html
+
+STORY = (
+    "The council approved the new budget on Tuesday evening, after a debate that ran for "
+    "more than four hours and drew a large, divided crowd to the town hall."
+)
+
+
+def news_page(inside: str, *, container: str = 'class="story-body"', paragraphs: int = 5) -> str:
+    """A news page whose article container holds the story's paragraphs and `inside` after them.
+
+    `inside` may place the paragraphs itself with `{p1}`, `{p2}`….
+    """
+    story = {f"p{n}": f"<p>{STORY} Paragraph {n}, with commas, here.</p>" for n in range(1, 6)}
+    if "{p1}" in inside:
+        body = inside.format(**story)
+    else:
+        body = "".join(list(story.values())[:paragraphs]) + inside
+    return f"""<html><head><title>Budget approved</title></head><body>
+      <div id="masthead"><a href="/">The Town Crier</a></div>
+      <div {container}><h1>Budget approved</h1>{body}</div>
+      <div class="footer">Copyright The Town Crier</div>
+    </body></html>"""
+
+
+def links(*titles: str) -> str:
+    return "".join(f'<li><a href="/news/{n}">{title}</a></li>' for n, title in enumerate(titles))
+
+
+RELATED = links(
+    "Mayor announces re-election bid at packed rally",
+    "School board votes to extend the academic year",
+    "Road works to close the high street for a month",
+)
+
+
+def test_a_list_of_related_stories_after_the_article_is_dropped() -> None:
+    markdown = render_html(news_page(f"<ul>{RELATED}</ul>"))
+
+    assert "Paragraph 5, with commas, here." in markdown
+    assert "Mayor announces re-election bid" not in markdown
+
+
+def test_a_menu_before_the_article_is_dropped() -> None:
+    menu = f"<ul>{links('News', 'Sport', 'Weather', 'Opinion')}</ul>"
+
+    markdown = render_html(news_page(menu + "{p1}{p2}{p3}{p4}{p5}"))
+
+    assert "Paragraph 1, with commas, here." in markdown
+    assert "Weather" not in markdown
+
+
+def test_a_list_of_links_between_the_articles_paragraphs_is_the_articles_own() -> None:
+    markdown = render_html(news_page("{p1}{p2}<ul>" + RELATED + "</ul>{p3}{p4}{p5}"))
+
+    assert "[Mayor announces re-election bid at packed rally](/news/0)" in markdown
+    assert "Paragraph 3, with commas, here." in markdown
+
+
+def test_a_line_of_links_after_the_article_is_dropped_but_a_credit_with_prose_stays() -> None:
+    inside = (
+        '<p><a href="/tag/budget">Budget</a> | <a href="/tag/council">Council</a></p>'
+        '<p>Reporting by Jane Doe; additional reporting by <a href="/staff/roe">Richard Roe</a>'
+        " in the council chamber.</p>"
+    )
+
+    markdown = render_html(news_page(inside))
+
+    assert "[Budget]" not in markdown
+    assert "additional reporting by" in markdown
+
+
+def test_furniture_named_by_its_class_is_dropped_on_whole_words_only() -> None:
+    inside = (
+        '<div class="newsletter-signup"><h3>Briefing</h3><p>Get it in your inbox.</p></div>'
+        '<div class="relatedStories"><h3>More</h3><p>About the council, in depth.</p></div>'
+        '<p class="tagline">Unrelated words in a tagline are the story\'s own.</p>'
+    )
+
+    markdown = render_html(news_page(inside))
+
+    assert "in your inbox" not in markdown
+    assert "About the council" not in markdown
+    assert "Unrelated words in a tagline" in markdown
+
+
+def test_the_chosen_container_is_never_dropped_for_its_own_name() -> None:
+    markdown = render_html(news_page("", container='class="article share-tools"'))
+
+    assert "Paragraph 1, with commas, here." in markdown
+    assert "Paragraph 5, with commas, here." in markdown
+
+
+def test_a_gallery_caption_repeated_on_every_slide_is_kept_once() -> None:
+    caption = "<figcaption>Councillors vote on the budget.</figcaption>"
+    slide = f"<figure><img src='/s.jpg'>{caption}</figure>"
+
+    markdown = render_html(news_page("{p1}{p2}" + slide * 4 + "{p3}{p4}{p5}"))
+
+    assert markdown.count("Councillors vote on the budget.") == 1
+
+
+def test_a_repeated_prompt_is_kept_once_but_repeated_paragraphs_are_the_pages_own() -> None:
+    prompt = "<p>Continue reading the main story</p>"
+    repeated = f"<p>{STORY} Said twice on purpose.</p>"
+
+    markdown = render_html(news_page("{p1}" + prompt + "{p2}" + prompt + repeated * 2 + "{p3}"))
+
+    assert markdown.count("Continue reading the main story") == 1
+    assert markdown.count("Said twice on purpose.") == 2
+
+
+def test_the_rules_never_cut_a_story_below_a_short_article() -> None:
+    short = f"<p>{STORY}</p><p>{STORY} Again.</p>"
+    page = news_page(short + f"<ul>{RELATED}{RELATED}{RELATED}{RELATED}</ul>", paragraphs=0)
+
+    markdown = render_html(page)
+
+    assert "Mayor announces re-election bid" in markdown
