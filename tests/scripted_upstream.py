@@ -51,6 +51,8 @@ class Step:
     """Extra response headers (``Retry-After`` on a 429, say)."""
     hang: bool = False
     """Answer nothing until the client hangs up; :attr:`ScriptedUpstream.hung_up` records when."""
+    pace: float = 0.0
+    """Seconds between streamed chunks, so each reaches the client on its own."""
     raw_body: bytes | None = None
     """Send these bytes as the body instead of a valid completion (malformed JSON, say)."""
 
@@ -258,6 +260,8 @@ class ScriptedUpstream:
             if step.break_after is not None and number >= step.break_after:
                 raise ConnectionResetError("scripted break")
             yield payload
+            if step.pace:
+                await asyncio.sleep(step.pace)
             if (
                 step.calls
                 and payload.startswith(b'data: {"id"')

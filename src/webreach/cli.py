@@ -325,6 +325,9 @@ def serve(
         upstream_model=settings.upstream_model,
         api_keys=keys,
         signing_key=signing_key,
+        upstream_timeout=settings.upstream_timeout,
+        upstream_connect_timeout=settings.upstream_connect_timeout,
+        max_body_bytes=settings.server_max_body_bytes,
     )
     runtime = build_runtime(settings, default_cache="memory")
     server = create_app(config, runtime, settings.tool_options())

@@ -10,8 +10,9 @@ import os
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -73,7 +74,10 @@ class Settings(BaseSettings):
     upstream_base_url: str | None = None
     upstream_api_key: SecretStr | None = None
     upstream_model: str | None = None
+    upstream_timeout: Annotated[float, Field(gt=0)] = 600.0
+    upstream_connect_timeout: Annotated[float, Field(gt=0)] = 10.0
     server_api_keys: SecretStr | None = None
+    server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
     signing_key: SecretStr | None = None
 
     duckduckgo_backend: str = _provider_field("duckduckgo_backend", "auto")
@@ -95,6 +99,18 @@ class Settings(BaseSettings):
     jina_base_url: str | None = _provider_field("jina_base_url")
     kagi_api_key: SecretStr | None = _provider_field("kagi_api_key")
     kagi_base_url: str | None = _provider_field("kagi_base_url")
+
+    @field_validator("upstream_base_url")
+    @classmethod
+    def _no_credentials_in_url(cls, value: str | None) -> str | None:
+        """A password in the URL would end up in logs and error texts; keys have their own
+        setting."""
+        if value and "@" in urlsplit(value).netloc:
+            raise ValueError(
+                "must not contain credentials (user:password@); "
+                "put the upstream's key in WEBREACH_UPSTREAM_API_KEY"
+            )
+        return value
 
     @classmethod
     def settings_customise_sources(

@@ -18,8 +18,13 @@ _OWN_FIELDS = frozenset({"model", "messages", "tools", "tool_choice", "stream", 
 def declares_web_tools(body: dict[str, Any]) -> bool:
     tools = body.get("tools")
     return isinstance(tools, list) and any(
-        isinstance(tool, dict) and tool.get("type") in WEB_TOOL_TYPES for tool in tools
+        isinstance(tool, dict) and _type_of(tool) in WEB_TOOL_TYPES for tool in tools
     )
+
+
+def _type_of(tool: dict[str, Any]) -> str | None:
+    kind = tool.get("type")
+    return kind if isinstance(kind, str) else None
 
 
 def _web_tools(tools: list[Any]) -> tuple[WebTools, list[dict[str, Any]]]:
@@ -29,7 +34,7 @@ def _web_tools(tools: list[Any]) -> tuple[WebTools, list[dict[str, Any]]]:
     for tool in tools:
         if not isinstance(tool, dict):
             raise RequestError("tools: each tool must be an object", param="tools")
-        kind = tool.get("type")
+        kind = _type_of(tool)
         if kind not in WEB_TOOL_TYPES:
             client.append(tool)
             continue
@@ -55,7 +60,7 @@ def _check_tool_choice(choice: Any, web: WebTools) -> Any:
         function = choice.get("function")
         if isinstance(function, dict):
             named = function.get("name", named)
-        if named in WEB_TOOL_TYPES:
+        if isinstance(named, str) and named in WEB_TOOL_TYPES:
             raise RequestError(f"tool_choice: `{named}` cannot be forced", param="tool_choice")
     if choice == "required" and web.any:
         return "auto"

@@ -78,7 +78,7 @@ def _thinking(raw: Any) -> bool:
     if raw is None:
         return False
     kind = raw.get("type") if isinstance(raw, dict) else None
-    if kind in _THINKING_ON:
+    if isinstance(kind, str) and kind in _THINKING_ON:
         return True
     if kind == "disabled":
         return False

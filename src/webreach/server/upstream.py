@@ -77,8 +77,9 @@ def _translate(error: Exception, key: str | None) -> UpstreamError:
     if isinstance(error, openai.APIStatusError):
         headers = {k.lower(): v for k, v in error.response.headers.items()}
         return status_error(error.status_code, _error_message(error), headers, key)
-    connect_failure = "Connect" in type(error.__cause__).__name__
-    if isinstance(error, openai.APITimeoutError) and not connect_failure:
+    names = {kind.__name__ for kind in (*type(error).__mro__, *type(error.__cause__).__mro__)}
+    timed_out = isinstance(error, openai.APITimeoutError) or "TimeoutException" in names
+    if timed_out and not names & {"ConnectTimeout", "ConnectError"}:
         return UpstreamError(504, "upstream: the model did not answer in time")
     return UpstreamError(502, f"upstream unreachable: {type(error).__name__}")
 
