@@ -1,26 +1,24 @@
 """Page furniture left inside the chosen article, found and dropped after candidate selection.
 
 Readability's scoring picks the container that holds the story, and news containers also hold
-related-link lists, share rows, newsletter boxes, tag rows, gallery captions repeated per slide
-and photo credits. Each rule here proposes elements to drop; a rule is applied whole or not at
-all, and only while what is left is still at least a short article.
+menus, related-link lists, tag rows and gallery captions repeated per slide. Each rule here
+proposes elements to drop; a rule is applied whole or not at all, and only while what is left is
+still at least a short article. (Furniture named by class or id is mostly gone already: the
+scoring pass weighs and strips those names.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
 from selectolax.lexbor import LexborNode
 
-from . import patterns
 from .density import measure, text_length
 
 # What a rule may never cut an article below: this many characters, or half of it if shorter.
 SHORT_ARTICLE: Final = 500
-# A named element holding more than this share of the story's text is a wrapper, not furniture.
-_NAMED_SHARE: Final = 0.4
 # A paragraph of the story itself: this long, and mostly not link text.
 _PROSE_CHARS: Final = 100
 _PROSE_LINK_DENSITY: Final = 0.25
@@ -28,37 +26,40 @@ _PROSE_LINK_DENSITY: Final = 0.25
 
 @dataclass(slots=True)
 class Story:
-    """The chosen nodes, with their blocks in document order and which of them are prose."""
+    """The chosen nodes, with their blocks in document order and where the prose starts and ends.
 
-    nodes: list[LexborNode]
-    text_length: int
+    Only the blocks from either end up to the first prose block are tested for prose: that is
+    all `first_prose` and `last_prose` need.
+    """
+
     blocks: list[LexborNode]
-    prose: list[bool]
+    prose: list[bool | None]
     first_prose: int = -1
     last_prose: int = -1
 
     @classmethod
-    def of(cls, nodes: list[LexborNode], length: int) -> Story:
+    def of(cls, nodes: list[LexborNode]) -> Story:
         blocks = [node for root in nodes for node in root.css(_BLOCKS)]
-        prose = [node.tag not in _NOT_PROSE and _is_prose(node) for node in blocks]
-        story = cls(nodes, length, blocks, prose)
+        story = cls(blocks, [None] * len(blocks))
         story._find_prose()
         return story
 
+    def _is_prose(self, position: int) -> bool:
+        known = self.prose[position]
+        if known is None:
+            node = self.blocks[position]
+            known = self.prose[position] = node.tag not in _NOT_PROSE and _is_prose(node)
+        return known
+
     def _find_prose(self) -> None:
-        found = [position for position, prose in enumerate(self.prose) if prose]
-        self.first_prose, self.last_prose = (found[0], found[-1]) if found else (-1, -1)
+        count = len(self.blocks)
+        first = next((at for at in range(count) if self._is_prose(at)), -1)
+        last = -1 if first < 0 else next(at for at in reversed(range(count)) if self._is_prose(at))
+        self.first_prose, self.last_prose = first, last
 
     def outside_the_story(self, position: int) -> bool:
         """Tell whether the block at `position` is before the first paragraph or after the last."""
         return self.first_prose >= 0 and not self.first_prose <= position <= self.last_prose
-
-    def descendants(self, selector: str) -> Iterator[LexborNode]:
-        for root in self.nodes:
-            key = root.mem_id
-            for node in root.css(selector):
-                if node.mem_id != key:
-                    yield node
 
     def drop(self, nodes: list[LexborNode]) -> None:
         """Remove the nodes from the tree, and the blocks inside them from the story."""
@@ -85,9 +86,9 @@ def _inside(node: LexborNode, keys: set[int]) -> bool:
 
 _LEAF: Final = ":not(:has(p,div,table,ul,ol,dl,blockquote,pre,section,article))"
 # The blocks that may hold the story's paragraphs, and lists, in document order.
-_BLOCKS: Final = f"p,ul,ol,dl,pre,blockquote,figcaption,td{_LEAF},div{_LEAF}"
+_BLOCKS: Final = f"p,ul,ol,dl,pre,blockquote,figcaption,h1,h2,h3,h4,h5,h6,td{_LEAF},div{_LEAF}"
 _LISTS: Final = frozenset({"ul", "ol", "dl"})
-_NOT_PROSE: Final = _LISTS | {"figcaption"}
+_NOT_PROSE: Final = _LISTS | {"figcaption", "h1", "h2", "h3", "h4", "h5", "h6"}
 
 
 def _is_prose(node: LexborNode) -> bool:
@@ -155,23 +156,6 @@ _ITEMS: Final = frozenset({"li", "dt", "dd"})
 _LINK_BLOCK_DENSITY: Final = 0.6
 
 
-def named_furniture(story: Story) -> list[LexborNode]:
-    """Elements whose class or id names page furniture, matched on whole words.
-
-    Words are split at any non-letter and at camelCase humps, so `related-posts` and
-    `relatedPosts` match `related` while `unrelated` and `tagline` do not. An element holding a
-    large share of the story is a wrapper whose name says nothing of its content, and stays.
-    """
-    found = []
-    limit = story.text_length * _NAMED_SHARE
-    for node in story.descendants("[class],[id]"):
-        attrs = node.attributes
-        names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-        if patterns.is_furniture_name(names) and text_length(node) <= limit:
-            found.append(node)
-    return found
-
-
 def repeated_blocks(story: Story) -> list[LexborNode]:
     """Blocks whose text the story already showed: gallery captions repeated on every slide,
     "Continue reading" prompts, pull quotes. The first showing stays.
@@ -182,12 +166,15 @@ def repeated_blocks(story: Story) -> list[LexborNode]:
     for position, node in enumerate(blocks):
         if node.tag not in _REPEATABLE:
             continue
-        if position + 1 < len(blocks) and _holds(node, blocks[position + 1]):
-            continue  # its text is its inner block's, which is judged instead
-        text = " ".join(node.text().split())
+        text = node.text()
         longest = _REPEATED_CAPTION if node.tag == "figcaption" else _REPEATED_LINE
+        if not _REPEATED_SHORTEST <= len(text) <= 4 * longest:
+            continue
+        text = " ".join(text.split())
         if not _REPEATED_SHORTEST <= len(text) <= longest:
             continue
+        if position + 1 < len(blocks) and _holds(node, blocks[position + 1]):
+            continue  # its text is its inner block's, which is judged instead
         if text in seen:
             found.append(node)
         else:
@@ -208,7 +195,7 @@ def _holds(outer: LexborNode, inner: LexborNode) -> bool:
     return inner.parent is not None and _inside(inner.parent, {outer.mem_id})
 
 
-RULES: Final[tuple[Rule, ...]] = (link_blocks, named_furniture, repeated_blocks)
+RULES: Final[tuple[Rule, ...]] = (link_blocks, repeated_blocks)
 
 
 def remove_furniture(nodes: list[LexborNode], rules: tuple[Rule, ...] | None = None) -> int:
@@ -219,7 +206,7 @@ def remove_furniture(nodes: list[LexborNode], rules: tuple[Rule, ...] | None = N
     total = sum(map(text_length, nodes))
     floor = min(SHORT_ARTICLE, total // 2)
     left = total
-    story = Story.of(nodes, total)
+    story = Story.of(nodes)
     for rule in RULES if rules is None else rules:
         found = _outermost(rule(story))
         cost = sum(map(text_length, found))

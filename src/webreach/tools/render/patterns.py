@@ -8,8 +8,6 @@ which is several times faster than `re.IGNORECASE` on the hot path.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from itertools import pairwise
 from typing import Any, Final
 
 
@@ -92,21 +90,3 @@ TAG_SCORE: Final = {
     **dict.fromkeys(words("address ol ul dl dd dt li form"), -3),
     **dict.fromkeys(words("h1 h2 h3 h4 h5 h6 th"), -5),
 }
-
-# Page furniture named in a class or id, as whole words (see `is_furniture_name`).
-FURNITURE_WORDS: Final = words(
-    "related recommended recommendations readmore trending outbrain taboola newsletter "
-    "newsletters subscribe subscription signup promo promos cookie cookies consent tags "
-    "breadcrumb breadcrumbs share sharing sharebar social"
-)
-FURNITURE_PAIRS: Final = frozenset({("read", "more"), ("sign", "up")})
-_NAME_WORD: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-
-
-@lru_cache(maxsize=4096)
-def is_furniture_name(names: str) -> bool:
-    """Tell whether a "class id" string names page furniture in one of its words."""
-    found = [word.lower() for word in _NAME_WORD.findall(names)]
-    if not FURNITURE_WORDS.isdisjoint(found):
-        return True
-    return any(pair in FURNITURE_PAIRS for pair in pairwise(found))
