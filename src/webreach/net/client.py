@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 
 from .. import __version__
+from .aio import AioTransport
 
 __all__ = ["USER_AGENT", "create_client"]
 
@@ -20,9 +21,13 @@ def create_client(
 ) -> httpx.AsyncClient:
     """Build an ``httpx.AsyncClient`` for providers.
 
+    Its connections are aiohttp's (:class:`AioTransport`), which stay cheap under hundreds of
+    concurrent searches; a ``proxy`` or an explicit ``transport`` uses httpx's own instead.
     Environment proxies are ignored (``trust_env=False``) so a stray ``HTTPS_PROXY`` cannot
     silently reroute API keys; pass ``proxy`` to use one on purpose.
     """
+    if transport is None and proxy is None:
+        transport = AioTransport()
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout),
         headers={"User-Agent": USER_AGENT, **(headers or {})},
