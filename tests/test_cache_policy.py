@@ -26,6 +26,7 @@ from webreach.net import create_client
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.providers.search.exa import ExaSearchProvider
 from webreach.providers.search.perplexity import PerplexitySearchProvider
+from webreach.providers.search.searxng import SearxngSearchProvider
 from webreach.seam import (
     CacheScoped,
     FetchPrecheck,
@@ -329,3 +330,13 @@ async def test_model_backed_search_is_cached_per_model() -> None:
         assert sonar.cache_scope() == again.cache_scope()  # the key is no part of the scope
         assert sonar.cache_scope() != elsewhere.cache_scope()
         assert CANARY not in sonar.cache_scope()
+
+
+def test_searxng_results_are_cached_per_instance() -> None:
+    async_client = httpx.AsyncClient()
+    one = SearxngSearchProvider(base_url="http://127.0.0.1:1/", client=async_client)
+    same = SearxngSearchProvider(base_url="http://127.0.0.1:1", client=async_client)
+    other = SearxngSearchProvider(base_url="http://127.0.0.1:2", client=async_client)
+    assert isinstance(one, CacheScoped)
+    assert one.cache_scope() == same.cache_scope()
+    assert one.cache_scope() != other.cache_scope()

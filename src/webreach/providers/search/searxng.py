@@ -3,6 +3,7 @@ for instances behind an authenticating proxy."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -33,6 +34,10 @@ class SearxngSearchProvider:
 
     def available(self) -> bool:
         return self._base_url is not None
+
+    def cache_scope(self) -> str:
+        """The instance: two SearXNG instances answer differently (see ``seam.CacheScoped``)."""
+        return json.dumps({"base_url": self._base_url}, separators=(",", ":"))
 
     async def search(self, request: SearchRequest) -> SearchResult:
         if self._base_url is None:
