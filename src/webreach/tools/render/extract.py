@@ -118,7 +118,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
             if best is None or article.text_length > best.text_length:
                 best = article
     if best is not None:
-        best.text_length -= remove_furniture(best.nodes)
+        best.text_length -= remove_furniture(best.nodes, best.text_length)
     return best
 
 

@@ -63,9 +63,9 @@ class Story:
 
     def drop(self, nodes: list[LexborNode]) -> None:
         """Remove the nodes from the tree, and the blocks inside them from the story."""
-        dropped = {node.mem_id for node in nodes}
+        dropped = {block.mem_id for node in nodes for block in node.css(_BLOCKS)}
         kept = [
-            position for position, block in enumerate(self.blocks) if not _inside(block, dropped)
+            position for position, block in enumerate(self.blocks) if block.mem_id not in dropped
         ]
         self.blocks = [self.blocks[position] for position in kept]
         self.prose = [self.prose[position] for position in kept]
@@ -156,54 +156,36 @@ _ITEMS: Final = frozenset({"li", "dt", "dd"})
 _LINK_BLOCK_DENSITY: Final = 0.6
 
 
-def repeated_blocks(story: Story) -> list[LexborNode]:
-    """Blocks whose text the story already showed: gallery captions repeated on every slide,
-    "Continue reading" prompts, pull quotes. The first showing stays.
+def repeated_captions(story: Story) -> list[LexborNode]:
+    """Captions the story already showed, as galleries repeat them on every slide; the first
+    showing stays.
+
+    Only captions: measured on the page sets, short lines that repeat ("Continue reading the
+    main story") gain too little to pay for reading every paragraph's text, and pages that
+    repeat a paragraph mean it.
     """
     seen: set[str] = set()
     found = []
-    blocks = story.blocks
-    for position, node in enumerate(blocks):
-        if node.tag not in _REPEATABLE:
+    for node in story.blocks:
+        if node.tag != "figcaption":
             continue
-        text = node.text()
-        longest = _REPEATED_CAPTION if node.tag == "figcaption" else _REPEATED_LINE
-        if not _REPEATED_SHORTEST <= len(text) <= 4 * longest:
-            continue
-        text = " ".join(text.split())
-        if not _REPEATED_SHORTEST <= len(text) <= longest:
-            continue
-        if position + 1 < len(blocks) and _holds(node, blocks[position + 1]):
-            continue  # its text is its inner block's, which is judged instead
+        text = " ".join(node.text().split())
         if text in seen:
             found.append(node)
-        else:
+        elif text:
             seen.add(text)
     return found
 
 
-# Table cells and list items may repeat as data does; these blocks repeat as furniture.
-_REPEATABLE: Final = frozenset({"p", "div", "figcaption", "blockquote"})
-# Paragraphs do not repeat as furniture does ("Continue reading", "Photo: AP"): a page that
-# repeats one means it. Captions repeat whole, slide after slide.
-_REPEATED_SHORTEST: Final = 10
-_REPEATED_LINE: Final = 60
-_REPEATED_CAPTION: Final = 300
+RULES: Final[tuple[Rule, ...]] = (link_blocks, repeated_captions)
 
 
-def _holds(outer: LexborNode, inner: LexborNode) -> bool:
-    return inner.parent is not None and _inside(inner.parent, {outer.mem_id})
-
-
-RULES: Final[tuple[Rule, ...]] = (link_blocks, repeated_blocks)
-
-
-def remove_furniture(nodes: list[LexborNode], rules: tuple[Rule, ...] | None = None) -> int:
-    """Drop, in place, what the rules find, keeping at least a short article.
-
-    Returns how many characters of text were dropped.
+def remove_furniture(
+    nodes: list[LexborNode], total: int, rules: tuple[Rule, ...] | None = None
+) -> int:
+    """Drop, in place, what the rules find in an article of `total` characters, keeping at least
+    a short article. Returns how many characters of text were dropped.
     """
-    total = sum(map(text_length, nodes))
     floor = min(SHORT_ARTICLE, total // 2)
     left = total
     story = Story.of(nodes)
