@@ -1,0 +1,191 @@
+"""The processes of ``bench/load.py``: the two fakes (``bench/load_fakes.py``) and the real
+server, ``python -m webreach serve`` (one uvicorn worker, default settings but for its upstream,
+its Exa provider, the cache off and a fixed signing key), each started in a fresh directory with
+proxies and webreach settings removed from its environment; what /proc says about the server;
+its log's distinct errors; and stopping them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from load_fakes import EXA_KEY, HOST, UPSTREAM_KEY
+
+FAKES = Path(__file__).resolve().with_name("load_fakes.py")
+
+
+# --- the server process -------------------------------------------------------------------------
+
+
+@dataclass
+class ProcSample:
+    """The server process's memory, open file descriptors and CPU time so far, from /proc."""
+
+    peak_rss_kib: int
+    rss_kib: int
+    fds: int
+    cpu_seconds: float
+
+    @classmethod
+    def of(cls, pid: int) -> ProcSample:
+        status = Path(f"/proc/{pid}/status").read_text()
+        values = {
+            line.split(":")[0]: int(line.split()[1])
+            for line in status.splitlines()
+            if line.startswith(("VmHWM", "VmRSS"))
+        }
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+        stat = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        ticks = int(stat[11]) + int(stat[12])  # utime + stime, fields 14 and 15
+        cpu = ticks / os.sysconf("SC_CLK_TCK")
+        return cls(values.get("VmHWM", 0), values.get("VmRSS", 0), fds, cpu)
+
+    def row(self, label: str) -> str:
+        return (
+            f"  {label:<14} {self.peak_rss_kib / 1024:>9.1f} MiB {self.rss_kib / 1024:>9.1f} MiB"
+            f" {self.fds:>8} {self.cpu_seconds:>9.2f} s"
+        )
+
+
+PROC_HEADER = f"  {'server':<14} {'peak RSS':>13} {'RSS':>13} {'open FDs':>8} {'CPU time':>11}"
+
+
+@dataclass
+class Rig:
+    webreach: str
+    upstream: str
+    provider: str
+    server_pid: int
+    log: Path
+    args: argparse.Namespace
+
+    @property
+    def protocols(self) -> list[str]:
+        return list(self.args.protocols)
+
+    @property
+    def port(self) -> int:
+        """The server's port."""
+        return int(self.webreach.rpartition(":")[2])
+
+
+# --- processes ----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_listening(port: int, child: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{child.args!r} exited with {child.returncode}:\n{tail}")
+        with socket.socket() as sock:
+            if sock.connect_ex((HOST, port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {HOST}:{port}")
+
+
+def die_with_parent() -> None:
+    """In the child: receive SIGTERM if this benchmark dies without cleaning up (Linux)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def child_env(extra: dict[str, str]) -> dict[str, str]:
+    """The environment without proxies or webreach/provider settings, plus ``extra``."""
+    dropped = ("WEBREACH_", "EXA_", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(dropped)}
+    env.update(NO_PROXY=f"{HOST},localhost", no_proxy=f"{HOST},localhost", **extra)
+    return env
+
+
+def spawn(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as output:
+        return subprocess.Popen(
+            command,
+            env=env,
+            cwd=log.parent,  # a fresh directory: no webreach.toml is read
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches only this script, which stops the children
+            preexec_fn=die_with_parent,
+        )
+
+
+def stop(children: list[subprocess.Popen[bytes]]) -> None:
+    for child in children:
+        if child.poll() is None:
+            child.terminate()
+    for child in children:
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(timeout=10)
+
+
+def server_log_summary(log: Path) -> list[str]:
+    """Distinct error lines in the server's output (the last line of each traceback)."""
+    lines = log.read_text(errors="replace").splitlines()
+    errors: Counter[str] = Counter()
+    for number, line in enumerate(lines):
+        if line.startswith("Traceback"):
+            tail = next(
+                (x for x in lines[number + 1 :] if x and not x.startswith((" ", "Traceback"))),
+                "?",
+            )
+            errors[tail[:160]] += 1
+        elif "ERROR" in line or "Exception" in line:
+            errors[line[:160]] += 1
+    return [f"  {n}x {text}" for text, n in errors.most_common(6)]
+
+
+def start_rig(args: argparse.Namespace, workdir: Path, children: list[Any]) -> Rig:
+    up_port, prov_port, web_port = free_port(), free_port(), free_port()
+    latency = str(args.latency / 1000)
+    logs = [workdir / "upstream.log", workdir / "provider.log", workdir / "server.log"]
+    for role, port, log in zip(("upstream", "provider"), (up_port, prov_port), logs, strict=False):
+        command = [sys.executable, str(FAKES), role, "--port", str(port), "--seconds", latency]
+        children.append(spawn(command, child_env({}), log))
+    server_env = child_env(
+        {
+            "WEBREACH_UPSTREAM_BASE_URL": f"http://{HOST}:{up_port}/v1",
+            "WEBREACH_UPSTREAM_API_KEY": UPSTREAM_KEY,
+            "WEBREACH_SEARCH_PROVIDER": "exa",
+            "EXA_API_KEY": EXA_KEY,
+            "EXA_BASE_URL": f"http://{HOST}:{prov_port}",
+            "WEBREACH_CACHE_TTL": "0",
+            "WEBREACH_SIGNING_KEY": "bench-signing-key-0123456789abcdef",
+        }
+    )
+    command = [sys.executable, "-m", "webreach", "serve", "--host", HOST, "--port", str(web_port)]
+    server = spawn(command, server_env, logs[2])
+    children.append(server)
+    for child, port, log in zip(children, (up_port, prov_port, web_port), logs, strict=True):
+        wait_listening(port, child, log)
+    return Rig(
+        webreach=f"http://{HOST}:{web_port}",
+        upstream=f"http://{HOST}:{up_port}",
+        provider=f"http://{HOST}:{prov_port}",
+        server_pid=server.pid,
+        log=logs[2],
+        args=args,
+    )
