@@ -59,6 +59,15 @@ def test_a_menu_before_the_article_is_dropped() -> None:
     assert "Weather" not in markdown
 
 
+def test_a_menu_between_the_articles_paragraphs_is_dropped_as_its_items_are_a_word_or_two() -> None:
+    menu = f"<ul>{links('Home', 'Local news', 'Sport', 'Contact us')}</ul>"
+
+    markdown = render_html(news_page("{p1}{p2}" + menu + "{p3}{p4}{p5}"))
+
+    assert "Local news" not in markdown
+    assert "Paragraph 3, with commas, here." in markdown
+
+
 def test_a_list_of_links_between_the_articles_paragraphs_is_the_articles_own() -> None:
     markdown = render_html(news_page("{p1}{p2}<ul>" + RELATED + "</ul>{p3}{p4}{p5}"))
 

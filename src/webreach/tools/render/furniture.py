@@ -108,9 +108,25 @@ def link_blocks(story: Story) -> list[LexborNode]:
     """
     found = []
     for position, node in enumerate(story.blocks):
-        if story.outside_the_story(position) and _is_link_block(node):
+        if story.outside_the_story(position):
+            if _is_link_block(node):
+                found.append(node)
+        elif node.tag in _LISTS and _is_menu(node):
             found.append(node)
     return found
+
+
+def _is_menu(node: LexborNode) -> bool:
+    """A list of a few words per item, every item a link: a menu, wherever it stands."""
+    items = [child for child in node.iter() if child.tag in _ITEMS]
+    if len(items) < 3:
+        return False
+    words = 0
+    for item in items:
+        if measure(item).density < 0.9:
+            return False
+        words += len(item.text().split())
+    return words / len(items) <= 3
 
 
 def _is_link_block(node: LexborNode) -> bool:
