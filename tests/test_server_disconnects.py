@@ -8,7 +8,7 @@ shows up as a request the replay server still holds.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -108,42 +108,33 @@ def test_streaming_clients_that_leave_mid_search_free_the_provider_connection(
     finish_normally(stack)
 
 
-def test_a_client_that_leaves_while_a_link_is_read_frees_the_fetch_connection(
-    stack: Stack,
-) -> None:
-    page = stack.replay.url + "/page"
-    stack.replay.route(
-        "GET", "/page", Reply(body=PAGE.format("x").encode(), hold=stack.gate, headers=HTML)
-    )
-    stack.upstream.queue(Step(calls=[Call("read_link", {"url": page})]))
+def read_link_request(page: str) -> tuple[Step, dict[str, Any]]:
     body = {
         "model": "m",
-        "stream": True,
         "messages": [{"role": "user", "content": f"Summarise {page}"}],
         "tools": [{"type": "deepseek_read_url"}],
     }
-    abandon(
-        stack.url + PATHS["chat"],
-        body,
-        marker=b"call_started",
-        until=lambda: len(stack.replay.requests) >= 1,
-    )
-    assert wait_for(lambda: stack.replay.disconnects >= 1)
-    finish_normally(stack)
+    return Step(calls=[Call("read_link", {"url": page})]), body
 
 
-def test_a_client_that_leaves_while_a_page_is_opened_frees_the_fetch_connection(
-    stack: Stack,
+def open_page_request(page: str) -> tuple[Step, dict[str, Any]]:
+    step = Step(reasoning="Open it.", calls=[Call("open_page", {"url": page})])
+    return step, {**SEARCH_BODIES["chat"], "thinking": {"type": "enabled"}}
+
+
+@pytest.mark.parametrize("request_for", [read_link_request, open_page_request])
+def test_a_client_that_leaves_while_a_page_is_fetched_frees_the_fetch_connection(
+    stack: Stack, request_for: Callable[[str], tuple[Step, dict[str, Any]]]
 ) -> None:
     page = stack.replay.url + "/page"
     stack.replay.route(
         "GET", "/page", Reply(body=PAGE.format("x").encode(), hold=stack.gate, headers=HTML)
     )
-    stack.upstream.queue(Step(reasoning="Open it.", calls=[Call("open_page", {"url": page})]))
-    body = {**SEARCH_BODIES["chat"], "stream": True, "thinking": {"type": "enabled"}}
+    step, body = request_for(page)
+    stack.upstream.queue(step)
     abandon(
         stack.url + PATHS["chat"],
-        body,
+        {**body, "stream": True},
         marker=b"call_started",
         until=lambda: len(stack.replay.requests) >= 1,
     )
