@@ -88,6 +88,15 @@ def test_a_line_of_links_after_the_article_is_dropped_but_a_credit_with_prose_st
     assert "additional reporting by" in markdown
 
 
+def test_a_linked_headline_with_its_date_after_the_article_is_a_teaser_and_is_dropped() -> None:
+    teaser = '<p><a href="/news/9">Mayor announces re-election bid</a><br>08 Jan 08 | Politics</p>'
+
+    markdown = render_html(news_page(teaser))
+
+    assert "Mayor announces" not in markdown
+    assert "Paragraph 5, with commas, here." in markdown
+
+
 def test_a_gallery_caption_repeated_on_every_slide_is_kept_once() -> None:
     caption = "<figcaption>Councillors vote on the budget.</figcaption>"
     slide = f"<figure><img src='/s.jpg'>{caption}</figure>"

@@ -136,7 +136,24 @@ def _is_link_block(node: LexborNode) -> bool:
             return False
         linked = sum(1 for item in items if measure(item).density >= 0.5)
         return linked / len(items) >= 0.8 and measure(node).density >= 0.6
-    return measure(node).density >= _LINK_BLOCK_DENSITY and not _is_linked_sentence(node)
+    density = measure(node).density
+    if density >= _LINK_BLOCK_DENSITY:
+        return not _is_linked_sentence(node)
+    return density >= _TEASER_DENSITY and _is_teaser(node)
+
+
+def _is_teaser(node: LexborNode) -> bool:
+    """A linked headline with a date or section after it, and no sentence of its own."""
+    text = node.text(strip=True)
+    if not text or text[-1] in _SENTENCE_ENDS:
+        return False
+    for child in node.traverse(include_text=True):
+        if child.tag == "-text" and (child.text_content or "").strip():
+            return _in_link(child, node)
+    return False
+
+
+_TEASER_DENSITY: Final = 0.4
 
 
 def _is_linked_sentence(node: LexborNode) -> bool:
