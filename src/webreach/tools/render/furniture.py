@@ -16,6 +16,7 @@ from typing import Final
 from selectolax.lexbor import LexborNode
 
 from .density import measure, text_length
+from .dom import has_ancestor
 
 # What a rule may never cut an article below: this many characters, or half of it if shorter.
 SHORT_ARTICLE: Final = 500
@@ -92,6 +93,8 @@ _NOT_PROSE: Final = _LISTS | {"figcaption", "h1", "h2", "h3", "h4", "h5", "h6"}
 
 
 def _is_prose(node: LexborNode) -> bool:
+    if has_ancestor(node, _LIST_ITEM, max_depth=3):
+        return False  # a teaser's text in a list of stories, not the story's
     text = node.text()
     if len(text) < _PROSE_CHARS or len(" ".join(text.split())) < _PROSE_CHARS:
         return False
@@ -186,6 +189,7 @@ _SENTENCE_ENDS: Final = frozenset(".!?…。！？")
 
 
 _ITEMS: Final = frozenset({"li", "dt", "dd"})
+_LIST_ITEM: Final = frozenset({"li"})
 _LINK_BLOCK_DENSITY: Final = 0.6
 
 
