@@ -114,6 +114,15 @@ def test_provider_failure_exits_1_without_leaking_the_key(replay: ReplayServer) 
         assert CANARY not in output
 
 
+def test_a_rate_limited_provider_says_when_to_retry(replay: ReplayServer) -> None:
+    replay.route("POST", "/search", Reply(429, json={}, headers={"retry-after": "30"}))
+    done = run_cli("search", "q", env=exa_env(replay))
+    assert done.returncode == 1
+    assert "rate limited (HTTP 429), retry after 30 s" in done.stderr
+    as_json = run_cli("search", "q", "--json", env=exa_env(replay))
+    assert json.loads(as_json.stdout)["error"]["retry_after"] == 30.0
+
+
 def test_bad_queries_exit_1_and_reach_no_provider(replay: ReplayServer) -> None:
     for queries in (["a", "b", "c", "d", "e"], [""], ["ok", "  "]):
         done = run_cli("search", *queries, "--json", env=exa_env(replay))

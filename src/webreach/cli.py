@@ -45,9 +45,19 @@ def _root(
     """Give any language model the web: search, fetch, and serve web tools."""
 
 
-def _fail(code: str, message: str, *, as_json: bool, exit_code: int = EXIT_TOOL_ERROR) -> NoReturn:
+def _fail(
+    code: str,
+    message: str,
+    *,
+    as_json: bool,
+    exit_code: int = EXIT_TOOL_ERROR,
+    retry_after: float | None = None,
+) -> NoReturn:
     if as_json:
-        print(json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False))
+        error: dict[str, Any] = {"code": code, "message": message}
+        if retry_after is not None:
+            error["retry_after"] = retry_after
+        print(json.dumps({"error": error}, ensure_ascii=False))
     else:
         print(f"webreach: {code}: {message}", file=sys.stderr)
     raise typer.Exit(exit_code)
@@ -112,7 +122,7 @@ def _run_tool(
     try:
         return asyncio.run(main())
     except ToolError as error:
-        _fail(error.code, error.message, as_json=as_json)
+        _fail(error.code, error.message, as_json=as_json, retry_after=error.retry_after)
     except KeyboardInterrupt:
         print("webreach: interrupted", file=sys.stderr)
         raise typer.Exit(130) from None

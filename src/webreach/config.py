@@ -20,7 +20,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from .seam import CacheStore, SearchProvider, WebRuntime
+from .seam import CacheStore, SearchProvider, WebreachError, WebRuntime
 
 if TYPE_CHECKING:
     import httpx
@@ -42,7 +42,7 @@ def _provider_field(name: str, default: Any = None) -> Any:
 PositiveInt = Annotated[int, Field(gt=0)]
 
 
-class ConfigError(ValueError):
+class ConfigError(WebreachError, ValueError):
     """An invalid setting; the message names the variable and what was wrong."""
 
 

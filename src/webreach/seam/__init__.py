@@ -4,7 +4,7 @@ It imports nothing else of webreach. Providers register here; tools call ``searc
 """
 
 from .cache import CacheStore
-from .errors import WebError, WebErrorCode
+from .errors import WebError, WebErrorCode, WebreachError
 from .runtime import AsyncCloseable, Disposer, WebRuntime, parse_provider_ids
 from .tasks import cancel_and_wait, settled
 from .types import (
@@ -43,6 +43,7 @@ __all__ = [
     "WebError",
     "WebErrorCode",
     "WebRuntime",
+    "WebreachError",
     "cancel_and_wait",
     "parse_provider_ids",
     "settled",

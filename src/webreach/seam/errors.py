@@ -1,13 +1,28 @@
-"""The one error type of the web seam, with codes a caller may branch on."""
+"""webreach's error family: one root, and the web seam's error with codes a caller may branch on.
+
+Everything webreach raises on purpose is a :class:`WebreachError`: the seam's and the tools'
+:class:`WebError`, settings errors (``webreach.config.ConfigError``) and the server's request
+and upstream errors. ``except WebreachError`` catches all of them and nothing else.
+"""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["WebError", "WebErrorCode"]
+__all__ = ["WebError", "WebErrorCode", "WebreachError"]
+
+
+class WebreachError(Exception):
+    """The root of every error webreach raises on purpose; ``message`` is for people."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class WebErrorCode(StrEnum):
+    INVALID_ARGUMENTS = "INVALID_ARGUMENTS"
+    """A tool call's arguments were refused before any provider was called."""
     WEB_PROVIDER_UNAVAILABLE = "WEB_PROVIDER_UNAVAILABLE"
     WEB_PROVIDER_CONFIGURED_MISSING = "WEB_PROVIDER_CONFIGURED_MISSING"
     WEB_PROVIDER_CONFIGURED_UNAVAILABLE = "WEB_PROVIDER_CONFIGURED_UNAVAILABLE"
@@ -23,10 +38,11 @@ class WebErrorCode(StrEnum):
     WEB_PROVIDER_ERROR = "WEB_PROVIDER_ERROR"
 
 
-class WebError(Exception):
-    """A failure of search or fetch that a caller can route on by ``code``.
+class WebError(WebreachError):
+    """A failure of search or fetch (or of a tool call) that a caller can route on by ``code``.
 
     Messages are written for people and models alike; they never carry credentials.
+    ``retry_after`` (seconds) is set when the provider said when to come back.
     """
 
     def __init__(
@@ -40,7 +56,6 @@ class WebError(Exception):
     ) -> None:
         super().__init__(message)
         self.code = WebErrorCode(code)
-        self.message = message
         self.provider = provider
         self.status = status
         self.retry_after = retry_after

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..seam import WebError
+from ..seam import WebError, WebErrorCode
 
 __all__ = [
     "INVALID_ARGUMENTS",
@@ -17,30 +17,32 @@ __all__ = [
     "ToolResult",
 ]
 
-INVALID_ARGUMENTS = "INVALID_ARGUMENTS"
+INVALID_ARGUMENTS = WebErrorCode.INVALID_ARGUMENTS
 
 
 class StructuredResult(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-class ToolError(Exception):
-    """A tool call that produced no result; ``code`` is ``INVALID_ARGUMENTS`` or a ``WEB_…`` one."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = str(code)
-        self.message = message
+class ToolError(WebError):
+    """A tool call that produced no result: a :class:`WebError` whose code is
+    ``INVALID_ARGUMENTS`` or the ``WEB_…`` code of the failure behind it."""
 
     @classmethod
     def from_web_error(cls, error: WebError) -> ToolError:
-        return cls(error.code.value, error.message)
-
-    def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
+        return cls(
+            error.code,
+            error.message,
+            provider=error.provider,
+            status=error.status,
+            retry_after=error.retry_after,
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message}}
+        data: dict[str, Any] = {"code": self.code.value, "message": self.message}
+        if self.retry_after is not None:
+            data["retry_after"] = self.retry_after
+        return {"error": data}
 
 
 @dataclass(frozen=True, slots=True)
