@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from webreach.server.codec import Codec
-from webreach.server.events import Event
-from webreach.server.model import Turn
+from webreach.server.core.codec import Codec
+from webreach.server.core.events import Event
+from webreach.server.core.turn import Turn
 
 
 async def _aiter(events: Iterable[Event]) -> AsyncIterator[Event]:

@@ -11,7 +11,7 @@ import httpx2
 from anthropic.types import Message
 
 from codec_helpers import body_of, stream_of
-from webreach.server.events import (
+from webreach.server.core.events import (
     CallFailed,
     Event,
     Finished,
@@ -29,8 +29,8 @@ from webreach.server.events import (
     WebCallStarted,
     WebSource,
 )
+from webreach.server.core.turn import Turn
 from webreach.server.messages import MessagesCodec
-from webreach.server.model import Turn
 
 CODEC = MessagesCodec()
 USER = [{"role": "user", "content": "How many people live in Iceland?"}]

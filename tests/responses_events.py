@@ -15,7 +15,7 @@ import httpx
 import openai
 
 from codec_helpers import body_of, stream_of
-from webreach.server.events import (
+from webreach.server.core.events import (
     CallFailed,
     ClientToolCall,
     Event,
@@ -37,7 +37,7 @@ from webreach.server.events import (
     WebCallStarted,
     WebSource,
 )
-from webreach.server.model import Turn
+from webreach.server.core.turn import Turn
 from webreach.server.responses import ResponsesCodec
 
 CODEC = ResponsesCodec()

@@ -6,8 +6,7 @@ import pytest
 
 from webreach.config import ConfigError, load_settings
 from webreach.seam import WebError, WebErrorCode, WebreachError, WebRuntime
-from webreach.server.model import RequestError, ServerFailure
-from webreach.server.upstream import UpstreamError
+from webreach.server.core.errors import RequestError, ServerFailure, UpstreamError
 from webreach.tools import ToolError, ToolOptions, web_search_tool
 
 

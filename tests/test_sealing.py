@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webreach.server.sealing import PageSealer, SealedPage
+from webreach.server.core.sealing import PageSealer, SealedPage
 
 PAGE = SealedPage("https://example.com/a", "Title", "2026-01-02", "Página — 页面 text")
 

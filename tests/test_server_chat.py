@@ -19,7 +19,7 @@ from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import gated_search
 from webreach.seam import SearchRequest, SearchResult
 from webreach.server.app import ServerConfig
-from webreach.server.loop import FORCED_ANSWER, RETRY_ANSWER
+from webreach.server.core.loop import FORCED_ANSWER, RETRY_ANSWER
 
 USER = [{"role": "user", "content": "How many people live in Iceland?"}]
 WEB = [{"type": "deepseek_web_search"}]

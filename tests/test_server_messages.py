@@ -36,7 +36,8 @@ from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import gated_search
 from webreach.seam import SearchRequest, SearchResult, WebError, WebErrorCode
-from webreach.server.events import (
+from webreach.server.core.errors import RequestError
+from webreach.server.core.events import (
     CallFailed,
     ClientToolCall,
     Event,
@@ -55,7 +56,7 @@ from webreach.server.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from webreach.server.model import DomainFilter, ReadUrlSpec, RequestError, SearchSpec
+from webreach.server.core.turn import DomainFilter, ReadUrlSpec, SearchSpec
 
 
 def parse(**body: Any) -> Any:

@@ -31,7 +31,8 @@ from responses_events import (
     truncated_round,
     usage,
 )
-from webreach.server.events import (
+from webreach.server.core.errors import RequestError
+from webreach.server.core.events import (
     Event,
     Finished,
     SearchOutcome,
@@ -39,7 +40,7 @@ from webreach.server.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from webreach.server.model import DomainFilter, ReadUrlSpec, RequestError, SearchSpec, Turn
+from webreach.server.core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn
 
 WEB = [{"type": "deepseek_web_search"}]
 WEATHER = {

@@ -17,17 +17,18 @@ from starlette.background import BackgroundTask
 
 from ..seam import WebRuntime
 from ..tools import ToolOptions
-from .chat import ChatCodec
-from .chat_request import check_chat, declares_web_tools
-from .codec import Codec
-from .inbound import ClientGone, parse_json, read_body, until_disconnected
-from .loop import TurnRunner
-from .loop_context import ServerContext
-from .model import RequestError, ServerFailure, Turn
-from .relay import relay
-from .sealing import PageSealer
-from .transport import server_timing, with_keepalive
-from .upstream import Upstream
+from .chat.codec import ChatCodec
+from .chat.request import check_chat, declares_web_tools
+from .core.codec import Codec
+from .core.context import ServerContext
+from .core.errors import RequestError, ServerFailure
+from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
+from .core.loop import TurnRunner
+from .core.relay import relay
+from .core.sealing import PageSealer
+from .core.streaming import server_timing, with_keepalive
+from .core.turn import Turn
+from .core.upstream import Upstream
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "ServerConfig", "create_app"]
 
@@ -95,8 +96,8 @@ def _authorised(request: Request, keys: Sequence[bytes]) -> bool:
 
 
 def default_codecs() -> dict[str, Codec]:
-    from .messages import MessagesCodec
-    from .responses import ResponsesCodec
+    from .messages.codec import MessagesCodec
+    from .responses.codec import ResponsesCodec
 
     return {"chat": ChatCodec(), "responses": ResponsesCodec(), "messages": MessagesCodec()}
 

@@ -10,42 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..seam import WebreachError
-
 __all__ = [
     "DEFAULT_SEARCH_BUDGET",
     "DomainFilter",
     "ReadUrlSpec",
-    "RequestError",
     "SearchSpec",
-    "ServerFailure",
     "Turn",
     "WebTools",
 ]
 
 DEFAULT_SEARCH_BUDGET = 5
 """Searches per round when the client sets no ``max_uses``."""
-
-
-class ServerFailure(WebreachError):
-    """The server could not answer, before anything was sent: an HTTP error with this status.
-
-    ``headers`` go on the error response (``Retry-After`` of a rate-limited upstream, say).
-    """
-
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.headers = headers or {}
-
-
-class RequestError(WebreachError):
-    """A request the server refuses before doing anything: an HTTP 4xx with this message."""
-
-    def __init__(self, message: str, *, status: int = 400, param: str | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.param = param
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .events import Event
-from .messages_render import render_body, render_stream
-from .messages_request import parse_messages_request
-from .model import Turn
+from ..core.events import Event
+from ..core.turn import Turn
+from .render import render_body, render_stream
+from .request import parse_messages_request
 
 __all__ = ["MessagesCodec"]
 

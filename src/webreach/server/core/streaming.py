@@ -7,7 +7,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 
-from ..seam import cancel_and_wait
+from ...seam import cancel_and_wait
 
 __all__ = ["KEEP_ALIVE", "server_timing", "with_keepalive"]
 

@@ -9,10 +9,10 @@ from typing import Any, TypeVar
 
 from openai import AsyncStream
 
-from ..seam import settled
+from ...seam import settled
 from .citations import CitationStream
+from .errors import UpstreamError
 from .events import Event, ReasoningDelta, Usage
-from .upstream import UpstreamError
 
 __all__ = ["PendingCall", "StepState", "UpstreamClock", "read_step"]
 

@@ -15,8 +15,10 @@ from typing import Any, TypeVar
 
 from openai import AsyncStream
 
-from ..seam import cancel_and_wait, settled
+from ...seam import cancel_and_wait, settled
 from .citations import CitationStream
+from .context import ServerContext
+from .errors import ServerFailure, UpstreamError
 from .events import (
     ClientToolCall,
     Event,
@@ -30,11 +32,9 @@ from .events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from .loop_context import ServerContext
-from .model import ServerFailure, Turn
 from .plans import Done, Planned, Planner
 from .steps import PendingCall, StepState, UpstreamClock, read_step
-from .upstream import UpstreamError
+from .turn import Turn
 from .webcalls import (
     DEEP_SEARCH_BUDGET,
     READ_LINKS_LIMIT,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .fields import CHAT_FIELDS, check_fields, non_empty_string, required
-from .model import DomainFilter, ReadUrlSpec, RequestError, SearchSpec, Turn, WebTools
+from ..core.errors import RequestError
+from ..core.fields import CHAT_FIELDS, check_fields, non_empty_string, required
+from ..core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
 
 __all__ = ["WEB_TOOL_TYPES", "check_chat", "declares_web_tools", "parse_chat"]
 

@@ -9,8 +9,15 @@ import json
 import time
 from typing import Any, assert_never
 
-from .events import Action, FindInPageAction, OpenPageAction, ReadLinkAction, SearchAction, Usage
-from .model import Turn
+from ..core.events import (
+    Action,
+    FindInPageAction,
+    OpenPageAction,
+    ReadLinkAction,
+    SearchAction,
+    Usage,
+)
+from ..core.turn import Turn
 
 __all__ = ["action_shape", "base_response", "dumps", "reasoning_part", "text_part", "usage_shape"]
 

@@ -13,8 +13,8 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .codec import sse_frame
-from .events import (
+from ..core.codec import sse_frame
+from ..core.events import (
     CallFailed,
     ClientToolCall,
     Event,
@@ -34,7 +34,7 @@ from .events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from .model import Turn
+from ..core.turn import Turn
 
 __all__ = ["MessageAssembler", "render_body", "render_stream"]
 

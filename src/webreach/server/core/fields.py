@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .model import RequestError
+from .errors import RequestError
 
 __all__ = [
     "CHAT_FIELDS",

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from .events import Event
-from .model import Turn
+from .turn import Turn
 
 __all__ = ["Codec", "sse_frame"]
 

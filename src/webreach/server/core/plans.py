@@ -7,7 +7,8 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..tools import ToolError
+from ...tools import ToolError
+from .context import ServerContext
 from .events import (
     CallFailed,
     FindInPageAction,
@@ -17,9 +18,8 @@ from .events import (
     SearchAction,
     WebCall,
 )
-from .loop_context import ServerContext
-from .model import Turn
 from .steps import PendingCall
+from .turn import Turn
 from .webcalls import (
     OpenedPages,
     SourceRegistry,

@@ -6,10 +6,10 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .events import Event, Failed
-from .model import Turn
-from .responses_render import ResponseRenderer
-from .responses_request import parse_request
+from ..core.events import Event, Failed
+from ..core.turn import Turn
+from .render import ResponseRenderer
+from .request import parse_request
 
 __all__ = ["ResponsesCodec"]
 

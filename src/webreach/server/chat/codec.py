@@ -9,9 +9,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from .chat_request import parse_chat
-from .codec import sse_frame
-from .events import (
+from ..core.codec import sse_frame
+from ..core.events import (
     CallFailed,
     ClientToolCall,
     Event,
@@ -33,7 +32,8 @@ from .events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from .model import Turn
+from ..core.turn import Turn
+from .request import parse_chat
 
 __all__ = ["ChatCodec"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..seam import WebRuntime
-from ..tools import ToolOptions
+from ...seam import WebRuntime
+from ...tools import ToolOptions
 from .sealing import PageSealer
 from .upstream import Upstream
 

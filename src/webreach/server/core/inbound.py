@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 from starlette.requests import Request
 
-from ..seam import cancel_and_wait
-from .model import RequestError
+from ...seam import cancel_and_wait
+from .errors import RequestError
 
 __all__ = ["MAX_DEPTH", "ClientGone", "parse_json", "read_body", "until_disconnected"]
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .fields import RESPONSES_FIELDS, check_fields, non_empty_string, required
-from .model import DomainFilter, ReadUrlSpec, RequestError, SearchSpec, Turn, WebTools
+from ..core.errors import RequestError
+from ..core.fields import RESPONSES_FIELDS, check_fields, non_empty_string, required
+from ..core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
 
 __all__ = ["parse_request"]
 

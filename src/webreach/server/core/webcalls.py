@@ -10,8 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..seam import FetchRequest, WebError, WebRuntime
-from ..tools import (
+from ...seam import FetchRequest, WebError, WebRuntime
+from ...tools import (
     ToolError,
     ToolOptions,
     fence,
@@ -20,11 +20,11 @@ from ..tools import (
     render_body,
     run_search,
 )
-from ..tools.fetch import page_piece
-from ..tools.search import SearchToolResult, search_schema
+from ...tools.fetch import page_piece
+from ...tools.search import SearchToolResult, search_schema
 from .events import CallFailed, Outcome, PageOutcome, SearchOutcome, WebSource
-from .model import ReadUrlSpec, SearchSpec
 from .sealing import PageSealer, SealedPage
+from .turn import ReadUrlSpec, SearchSpec
 
 __all__ = [
     "DEEP_SEARCH_BUDGET",

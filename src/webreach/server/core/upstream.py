@@ -15,14 +15,13 @@ from urllib.parse import urlsplit
 import openai
 from openai import AsyncOpenAI, AsyncStream
 
-from ..seam import settled
-from .model import ServerFailure
+from ...seam import settled
+from .errors import UpstreamError
 
 __all__ = [
     "REJECTED_CREDENTIALS",
     "RawUpstreamResponse",
     "Upstream",
-    "UpstreamError",
     "passed_headers",
 ]
 
@@ -31,10 +30,6 @@ REJECTED_CREDENTIALS = (
 )
 """What a client sees for an upstream 401/403: its own key was fine, the server's was not."""
 _PASSED_HEADERS = ("retry-after",)
-
-
-class UpstreamError(ServerFailure):
-    """The upstream refused or could not be reached before anything was sent to the client."""
 
 
 def passed_headers(headers: Mapping[str, str]) -> dict[str, str]:

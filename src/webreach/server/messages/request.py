@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .fields import bad, non_empty_string, number, positive_int, required, string
-from .model import DomainFilter, ReadUrlSpec, RequestError, SearchSpec, Turn, WebTools
+from ..core.errors import RequestError
+from ..core.fields import bad, non_empty_string, number, positive_int, required, string
+from ..core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
 
 __all__ = ["parse_messages_request"]
 

@@ -19,9 +19,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from .codec import Codec, sse_frame
+from .errors import UpstreamError
 from .inbound import until_disconnected
-from .transport import server_timing
-from .upstream import RawUpstreamResponse, Upstream, UpstreamError
+from .streaming import server_timing
+from .upstream import RawUpstreamResponse, Upstream
 
 __all__ = ["RELAY_CUT", "relay"]
 

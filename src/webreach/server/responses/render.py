@@ -13,8 +13,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from .codec import sse_frame
-from .events import (
+from ..core.codec import sse_frame
+from ..core.events import (
     CallFailed,
     ClientToolCall,
     Event,
@@ -32,15 +32,8 @@ from .events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from .model import Turn
-from .responses_shapes import (
-    action_shape,
-    base_response,
-    dumps,
-    reasoning_part,
-    text_part,
-    usage_shape,
-)
+from ..core.turn import Turn
+from .shapes import action_shape, base_response, dumps, reasoning_part, text_part, usage_shape
 
 __all__ = ["ResponseRenderer"]
 

@@ -1,0 +1,5 @@
+"""OpenAI Responses: request parsing and rendering."""
+
+from .codec import ResponsesCodec
+
+__all__ = ["ResponsesCodec"]
