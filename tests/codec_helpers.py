@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from webreach.server.core.codec import Codec
+from webreach.server.core.codec import Codec, stream_frames, whole_body
 from webreach.server.core.events import Event
 from webreach.server.core.turn import Turn
 
@@ -20,11 +20,11 @@ def stream_of(codec: Codec, turn: Turn, events: Iterable[Event]) -> str:
     """Every SSE frame the codec writes for these events, joined."""
 
     async def collect() -> str:
-        return "".join([frame async for frame in codec.stream(turn, _aiter(events))])
+        return "".join([frame async for frame in stream_frames(codec, turn, _aiter(events))])
 
     return asyncio.run(collect())
 
 
 def body_of(codec: Codec, turn: Turn, events: Iterable[Event]) -> dict[str, Any]:
     """The codec's non-streaming body for these events."""
-    return asyncio.run(codec.body(turn, _aiter(events)))
+    return asyncio.run(whole_body(codec, turn, _aiter(events)))

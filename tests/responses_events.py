@@ -15,6 +15,7 @@ import httpx
 import openai
 
 from codec_helpers import body_of, stream_of
+from webreach.server.core.errors import ServerFailure
 from webreach.server.core.events import (
     CallFailed,
     ClientToolCall,
@@ -247,7 +248,12 @@ class Scripted:
             return httpx.Response(
                 200, content=text.encode(), headers={"content-type": "text/event-stream"}
             )
-        body = render_body(turn, self.events)
+        try:
+            body = render_body(turn, self.events)
+        except ServerFailure as failure:  # as the server answers it: an HTTP error
+            return httpx.Response(
+                failure.status, json=CODEC.error_body(failure.status, failure.message)
+            )
         self.bodies.append(json.dumps(body))
         return httpx.Response(200, json=body)
 

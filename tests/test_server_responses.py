@@ -31,7 +31,7 @@ from responses_events import (
     truncated_round,
     usage,
 )
-from webreach.server.core.errors import RequestError
+from webreach.server.core.errors import RequestError, ServerFailure
 from webreach.server.core.events import (
     Event,
     Finished,
@@ -774,12 +774,8 @@ def test_function_call_arguments_stream_in_full() -> None:
 def test_a_failure_after_the_start_is_response_failed(strict: bool) -> None:
     client = sdk_client(Scripted(failing_round()), strict=strict)
     body = {"model": "m", "input": "hi", "tools": WEB}
-    created = client.responses.create(**body)
-    assert created.status == "failed"
-    assert created.error is not None and created.error.code == "server_error"
-    assert created.error.message.startswith("The model failed")
-    assert [item.type for item in created.output] == ["reasoning", "web_search_call", "message"]
-    assert created.output[2].status == "incomplete"
+    with pytest.raises(openai.InternalServerError, match="The model failed"):
+        client.responses.create(**body)  # nothing was sent yet: an HTTP error, not a 200
 
     events = list(client.responses.create(**body, stream=True))
     assert events[-1].type == "response.failed"
@@ -861,7 +857,8 @@ def test_a_stream_that_ends_without_a_verdict_fails_in_band() -> None:
     assert frames[-1][0] == "response.failed"
     assert frames[-1][1]["response"]["error"]["code"] == "server_error"
     assert [k for k, _ in frames].count("response.output_item.done") == 1
-    assert render_body(turn, [TextDelta("half")])["status"] == "failed"
+    with pytest.raises(ServerFailure, match="ended before it was complete"):
+        render_body(turn, [TextDelta("half")])
 
 
 def test_a_call_left_open_is_closed_as_failed() -> None:

@@ -19,7 +19,7 @@ from ..seam import WebRuntime
 from ..tools import ToolOptions
 from .chat.codec import ChatCodec
 from .chat.request import check_chat, declares_web_tools
-from .core.codec import Codec
+from .core.codec import Codec, stream_frames, whole_body
 from .core.context import ServerContext
 from .core.errors import RequestError, ServerFailure
 from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
@@ -166,7 +166,9 @@ def create_app(
             timing = server_timing(
                 time.perf_counter() - started, runner.upstream_seconds, runner.web_seconds
             )
-            frames = with_keepalive(codec.stream(turn, runner.events()), config.keepalive_seconds)
+            frames = with_keepalive(
+                stream_frames(codec, turn, runner.events()), config.keepalive_seconds
+            )
             return StreamingResponse(
                 frames,
                 media_type="text/event-stream",
@@ -177,7 +179,7 @@ def create_app(
         async def whole() -> dict[str, Any]:
             try:
                 await runner.start()
-                return await codec.body(turn, runner.events())
+                return await whole_body(codec, turn, runner.events())
             finally:
                 await runner.aclose()
 

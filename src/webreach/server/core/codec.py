@@ -1,19 +1,48 @@
-"""The contract between the protocol codecs and the rest of the server.
+"""The contract between the protocol codecs and the rest of the server, and its one driver.
 
 A codec owns one wire protocol in both directions: it parses a request body into a
-:class:`Turn` (raising :class:`RequestError` with the exact 400 messages), and renders the
-loop's events either as server-sent-event frames or as one final JSON body.
+:class:`Turn` (raising :class:`RequestError` with the exact 400 messages), and gives a
+:class:`Renderer` that turns the loop's events into that protocol's reply. The same renderer
+serves a stream (frames as events arrive) and a body (the reply once finished), so the two
+always agree; :func:`stream_frames` and :func:`whole_body` drive it, with one failure policy.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
-from .events import Event
+from .errors import ServerFailure
+from .events import Event, Failed, Finished
 from .turn import Turn
 
-__all__ = ["Codec", "sse_frame"]
+__all__ = ["INTERNAL", "UNFINISHED", "Codec", "Renderer", "stream_frames", "whole_body"]
+
+logger = logging.getLogger("webreach.server")
+
+INTERNAL = "webreach failed while answering; please retry"
+UNFINISHED = "the response ended before it was complete; please retry"
+
+
+class Renderer(Protocol):
+    """One reply in the making. ``feed`` returns the SSE frames of an event when streaming
+    (each frame ends in a blank line; ``""`` when there is none or when not streaming)."""
+
+    @property
+    def done(self) -> bool:
+        """A ``Finished`` or ``Failed`` event was fed; nothing more will be rendered."""
+        ...
+
+    def start(self) -> str:
+        """The frames a stream opens with, before any event."""
+        ...
+
+    def feed(self, event: Event) -> str: ...
+
+    def body(self) -> dict[str, Any]:
+        """The whole reply, once ``Finished`` was fed."""
+        ...
 
 
 class Codec(Protocol):
@@ -27,21 +56,38 @@ class Codec(Protocol):
         """The protocol's own error JSON for an HTTP error response."""
         ...
 
-    def stream(self, turn: Turn, events: AsyncIterator[Event]) -> AsyncIterator[str]:
-        """SSE frames (each ending in a blank line) for a streaming response.
-
-        The stream ends after the last frame; keep-alive comments are added by the transport.
-        A ``Failed`` event ends the stream the protocol's way (error event, ``response.failed``,
-        or a last chunk carrying ``error``).
-        """
-        ...
-
-    async def body(self, turn: Turn, events: AsyncIterator[Event]) -> dict[str, Any]:
-        """The final JSON body of a non-streaming response (also for a ``Failed`` event)."""
-        ...
+    def renderer(self, turn: Turn, *, streaming: bool) -> Renderer: ...
 
 
-def sse_frame(data: str, event: str | None = None) -> str:
-    """One server-sent event; ``data`` is already-serialised JSON on a single line."""
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {data}\n\n"
+async def stream_frames(
+    codec: Codec, turn: Turn, events: AsyncIterator[Event]
+) -> AsyncIterator[str]:
+    """A streamed reply. Once the status line is sent a failure can only be told in-band: the
+    loop's ``Failed``, an unexpected error, or events that stop before ``Finished`` all end the
+    stream with the protocol's own failure (error event, ``response.failed``, error chunk)."""
+    renderer = codec.renderer(turn, streaming=True)
+    yield renderer.start()
+    try:
+        async for event in events:
+            frames = renderer.feed(event)
+            if frames:
+                yield frames
+            if renderer.done:
+                return
+    except Exception:
+        logger.exception("the %s stream failed", codec.protocol)
+        yield renderer.feed(Failed(INTERNAL))
+        return
+    yield renderer.feed(Failed(UNFINISHED))
+
+
+async def whole_body(codec: Codec, turn: Turn, events: AsyncIterator[Event]) -> dict[str, Any]:
+    """A non-streamed reply; nothing was sent yet, so a failure is an HTTP error instead."""
+    renderer = codec.renderer(turn, streaming=False)
+    async for event in events:
+        if isinstance(event, Failed):
+            raise ServerFailure(502, event.message)
+        renderer.feed(event)
+        if isinstance(event, Finished):
+            return renderer.body()
+    raise ServerFailure(502, UNFINISHED)

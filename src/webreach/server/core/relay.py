@@ -7,7 +7,6 @@ key in an error message, a stream the upstream cut (ended the Chat way, never mi
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 import uuid
@@ -18,11 +17,12 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from .codec import Codec, sse_frame
+from .codec import Codec
 from .errors import UpstreamError
 from .inbound import until_disconnected
 from .streaming import server_timing
 from .upstream import RawUpstreamResponse, Upstream
+from .wire import dumps, sse_frame
 
 __all__ = ["RELAY_CUT", "relay"]
 
@@ -124,4 +124,4 @@ def _cut_frame(codec: Codec) -> str:
         "choices": [],
         **codec.error_body(502, RELAY_CUT),
     }
-    return sse_frame(json.dumps(failure, separators=(",", ":")))
+    return sse_frame(dumps(failure))

@@ -2,43 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
-from ..core.events import Event
 from ..core.turn import Turn
-from .render import render_body, render_stream
+from ..core.wire import error_type
+from .render import MessageRenderer
 from .request import parse_messages_request
 
 __all__ = ["MessagesCodec"]
 
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    529: "overloaded_error",
-}
+_OWN_ERROR_TYPES = {413: "request_too_large", 529: "overloaded_error"}
 
 
 class MessagesCodec:
-    """Parses Messages requests and renders the loop's events as Messages streams and bodies."""
-
     protocol = "messages"
 
     def parse(self, body: dict[str, Any]) -> Turn:
         return parse_messages_request(body)
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
-        kind = _ERROR_TYPES.get(status)
-        if kind is None:
-            kind = "invalid_request_error" if 400 <= status < 500 else "api_error"
+        kind = error_type(status, server="api_error", own=_OWN_ERROR_TYPES)
         return {"type": "error", "error": {"type": kind, "message": message}}
 
-    def stream(self, turn: Turn, events: AsyncIterator[Event]) -> AsyncIterator[str]:
-        return render_stream(turn, events)
-
-    async def body(self, turn: Turn, events: AsyncIterator[Event]) -> dict[str, Any]:
-        return await render_body(turn, events)
+    def renderer(self, turn: Turn, *, streaming: bool) -> MessageRenderer:
+        return MessageRenderer(turn, streaming=streaming)

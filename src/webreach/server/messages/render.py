@@ -1,154 +1,33 @@
 """Loop events → Anthropic Messages content blocks, as SSE frames or as one message body.
 
-One assembler serves both outputs so a stream and a body of the same events always agree. The
-shapes follow the hosted web tools documentation with the Anthropic SDK's own types in mind:
-a strict client validates every frame, so required fields are never left out.
+One renderer serves both outputs so a stream and a body of the same events always agree.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import uuid
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, assert_never
 
-from ..core.codec import sse_frame
 from ..core.events import (
-    CallFailed,
     ClientToolCall,
     Event,
     Failed,
-    FindInPageAction,
     Finished,
-    PageOutcome,
-    ReadLinkAction,
     ReasoningDelta,
-    SearchAction,
-    SearchOutcome,
     StepReasoningDone,
     TextCitation,
     TextDelta,
-    Usage,
-    WebCall,
     WebCallCompleted,
     WebCallStarted,
 )
 from ..core.turn import Turn
+from ..core.wire import dumps, sse_frame
+from .shapes import call_input, result_block, tool_input, usage_json
 
-__all__ = ["MessageAssembler", "render_body", "render_stream"]
-
-_SEARCH_ERROR_CODES = frozenset({"invalid_tool_input", "unavailable", "max_uses_exceeded"})
-_UNFINISHED = "The response ended before the model finished. Please retry."
-_INTERNAL = "The server failed while generating the response. Please retry."
+__all__ = ["MessageRenderer"]
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _opaque(url: str) -> str:
-    """A non-empty ``encrypted_content``: strict clients require one, nothing reads it back."""
-    return base64.urlsafe_b64encode(url.encode()).decode().rstrip("=") or "AA"
-
-
-def _call_input(call: WebCall) -> dict[str, Any]:
-    action = call.action
-    if isinstance(action, SearchAction):
-        queries = list(action.queries)
-        if queries:
-            return {"action": "search", "queries": queries, "query": queries[0]}
-        return {"action": "search", "queries": queries}
-    if isinstance(action, FindInPageAction):
-        return {"action": "find_in_page", "url": action.url, "pattern": action.pattern}
-    kind = "read_link" if isinstance(action, ReadLinkAction) else "open_page"
-    return {"action": kind, "url": action.url}
-
-
-def _search_content(outcome: SearchOutcome | PageOutcome | CallFailed) -> Any:
-    if isinstance(outcome, SearchOutcome):
-        return [
-            {
-                "type": "web_search_result",
-                "title": source.title or "",
-                "url": source.url,
-                "encrypted_content": _opaque(source.url),
-                "page_age": source.published_at,
-                "snippet": source.snippet,
-                "site_name": source.site_name,
-            }
-            for source in outcome.sources
-        ]
-    code = outcome.error_code if isinstance(outcome, CallFailed) else "unavailable"
-    if code not in _SEARCH_ERROR_CODES:
-        code = "unavailable"
-    return {"type": "web_search_tool_result_error", "error_code": code}
-
-
-def _result_block(
-    call: WebCall, outcome: SearchOutcome | PageOutcome | CallFailed
-) -> dict[str, Any]:
-    if isinstance(call.action, SearchAction):
-        return {
-            "type": "web_search_tool_result",
-            "tool_use_id": call.id,
-            "content": _search_content(outcome),
-            "kind": call.kind,
-        }
-    block: dict[str, Any] = {"type": "web_fetch_tool_result", "tool_use_id": call.id}
-    if isinstance(outcome, PageOutcome):
-        block["content"] = {
-            "type": "web_fetch_result",
-            "url": outcome.url,
-            "content": {
-                "type": "document",
-                "source": {"type": "text", "media_type": "text/plain", "data": ""},
-                "title": outcome.title,
-            },
-            "published_at": outcome.published_at,
-        }
-    else:
-        code = outcome.error_code if isinstance(outcome, CallFailed) else "unavailable"
-        block["content"] = {"type": "web_fetch_tool_result_error", "error_code": code}
-    block["kind"] = call.kind
-    if isinstance(outcome, PageOutcome) and outcome.signature:
-        block["signature"] = outcome.signature
-    return block
-
-
-def _tool_input(arguments: str) -> tuple[dict[str, Any], str]:
-    """The call's input and the JSON to stream; arguments that are not an object become ``{}``."""
-    try:
-        value = json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        return value, arguments if value else ""
-    return {}, ""
-
-
-def usage_json(usage: Usage, turn: Turn) -> dict[str, Any]:
-    """Anthropic usage: ``input_tokens`` excludes what the upstream served from its cache."""
-    out: dict[str, Any] = {
-        "input_tokens": max(usage.input_tokens - usage.cached_tokens, 0),
-        "output_tokens": usage.output_tokens,
-        "cache_read_input_tokens": usage.cached_tokens,
-        "cache_creation_input_tokens": 0,
-    }
-    if turn.thinking:
-        out["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
-    if turn.web.any or usage.has_server_tools:
-        out["server_tool_use"] = {
-            "web_search_requests": usage.web_search_requests,
-            "web_fetch_requests": usage.web_fetch_requests,
-            "tool_search": usage.tool_search,
-            "tool_fetch": usage.tool_fetch,
-            "tool_image_search": usage.tool_image_search,
-        }
-    return out
-
-
-class MessageAssembler:
+class MessageRenderer:
     """Assigns block indexes, keeps the blocks, and (when streaming) queues their SSE frames.
 
     Text and thinking blocks stay open while their deltas arrive; anything else closes them. A
@@ -195,40 +74,48 @@ class MessageAssembler:
                 "cache_creation_input_tokens": 0,
             },
         }
-        return sse_frame(_dumps({"type": "message_start", "message": message}), "message_start")
+        return sse_frame(dumps({"type": "message_start", "message": message}), "message_start")
 
-    def feed(self, event: Event) -> None:
+    def start(self) -> str:
+        return self.start_frame() if self.streaming else ""
+
+    def feed(self, event: Event) -> str:
         if self.done:
-            return
-        if isinstance(event, TextDelta):
-            self._text(event.text)
-        elif isinstance(event, ReasoningDelta):
-            self._reasoning(event.text)
-        elif isinstance(event, TextCitation):
-            self._citation(event)
-        elif isinstance(event, StepReasoningDone):
-            self._step_done()
-        elif isinstance(event, WebCallStarted):
-            block = {
-                "type": "server_tool_use",
-                "id": event.call.id,
-                "name": event.call.tool_name,
-                "input": _call_input(event.call),
-                "caller": {"type": "direct"},
-                "kind": event.call.kind,
-            }
-            self._whole(block)
-        elif isinstance(event, WebCallCompleted):
-            self._whole(_result_block(event.call, event.outcome))
-        elif isinstance(event, ClientToolCall):
-            self._tool_use(event)
-        elif isinstance(event, Finished):
-            self._close()
-            self.finished = event
-            self._emit("message_delta", self.delta_payload(event))
-            self._emit("message_stop", {"type": "message_stop"})
-        else:
-            self.fail(event)
+            return ""
+        match event:
+            case TextDelta(text=text):
+                self._text(text)
+            case ReasoningDelta(text=text):
+                self._reasoning(text)
+            case TextCitation():
+                self._citation(event)
+            case StepReasoningDone():
+                self._step_done()
+            case WebCallStarted(call=call):
+                self._whole(
+                    {
+                        "type": "server_tool_use",
+                        "id": call.id,
+                        "name": call.tool_name,
+                        "input": call_input(call),
+                        "caller": {"type": "direct"},
+                        "kind": call.kind,
+                    }
+                )
+            case WebCallCompleted(call=call, outcome=outcome):
+                self._whole(result_block(call, outcome))
+            case ClientToolCall():
+                self._tool_use(event)
+            case Finished():
+                self._close()
+                self.finished = event
+                self._emit("message_delta", self.delta_payload(event))
+                self._emit("message_stop", {"type": "message_stop"})
+            case Failed():
+                self.fail(event)
+            case _:
+                assert_never(event)
+        return self.take()
 
     def fail(self, event: Failed) -> None:
         self._close()
@@ -249,7 +136,7 @@ class MessageAssembler:
             "usage": usage_json(event.usage, self.turn),
         }
 
-    def message(self) -> dict[str, Any]:
+    def body(self) -> dict[str, Any]:
         """The final message body (after ``Finished``)."""
         assert self.finished is not None
         return {
@@ -267,7 +154,7 @@ class MessageAssembler:
 
     def _emit(self, name: str, payload: dict[str, Any]) -> None:
         if self.streaming:
-            self._frames.append(sse_frame(_dumps(payload), name))
+            self._frames.append(sse_frame(dumps(payload), name))
 
     def _begin(self, block: dict[str, Any]) -> int:
         index = len(self.blocks)
@@ -290,7 +177,7 @@ class MessageAssembler:
         if self.streaming:
             self._frames.append(
                 'event: content_block_delta\ndata: {"type":"content_block_delta","index":'
-                f'{len(self.blocks) - 1},"delta":{{"type":"{kind}","{field}":{_dumps(text)}}}}}\n\n'
+                f'{len(self.blocks) - 1},"delta":{{"type":"{kind}","{field}":{dumps(text)}}}}}\n\n'
             )
 
     def _text(self, text: str) -> None:
@@ -347,7 +234,7 @@ class MessageAssembler:
 
     def _tool_use(self, event: ClientToolCall) -> None:
         self._close()
-        arguments, partial = _tool_input(event.arguments)
+        arguments, partial = tool_input(event.arguments)
         index = self._begin({"type": "tool_use", "id": event.id, "name": event.name, "input": {}})
         if partial:
             delta = {"type": "input_json_delta", "partial_json": partial}
@@ -385,36 +272,3 @@ class MessageAssembler:
         self._parts = []
         self._cited = False
         self._cited_urls = set()
-
-
-async def render_stream(turn: Turn, events: AsyncIterator[Event]) -> AsyncIterator[str]:
-    """SSE frames: ``message_start`` at once, then each event's frames as it arrives."""
-    assembler = MessageAssembler(turn, streaming=True)
-    yield assembler.start_frame()
-    try:
-        async for event in events:
-            assembler.feed(event)
-            frames = assembler.take()
-            if frames:
-                yield frames
-    except Exception:
-        # A cut stream would look finished to the SDK's helper; say it failed, then let it raise.
-        if not assembler.done:
-            assembler.fail(Failed(_INTERNAL))
-            yield assembler.take()
-        raise
-    if not assembler.done:
-        assembler.fail(Failed(_UNFINISHED))
-        yield assembler.take()
-
-
-async def render_body(turn: Turn, events: AsyncIterator[Event]) -> dict[str, Any]:
-    """One message JSON, or the error body (with usage) when the loop failed midway."""
-    assembler = MessageAssembler(turn, streaming=False)
-    async for event in events:
-        assembler.feed(event)
-    if assembler.failed is not None:
-        return assembler.error_payload(assembler.failed)
-    if assembler.finished is None:
-        return assembler.error_payload(Failed(_UNFINISHED))
-    return assembler.message()

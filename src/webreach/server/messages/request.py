@@ -7,12 +7,12 @@ read links are kept aside in ``turn.page_signatures`` for the loop to restore.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..core.errors import RequestError
 from ..core.fields import bad, non_empty_string, number, positive_int, required, string
 from ..core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
+from ..core.wire import dumps
 
 __all__ = ["parse_messages_request"]
 
@@ -29,10 +29,6 @@ _CONTINUE_WEB = (
     "messages: the last `assistant` message used `deepseek_web_search` or `deepseek_read_url` "
     "and cannot be continued; resend the previous request"
 )
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def parse_messages_request(body: Any) -> Turn:
@@ -294,7 +290,7 @@ def _tool_call(block: dict[str, Any], path: str) -> dict[str, Any]:
         "type": "function",
         "function": {
             "name": string(block.get("name"), f"{path}.name"),
-            "arguments": _dumps(arguments),
+            "arguments": dumps(arguments),
         },
     }
 

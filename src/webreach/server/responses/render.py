@@ -13,7 +13,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from ..core.codec import sse_frame
 from ..core.events import (
     CallFailed,
     ClientToolCall,
@@ -33,7 +32,8 @@ from ..core.events import (
     WebCallStarted,
 )
 from ..core.turn import Turn
-from .shapes import action_shape, base_response, dumps, reasoning_part, text_part, usage_shape
+from ..core.wire import dumps, sse_frame
+from .shapes import action_shape, base_response, reasoning_part, text_part, usage_shape
 
 __all__ = ["ResponseRenderer"]
 
@@ -59,8 +59,8 @@ class _Message:
 class ResponseRenderer:
     """Feeds on events; collects frames (when streaming) and the output items of the response."""
 
-    def __init__(self, turn: Turn, *, frames: bool) -> None:
-        self._frames = frames
+    def __init__(self, turn: Turn, *, streaming: bool) -> None:
+        self._frames = streaming
         self._out: list[str] = []
         self._seq = 0
         self._hex = uuid.uuid4().hex
@@ -73,15 +73,15 @@ class ResponseRenderer:
         self.done = False
         self.response = base_response(turn, f"resp_{self._hex}")
 
-    def start(self) -> list[str]:
+    def start(self) -> str:
         """``response.created`` then ``response.in_progress``: the stream's first frames."""
         for kind in ("response.created", "response.in_progress"):
             self._emit(kind, {"response": self.response})
         return self._take()
 
-    def feed(self, event: Event) -> list[str]:
+    def feed(self, event: Event) -> str:
         if self.done:
-            return []
+            return ""
         match event:
             case TextDelta(text=text):
                 self._text(text)
@@ -128,9 +128,13 @@ class ResponseRenderer:
             )
         self._seq += 1
 
-    def _take(self) -> list[str]:
-        out, self._out = self._out, []
+    def _take(self) -> str:
+        out = "".join(self._out)
+        self._out.clear()
         return out
+
+    def body(self) -> dict[str, Any]:
+        return self.response
 
     def _add_item(self, item: dict[str, Any]) -> int:
         index = len(self._items)

@@ -5,7 +5,6 @@ Every shape here is one the official SDK's models accept, also with strict valid
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, assert_never
 
@@ -18,16 +17,13 @@ from ..core.events import (
     Usage,
 )
 from ..core.turn import Turn
+from ..core.wire import server_tool_use
 
-__all__ = ["action_shape", "base_response", "dumps", "reasoning_part", "text_part", "usage_shape"]
+__all__ = ["action_shape", "base_response", "reasoning_part", "text_part", "usage_shape"]
 
 _SDK_WEB_SEARCH_TYPES = frozenset(
     {"web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"}
 )
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def base_response(turn: Turn, response_id: str) -> dict[str, Any]:
@@ -128,11 +124,5 @@ def usage_shape(usage: Usage) -> dict[str, Any]:
         "total_tokens": usage.input_tokens + usage.output_tokens,
     }
     if usage.has_server_tools:
-        rendered["server_tool_use"] = {
-            "web_search_requests": usage.web_search_requests,
-            "web_fetch_requests": usage.web_fetch_requests,
-            "tool_search": usage.tool_search,
-            "tool_fetch": usage.tool_fetch,
-            "tool_image_search": usage.tool_image_search,
-        }
+        rendered["server_tool_use"] = server_tool_use(usage)
     return rendered

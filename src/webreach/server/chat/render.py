@@ -1,0 +1,301 @@
+"""Loop events → Chat Completions: ``server_tool_calls`` steps, ``server_tool_event`` progress.
+
+One renderer serves the stream (chunks as events arrive) and the body (one completion), so
+the two always agree.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+from ..core.events import (
+    CallFailed,
+    ClientToolCall,
+    Event,
+    Failed,
+    FindInPageAction,
+    Finished,
+    OpenPageAction,
+    Outcome,
+    PageOutcome,
+    ReadLinkAction,
+    ReasoningDelta,
+    SearchAction,
+    SearchOutcome,
+    StepReasoningDone,
+    TextCitation,
+    TextDelta,
+    Usage,
+    WebCall,
+    WebCallCompleted,
+    WebCallStarted,
+)
+from ..core.turn import Turn
+from ..core.wire import dumps, server_tool_use, sse_frame
+
+__all__ = ["ChatRenderer", "action_json", "outcome_json", "usage_json"]
+
+_FINISH = {
+    "end_turn": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
+
+
+def action_json(
+    action: SearchAction | OpenPageAction | FindInPageAction | ReadLinkAction,
+) -> dict[str, Any]:
+    match action:
+        case SearchAction(queries=queries):
+            return {
+                "type": "search",
+                "queries": list(queries),
+                "query": queries[0] if queries else "",
+            }
+        case OpenPageAction(url=url):
+            return {"type": "open_page", "url": url}
+        case FindInPageAction(url=url, pattern=pattern):
+            return {"type": "find_in_page", "url": url, "pattern": pattern}
+        case ReadLinkAction(url=url):
+            return {"type": "read_link", "url": url}
+        case _:
+            assert_never(action)
+
+
+def outcome_json(outcome: Outcome, *, signature: bool) -> dict[str, Any]:
+    match outcome:
+        case SearchOutcome(sources=sources):
+            return {
+                "status": "completed",
+                "sources": [
+                    {
+                        "type": "url",
+                        "url": s.url,
+                        "title": s.title,
+                        "snippet": s.snippet,
+                        "site_name": s.site_name,
+                        "site_icon": None,
+                        "published_at": s.published_at,
+                    }
+                    for s in sources
+                ],
+            }
+        case PageOutcome(url=url, title=title, published_at=published_at):
+            data: dict[str, Any] = {
+                "status": "completed",
+                "page": {"url": url, "title": title, "published_at": published_at},
+            }
+            if signature and outcome.signature:
+                data["signature"] = outcome.signature
+            return data
+        case CallFailed(error_code=code):
+            return {"status": "failed", "error": {"code": code}}
+        case _:
+            assert_never(outcome)
+
+
+def usage_json(usage: Usage) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+    }
+    if usage.has_server_tools:
+        data["server_tool_use"] = server_tool_use(usage)
+    return data
+
+
+@dataclass
+class _Answer:
+    """Everything of one reply, gathered as events arrive."""
+
+    thinking: bool
+    text: str = ""
+    reasoning: str = ""
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+    steps: dict[int, dict[str, Any]] = field(default_factory=dict)
+    calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def step(self, number: int) -> dict[str, Any]:
+        if number not in self.steps:
+            entry: dict[str, Any] = {"index": number, "calls": []}
+            if self.thinking:
+                entry["reasoning_content"] = ""
+            self.steps[number] = entry
+        return self.steps[number]
+
+    def close_reasoning(self, number: int) -> None:
+        entry = self.step(number)
+        if self.thinking:
+            entry["reasoning_content"] = self.reasoning
+        self.reasoning = ""
+
+    def started(self, call: WebCall) -> dict[str, Any]:
+        entry = {
+            "index": call.index,
+            "id": call.id,
+            "type": call.tool_type,
+            "kind": call.kind,
+            "action": action_json(call.action),
+        }
+        self.step(call.step)["calls"].append(entry)
+        self.calls[call.id] = entry
+        return entry
+
+    def completed(self, call: WebCall, outcome: Outcome) -> dict[str, Any]:
+        """Record the outcome; return the call as progress events show it (no signature)."""
+        entry = self.calls[call.id]
+        entry.update(outcome_json(outcome, signature=True))
+        return {k: v for k, v in entry.items() if k != "signature"}
+
+    def cite(self, citation: TextCitation) -> None:
+        self.annotations.append(
+            {
+                "type": "url_citation",
+                "url_citation": {
+                    "url": citation.url,
+                    "title": citation.title or citation.url,
+                    "start_index": citation.start,
+                    "end_index": citation.end,
+                },
+            }
+        )
+
+    def server_tool_calls(self) -> list[dict[str, Any]]:
+        for entry in self.calls.values():
+            if "status" not in entry:
+                entry.update({"status": "failed", "error": {"code": "unavailable"}})
+        return [self.steps[number] for number in sorted(self.steps)]
+
+    def tool_call(self, call: ClientToolCall) -> dict[str, Any]:
+        entry = {
+            "index": len(self.tool_calls),
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments},
+        }
+        self.tool_calls.append(entry)
+        return entry
+
+
+class ChatRenderer:
+    """Chunks of a streamed completion as events arrive, and the completion once finished."""
+
+    def __init__(self, turn: Turn, *, streaming: bool) -> None:
+        self._turn = turn
+        self._streaming = streaming
+        self._answer = _Answer(turn.thinking)
+        self._id = f"chatcmpl-{uuid.uuid4().hex}"
+        self._created = int(time.time())
+        self._finish = "stop"
+        self._usage = Usage()
+        self.done = False
+
+    def _chunk(self, delta: dict[str, Any], **extra: Any) -> str:
+        if not self._streaming:
+            return ""
+        choice = {"index": 0, "delta": delta, "finish_reason": None, **extra}
+        return sse_frame(dumps({**self._head(), "choices": [choice]}))
+
+    def _head(self) -> dict[str, Any]:
+        return {
+            "id": self._id,
+            "object": "chat.completion.chunk",
+            "created": self._created,
+            "model": self._turn.model,
+        }
+
+    def _progress(self, kind: str, step: int, **fields: Any) -> str:
+        return self._chunk({}, server_tool_event={"type": kind, "step": step, **fields})
+
+    def start(self) -> str:
+        return self._chunk({"role": "assistant", "content": ""})
+
+    def feed(self, event: Event) -> str:
+        answer = self._answer
+        match event:
+            case ReasoningDelta(text=text):
+                answer.reasoning += text
+                return self._chunk({"reasoning_content": text})
+            case TextDelta(text=text):
+                answer.text += text
+                return self._chunk({"content": text})
+            case TextCitation():
+                answer.cite(event)
+                return ""
+            case StepReasoningDone(step=step):
+                answer.close_reasoning(step)
+                return self._progress("step_reasoning_done", step)
+            case WebCallStarted(call=call):
+                return self._progress("call_started", call.step, call=answer.started(call))
+            case WebCallCompleted(call=call, outcome=outcome):
+                public = answer.completed(call, outcome)
+                return self._progress("call_completed", call.step, call=public)
+            case ClientToolCall():
+                return self._chunk({"tool_calls": [answer.tool_call(event)]})
+            case Finished(stop_reason=reason, usage=usage):
+                self.done = True
+                self._finish, self._usage = _FINISH[reason], usage
+                return self._last_chunk()
+            case Failed(message=message, usage=usage):
+                self.done = True
+                return self._failure_chunk(message, usage)
+            case _:
+                assert_never(event)
+
+    def _last_chunk(self) -> str:
+        if not self._streaming:
+            return ""
+        answer = self._answer
+        delta: dict[str, Any] = {}
+        if answer.steps:
+            delta["server_tool_calls"] = answer.server_tool_calls()
+        if answer.annotations:
+            delta["annotations"] = answer.annotations
+        last = {
+            **self._head(),
+            "choices": [{"index": 0, "delta": delta, "finish_reason": self._finish}],
+            "usage": usage_json(self._usage),
+        }
+        return sse_frame(dumps(last)) + "data: [DONE]\n\n"
+
+    def _failure_chunk(self, message: str, usage: Usage) -> str:
+        """Chat's way to fail a started stream: a last chunk with ``error``, no ``[DONE]``."""
+        failure = {
+            **self._head(),
+            "choices": [],
+            "error": {"message": message, "type": "api_error", "code": "server_error"},
+            "usage": usage_json(usage),
+        }
+        return sse_frame(dumps(failure)) if self._streaming else ""
+
+    def body(self) -> dict[str, Any]:
+        answer = self._answer
+        message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+        if self._turn.thinking or answer.reasoning:
+            message["reasoning_content"] = answer.reasoning
+        if answer.annotations:
+            message["annotations"] = answer.annotations
+        if answer.steps:
+            message["server_tool_calls"] = answer.server_tool_calls()
+        if answer.tool_calls:
+            message["tool_calls"] = [
+                {k: v for k, v in call.items() if k != "index"} for call in answer.tool_calls
+            ]
+        return {
+            "id": self._id,
+            "object": "chat.completion",
+            "created": self._created,
+            "model": self._turn.model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": self._finish, "logprobs": None}
+            ],
+            "usage": usage_json(self._usage),
+        }
