@@ -19,23 +19,29 @@ def test_defaults() -> None:
     assert settings.fetch_timeout == 30
     assert settings.fetch_max_bytes == 10 * 1024 * 1024
     assert settings.cache_ttl == 600
-    assert settings.exa_base_url is None  # the provider's own default applies
-    assert settings.perplexity_model == "sonar"
-    assert settings.deepseek_search_model == "deepseek-flash"
 
 
 def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WEBREACH_SEARCH_PROVIDER", "exa,duckduckgo")
     monkeypatch.setenv("WEBREACH_SEARCH_MAX_QUERIES", "6")
-    monkeypatch.setenv("EXA_API_KEY", "secret-value")
-    monkeypatch.setenv("EXA_BASE_URL", "http://127.0.0.1:1234")
+    monkeypatch.setenv("WEBREACH_UPSTREAM_API_KEY", "secret-value")
     settings = load_settings()
     assert settings.search_provider == "exa,duckduckgo"
     assert settings.search_max_queries == 6
-    assert settings.exa_base_url == "http://127.0.0.1:1234"
-    assert settings.exa_api_key is not None
-    assert settings.exa_api_key.get_secret_value() == "secret-value"
+    assert settings.upstream_api_key is not None
+    assert settings.upstream_api_key.get_secret_value() == "secret-value"
     assert "secret-value" not in repr(settings)
+
+
+def test_the_shared_settings_hold_no_provider_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each provider declares and reads its own (tests/test_provider_settings.py)."""
+    monkeypatch.setenv("EXA_API_KEY", "secret-value")
+    settings = load_settings()
+    assert not any(
+        name.startswith(("exa_", "perplexity_", "deepseek_", "searxng_", "duckduckgo_"))
+        for name in type(settings).model_fields
+    )
+    assert "secret-value" not in repr(settings.model_dump())
 
 
 def test_config_file_with_environment_winning(
@@ -48,7 +54,6 @@ def test_config_file_with_environment_winning(
     settings = load_settings()
     assert settings.search_provider == "exa"
     assert settings.search_max_results == 5
-    assert settings.exa_api_key is not None
 
 
 def test_webreach_toml_in_the_working_directory_is_read() -> None:

@@ -69,7 +69,12 @@ def _settings(as_json: bool, **overrides: Any) -> Settings:
     try:
         return load_settings(**{k: v for k, v in overrides.items() if v is not None})
     except ConfigError as error:
-        _fail("INVALID_SETTING", str(error), as_json=as_json, exit_code=EXIT_USAGE)
+        _invalid_setting(error, as_json=as_json)
+
+
+def _invalid_setting(error: Exception, *, as_json: bool) -> NoReturn:
+    """A shared setting, or a provider's own one (read when the runtime is built), is invalid."""
+    _fail("INVALID_SETTING", str(error), as_json=as_json, exit_code=EXIT_USAGE)
 
 
 class _Status:
@@ -112,7 +117,7 @@ def _run_tool(
     as_json: bool,
 ) -> ToolResult:
     from .cache import default_sqlite_url
-    from .config import build_runtime
+    from .config import ConfigError, build_runtime
     from .tools import ToolError
 
     async def main() -> ToolResult:
@@ -123,6 +128,8 @@ def _run_tool(
         return asyncio.run(main())
     except ToolError as error:
         _fail(error.code, error.message, as_json=as_json, retry_after=error.retry_after)
+    except ConfigError as error:
+        _invalid_setting(error, as_json=as_json)
     except KeyboardInterrupt:
         print("webreach: interrupted", file=sys.stderr)
         raise typer.Exit(130) from None
@@ -192,7 +199,7 @@ def fetch(
 def _fetch_raw(settings: Settings, url: str, *, as_json: bool) -> FetchResult:
     """The seam's result itself, for ``--raw``: same validation and limits, no rendering."""
     from .cache import default_sqlite_url
-    from .config import build_runtime
+    from .config import ConfigError, build_runtime
     from .seam import FetchRequest, WebError
     from .tools import ToolError
     from .tools.fetch import parse_fetch_arguments
@@ -208,6 +215,8 @@ def _fetch_raw(settings: Settings, url: str, *, as_json: bool) -> FetchResult:
         _fail(error.code, error.message, as_json=as_json)
     except WebError as error:
         _fail(error.code.value, error.message, as_json=as_json)
+    except ConfigError as error:
+        _invalid_setting(error, as_json=as_json)
 
 
 def _print_raw(result: FetchResult, *, as_json: bool) -> None:
@@ -318,7 +327,7 @@ def serve(
         )
     import uvicorn
 
-    from .config import build_runtime
+    from .config import ConfigError, build_runtime
     from .server.app import ServerConfig, create_app
 
     upstream_key = settings.upstream_api_key
@@ -339,7 +348,10 @@ def serve(
         upstream_connect_timeout=settings.upstream_connect_timeout,
         max_body_bytes=settings.server_max_body_bytes,
     )
-    runtime = build_runtime(settings, default_cache="memory")
+    try:
+        runtime = build_runtime(settings, default_cache="memory")
+    except ConfigError as error:
+        _invalid_setting(error, as_json=False)
     server = create_app(config, runtime, settings.tool_options())
     print(f"webreach: serving on http://{host}:{port}/v1", file=sys.stderr)
     uvicorn.run(server, host=host, port=port, log_level="warning", access_log=False)

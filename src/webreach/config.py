@@ -1,15 +1,22 @@
 """Settings from the environment and ``webreach.toml``, and a ready :class:`WebRuntime`.
 
-This module and ``cli.py`` are the only places that know the concrete providers.
+This module and ``cli.py`` are the only places that wire concrete providers into a runtime. The
+providers themselves are found, not listed: every module of ``webreach.providers.search`` and
+``webreach.providers.fetch`` with a ``PROVIDER`` spec (see :mod:`webreach.providers.spec`), plus
+the installed plugins. :class:`Settings` holds only what is shared; each provider declares and
+reads its own settings (``EXA_API_KEY``, ``PERPLEXITY_MODEL`` …) and receives only those.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import pkgutil
+from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -20,26 +27,35 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from .seam import CacheStore, SearchProvider, WebreachError, WebRuntime
+from .providers.spec import ProviderContext, ProviderSpec, config_file
+from .seam import CacheStore, WebreachError, WebRuntime
 
 if TYPE_CHECKING:
-    import httpx
-
     from .tools import ToolOptions
 
-__all__ = ["ConfigError", "Settings", "build_runtime", "load_settings"]
+__all__ = [
+    "ConfigError",
+    "Settings",
+    "build_runtime",
+    "discover_providers",
+    "load_settings",
+]
 
 ENV_PREFIX = "WEBREACH_"
 MODEL_SEARCH_TIMEOUT = 120.0
 """Seconds allowed to the model-backed search providers (perplexity, deepseek)."""
 
-
-def _provider_field(name: str, default: Any = None) -> Any:
-    """A provider setting read from its own unprefixed variable, e.g. ``EXA_API_KEY``."""
-    return Field(default=default, validation_alias=AliasChoices(name))
-
-
 PositiveInt = Annotated[int, Field(gt=0)]
+ProviderKind = Literal["search", "fetch"]
+_PACKAGES: Mapping[ProviderKind, str] = {
+    "search": "webreach.providers.search",
+    "fetch": "webreach.providers.fetch",
+}
+_ENTRY_POINT_GROUPS: Mapping[ProviderKind, str] = {
+    "search": "webreach.search_providers",
+    "fetch": "webreach.fetch_providers",
+}
+S = TypeVar("S", bound=BaseSettings)
 
 
 class ConfigError(WebreachError, ValueError):
@@ -47,12 +63,15 @@ class ConfigError(WebreachError, ValueError):
 
 
 class Settings(BaseSettings):
-    """Every setting of webreach, with its default. Secrets are ``SecretStr``."""
+    """The shared settings of webreach, with their defaults. Secrets are ``SecretStr``.
+
+    A provider's own settings (its key, endpoint, model …) are not here: each provider module
+    declares them (see :mod:`webreach.providers.spec`) and :func:`build_runtime` reads them.
+    """
 
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX,
         extra="ignore",
-        populate_by_name=True,
         validate_default=True,
     )
 
@@ -80,26 +99,6 @@ class Settings(BaseSettings):
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
     signing_key: SecretStr | None = None
 
-    duckduckgo_backend: str = _provider_field("duckduckgo_backend", "auto")
-    exa_api_key: SecretStr | None = _provider_field("exa_api_key")
-    exa_base_url: str | None = _provider_field("exa_base_url")
-    perplexity_api_key: SecretStr | None = _provider_field("perplexity_api_key")
-    perplexity_base_url: str | None = _provider_field("perplexity_base_url")
-    perplexity_model: str = _provider_field("perplexity_model", "sonar")
-    deepseek_api_key: SecretStr | None = _provider_field("deepseek_api_key")
-    deepseek_base_url: str | None = _provider_field("deepseek_base_url")
-    deepseek_search_model: str = _provider_field("deepseek_search_model", "deepseek-flash")
-    brave_api_key: SecretStr | None = _provider_field("brave_api_key")
-    brave_base_url: str | None = _provider_field("brave_base_url")
-    tavily_api_key: SecretStr | None = _provider_field("tavily_api_key")
-    tavily_base_url: str | None = _provider_field("tavily_base_url")
-    searxng_base_url: str | None = _provider_field("searxng_base_url")
-    searxng_api_key: SecretStr | None = _provider_field("searxng_api_key")
-    jina_api_key: SecretStr | None = _provider_field("jina_api_key")
-    jina_base_url: str | None = _provider_field("jina_base_url")
-    kagi_api_key: SecretStr | None = _provider_field("kagi_api_key")
-    kagi_base_url: str | None = _provider_field("kagi_base_url")
-
     @field_validator("upstream_base_url")
     @classmethod
     def _no_credentials_in_url(cls, value: str | None) -> str | None:
@@ -121,8 +120,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml_file = Path(os.environ.get("WEBREACH_CONFIG") or "webreach.toml")
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file))
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file()))
 
     def tool_options(self) -> ToolOptions:
         from .tools import ToolOptions
@@ -136,27 +134,48 @@ class Settings(BaseSettings):
         )
 
 
-def _variable_name(field: str) -> str:
-    info = Settings.model_fields.get(field)
-    alias = info.validation_alias if info is not None else None
+def _variable_name(settings_cls: type[BaseSettings], field: str) -> str:
+    """The variable that sets ``field`` of ``settings_cls``: its alias, else prefix and name."""
+    info = settings_cls.model_fields.get(field)
+    if info is None:
+        return field.upper()
+    alias = info.validation_alias
     if isinstance(alias, AliasChoices):
         return str(alias.choices[0]).upper()
-    return f"{ENV_PREFIX}{field.upper()}"
+    if isinstance(alias, str):
+        return alias.upper()
+    return f"{settings_cls.model_config.get('env_prefix') or ''}{field}".upper()
+
+
+def _problems(settings_cls: type[BaseSettings], error: ValidationError) -> list[str]:
+    """``VARIABLE: what is wrong`` for each invalid value, never the value: it may be a key."""
+    problems = []
+    for item in error.errors(include_url=False, include_input=False):
+        field = str(item["loc"][0]) if item["loc"] else "?"
+        problems.append(f"{_variable_name(settings_cls, field)}: {item['msg']}")
+    return problems
+
+
+def _invalid(problems: list[str]) -> ConfigError:
+    return ConfigError("invalid setting — " + "; ".join(problems))
+
+
+def _read(settings_cls: type[S], **overrides: Any) -> S:
+    """``settings_cls`` from its sources; an invalid value is a :class:`ConfigError` naming the
+    variable."""
+    try:
+        return settings_cls(**overrides)
+    except ValidationError as error:
+        raise _invalid(_problems(settings_cls, error)) from None
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Read the settings; an invalid value becomes a :class:`ConfigError` naming the variable."""
+    """Read the shared settings; an invalid value becomes a :class:`ConfigError` naming the
+    variable. The providers' own settings are read by :func:`build_runtime`."""
     config_path = os.environ.get("WEBREACH_CONFIG")
     if config_path and not Path(config_path).is_file():
         raise ConfigError(f"WEBREACH_CONFIG: no such file: {config_path}")
-    try:
-        return Settings(**overrides)
-    except ValidationError as error:
-        problems = []
-        for item in error.errors(include_url=False, include_input=False):
-            field = str(item["loc"][0]) if item["loc"] else "?"
-            problems.append(f"{_variable_name(field)}: {item['msg']}")
-        raise ConfigError("invalid setting — " + "; ".join(problems)) from None
+    return _read(Settings, **overrides)
 
 
 def _open_cache(settings: Settings, default: str | None) -> CacheStore | None:
@@ -175,24 +194,134 @@ def _open_cache(settings: Settings, default: str | None) -> CacheStore | None:
         return None
 
 
+def discover_providers(kind: ProviderKind) -> list[ProviderSpec[Any, Any]]:
+    """The built-in providers of ``kind``: the ``PROVIDER`` of every public module of
+    ``webreach.providers.search`` (or ``.fetch``), in module-name order.
+
+    A new module with a ``PROVIDER`` is found with no other change. This imports the provider
+    modules, so it runs when a runtime is built, never when the command line starts.
+    """
+    package = importlib.import_module(_PACKAGES[kind])
+    specs: list[ProviderSpec[Any, Any]] = []
+    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if module.name.startswith("_"):
+            continue
+        spec = getattr(
+            importlib.import_module(f"{package.__name__}.{module.name}"), "PROVIDER", None
+        )
+        if isinstance(spec, ProviderSpec):
+            specs.append(spec)
+    return specs
+
+
 def build_runtime(
-    settings: Settings | None = None, *, default_cache: str | None = "memory"
+    settings: Settings | None = None,
+    *,
+    default_cache: str | None = "memory",
+    provider_settings: Iterable[BaseSettings] = (),
 ) -> WebRuntime:
     """A runtime with the built-in and plugin providers registered; it owns their HTTP clients.
 
     ``default_cache`` applies when ``WEBREACH_CACHE`` is unset: ``memory`` suits a server,
     the command line passes a SQLite file so repeated searches are free across runs.
-    """
-    from .net import create_client
-    from .providers.fetch.http import HttpFetchProvider
+    ``provider_settings`` holds settings objects made in code (``ExaSettings(exa_api_key=…)``)
+    that replace what those providers would read from the environment and the TOML file.
 
+    Every provider's settings are read before anything is opened; an invalid one raises
+    :class:`ConfigError` naming its variable.
+    """
     settings = settings or load_settings()
+    given = {type(item): item for item in provider_settings}
+    problems: list[str] = []
+    search = _builders("search", settings, given, problems)
+    fetch = _builders("fetch", settings, given, problems)
+    if problems:
+        raise _invalid(problems)
+
     runtime = WebRuntime(
         search_provider=settings.search_provider,
         fetch_provider=settings.fetch_provider,
         cache=_open_cache(settings, default_cache),
         cache_ttl=settings.cache_ttl,
     )
+    context = _context(settings, runtime)
+    for build in search:
+        if (provider := build(context)) is not None:
+            runtime.register_search_provider(provider)
+            _own_if_closeable(runtime, provider)
+    for build in fetch:
+        if (fetcher := build(context)) is not None:
+            runtime.register_fetch_provider(fetcher)
+            _own_if_closeable(runtime, fetcher)
+    return runtime
+
+
+_Builder = Callable[[ProviderContext], Any]
+"""A provider whose settings are read, waiting for the context: returns it, or ``None``."""
+
+
+def _builders(
+    kind: ProviderKind,
+    settings: Settings,
+    given: Mapping[type[BaseSettings], BaseSettings],
+    problems: list[str],
+) -> list[_Builder]:
+    """The built-in providers of ``kind``, then the installed plugins of its entry-point group.
+
+    A plugin's entry point names either a :class:`ProviderSpec`, built like the built-ins (its
+    own settings and the context), or, as before specs existed, a callable that receives the
+    shared settings with every secret removed and returns a provider or ``None``.
+    Invalid settings are added to ``problems``, so one error can name them all.
+    """
+    builders = [_spec_builder(spec, given, problems) for spec in discover_providers(kind)]
+    for entry in entry_points(group=_ENTRY_POINT_GROUPS[kind]):
+        plugin = entry.load()
+        if isinstance(plugin, ProviderSpec):
+            builders.append(_spec_builder(plugin, given, problems))
+        else:
+            builders.append(_legacy_builder(plugin, _without_secrets(settings)))
+    return builders
+
+
+def _spec_builder(
+    spec: ProviderSpec[Any, Any],
+    given: Mapping[type[BaseSettings], BaseSettings],
+    problems: list[str],
+) -> _Builder:
+    own = given.get(spec.settings)
+    if own is None:
+        try:
+            own = spec.settings()
+        except ValidationError as error:
+            problems.extend(_problems(spec.settings, error))
+
+    def build(context: ProviderContext) -> Any:
+        return spec.create(own, context)
+
+    return build
+
+
+def _legacy_builder(plugin: Callable[[Settings], Any], shared: Settings) -> _Builder:
+    def build(_context: ProviderContext) -> Any:
+        return plugin(shared)
+
+    return build
+
+
+def _without_secrets(settings: Settings) -> Settings:
+    """The shared settings as a plugin callable sees them: every ``SecretStr`` left unset."""
+    hidden = {
+        name: None
+        for name in type(settings).model_fields
+        if isinstance(getattr(settings, name), SecretStr)
+    }
+    return settings.model_copy(update=hidden)
+
+
+def _context(settings: Settings, runtime: WebRuntime) -> ProviderContext:
+    """What the providers share; the runtime owns and closes its clients."""
+    from .net import create_client
+
     client = create_client(timeout=settings.search_timeout, proxy=settings.proxy)
     runtime.own(client)
     # A model writes the answer of these searches, which takes far longer than an index lookup.
@@ -200,85 +329,15 @@ def build_runtime(
         timeout=max(settings.search_timeout, MODEL_SEARCH_TIMEOUT), proxy=settings.proxy
     )
     runtime.own(model_client)
-    for provider in _search_providers(settings, client, model_client):
-        runtime.register_search_provider(provider)
-
-    fetcher = HttpFetchProvider(
-        timeout=settings.fetch_timeout,
-        max_bytes=settings.fetch_max_bytes,
-        allow=settings.fetch_allow or (),
+    return ProviderContext(
+        client=client,
+        model_client=model_client,
+        search_timeout=settings.search_timeout,
+        proxy=settings.proxy,
+        fetch_timeout=settings.fetch_timeout,
+        fetch_max_bytes=settings.fetch_max_bytes,
+        fetch_allow=settings.fetch_allow,
     )
-    runtime.own(fetcher)
-    runtime.register_fetch_provider(fetcher)
-    _register_plugins(runtime, settings)
-    return runtime
-
-
-def _search_providers(
-    s: Settings, client: httpx.AsyncClient, model_client: httpx.AsyncClient
-) -> list[SearchProvider]:
-    """Every built-in search provider; each is available only when its settings say so."""
-    from .providers.search.brave import BraveSearchProvider
-    from .providers.search.deepseek import DeepSeekSearchProvider
-    from .providers.search.duckduckgo import DuckDuckGoSearchProvider
-    from .providers.search.exa import ExaSearchProvider
-    from .providers.search.jina import JinaSearchProvider
-    from .providers.search.kagi import KagiSearchProvider
-    from .providers.search.perplexity import PerplexitySearchProvider
-    from .providers.search.searxng import SearxngSearchProvider
-    from .providers.search.tavily import TavilySearchProvider
-
-    return [
-        DuckDuckGoSearchProvider(
-            backend=s.duckduckgo_backend, timeout=s.search_timeout, proxy=s.proxy
-        ),
-        ExaSearchProvider(api_key=_secret(s.exa_api_key), client=client, base_url=s.exa_base_url),
-        PerplexitySearchProvider(
-            api_key=_secret(s.perplexity_api_key),
-            client=model_client,
-            model=s.perplexity_model,
-            base_url=s.perplexity_base_url,
-        ),
-        DeepSeekSearchProvider(
-            api_key=_secret(s.deepseek_api_key),
-            client=model_client,
-            model=s.deepseek_search_model,
-            base_url=s.deepseek_base_url,
-        ),
-        BraveSearchProvider(
-            api_key=_secret(s.brave_api_key), client=client, base_url=s.brave_base_url
-        ),
-        TavilySearchProvider(
-            api_key=_secret(s.tavily_api_key), client=client, base_url=s.tavily_base_url
-        ),
-        SearxngSearchProvider(
-            base_url=s.searxng_base_url, token=_secret(s.searxng_api_key), client=client
-        ),
-        JinaSearchProvider(
-            api_key=_secret(s.jina_api_key), client=client, base_url=s.jina_base_url
-        ),
-        KagiSearchProvider(
-            api_key=_secret(s.kagi_api_key), client=client, base_url=s.kagi_base_url
-        ),
-    ]
-
-
-def _secret(value: SecretStr | None) -> str | None:
-    return value.get_secret_value() if value is not None else None
-
-
-def _register_plugins(runtime: WebRuntime, settings: Settings) -> None:
-    """Providers of installed packages, from the ``webreach.*_providers`` entry-point groups."""
-    for entry in entry_points(group="webreach.search_providers"):
-        provider = entry.load()(settings)
-        if provider is not None:
-            runtime.register_search_provider(provider)
-            _own_if_closeable(runtime, provider)
-    for entry in entry_points(group="webreach.fetch_providers"):
-        provider = entry.load()(settings)
-        if provider is not None:
-            runtime.register_fetch_provider(provider)
-            _own_if_closeable(runtime, provider)
 
 
 def _own_if_closeable(runtime: WebRuntime, provider: object) -> None:

@@ -21,6 +21,7 @@ from ...net.guard import AllowList, check_host, check_url
 from ...net.pinning import PinnedTransport, PinningBackend, Resolver
 from ...seam import (
     FetchBody,
+    FetchProvider,
     FetchRequest,
     FetchResult,
     HtmlBody,
@@ -29,11 +30,12 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
+from ..spec import NoSettings, ProviderContext, ProviderSpec
 from ._content import SNIFF_BYTES, Kind, declared_kind, decode_text, final_kind, media_type
 from ._decoding import ACCEPT_ENCODING, BodyDecoder
 from ._pdf import extract_pdf_text
 
-__all__ = ["MAX_REDIRECTS", "HttpFetchProvider"]
+__all__ = ["MAX_REDIRECTS", "PROVIDER", "HttpFetchProvider"]
 
 MAX_REDIRECTS = 5
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -318,3 +320,15 @@ def _describe(error: BaseException) -> str:
     if isinstance(error, OSError) and error.errno:
         return os.strerror(error.errno)
     return str(error)
+
+
+def _create(_settings: NoSettings, context: ProviderContext) -> HttpFetchProvider:
+    """Its limits are the shared ``WEBREACH_FETCH_*`` settings; its client is its own."""
+    return HttpFetchProvider(
+        timeout=context.fetch_timeout,
+        max_bytes=context.fetch_max_bytes,
+        allow=context.fetch_allow or (),
+    )
+
+
+PROVIDER: ProviderSpec[NoSettings, FetchProvider] = ProviderSpec("http", NoSettings, _create)

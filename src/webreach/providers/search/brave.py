@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchRequest, SearchResult, SearchSource
+from ...seam import SearchProvider, SearchRequest, SearchResult, SearchSource
+from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._http import KeyedProvider, field, optional_str
 from ._text import optional_text, url_of
 
-__all__ = ["BraveSearchProvider"]
+__all__ = ["PROVIDER", "BraveSearchProvider", "BraveSettings"]
 
 _MAX_COUNT = 20
 """Brave rejects a larger ``count``."""
@@ -45,3 +46,23 @@ def _source(url: str, item: dict[str, Any]) -> SearchSource:
         snippet=optional_text(item, "description"),
         published_at=optional_str(item, "page_age") or optional_str(item, "age"),
     )
+
+
+class BraveSettings(ProviderSettings):
+    """``BRAVE_API_KEY``, and ``BRAVE_BASE_URL`` to use another endpoint than the official one."""
+
+    brave_api_key: Secret = None
+    brave_base_url: BaseUrl = None
+
+
+def _create(settings: BraveSettings, context: ProviderContext) -> BraveSearchProvider:
+    return BraveSearchProvider(
+        api_key=secret(settings.brave_api_key),
+        client=context.client,
+        base_url=settings.brave_base_url,
+    )
+
+
+PROVIDER: ProviderSpec[BraveSettings, SearchProvider] = ProviderSpec(
+    "brave", BraveSettings, _create
+)

@@ -8,10 +8,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
+from ...seam import (
+    SearchProvider,
+    SearchRequest,
+    SearchResult,
+    SearchSource,
+    WebError,
+    WebErrorCode,
+)
+from ..spec import (
+    BaseUrl,
+    NonEmpty,
+    ProviderContext,
+    ProviderSettings,
+    ProviderSpec,
+    Secret,
+    secret,
+)
 from ._http import ModelProvider, field, optional_str, redact
 
-__all__ = ["DeepSeekSearchProvider"]
+__all__ = ["PROVIDER", "DeepSeekSearchProvider", "DeepSeekSettings"]
 
 _INSTRUCTION = "Search the web for the user's query and answer it concisely from what you find."
 _TOOL_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result", "web_fetch_tool_result"})
@@ -103,3 +119,25 @@ def _answer(blocks: list[dict[str, Any]]) -> str | None:
         if block.get("type") == "text" and isinstance(block.get("text"), str)
     )
     return text if text.strip() else None
+
+
+class DeepSeekSettings(ProviderSettings):
+    """``DEEPSEEK_API_KEY``, ``DEEPSEEK_SEARCH_MODEL`` and ``DEEPSEEK_BASE_URL``."""
+
+    deepseek_api_key: Secret = None
+    deepseek_base_url: BaseUrl = None
+    deepseek_search_model: NonEmpty = DeepSeekSearchProvider.default_model
+
+
+def _create(settings: DeepSeekSettings, context: ProviderContext) -> DeepSeekSearchProvider:
+    return DeepSeekSearchProvider(
+        api_key=secret(settings.deepseek_api_key),
+        client=context.model_client,
+        base_url=settings.deepseek_base_url,
+        model=settings.deepseek_search_model,
+    )
+
+
+PROVIDER: ProviderSpec[DeepSeekSettings, SearchProvider] = ProviderSpec(
+    "deepseek", DeepSeekSettings, _create
+)

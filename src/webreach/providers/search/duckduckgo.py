@@ -10,9 +10,17 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
+from ...seam import (
+    SearchProvider,
+    SearchRequest,
+    SearchResult,
+    SearchSource,
+    WebError,
+    WebErrorCode,
+)
+from ..spec import NonEmpty, ProviderContext, ProviderSettings, ProviderSpec
 
-__all__ = ["DuckDuckGoSearchProvider", "TextSearch"]
+__all__ = ["PROVIDER", "DuckDuckGoSearchProvider", "DuckDuckGoSettings", "TextSearch"]
 
 TextSearch = Callable[[str, int], list[dict[str, Any]]]
 """``(query, max_results) -> ddgs rows``: the library boundary, replaceable in tests."""
@@ -90,3 +98,20 @@ def _text(row: dict[str, Any], key: str) -> str | None:
 
 def _source(row: dict[str, Any]) -> SearchSource:
     return SearchSource(url=row["href"], title=_text(row, "title"), snippet=_text(row, "body"))
+
+
+class DuckDuckGoSettings(ProviderSettings):
+    """``DUCKDUCKGO_BACKEND``: the ``ddgs`` engines to ask (``auto``, or a comma list)."""
+
+    duckduckgo_backend: NonEmpty = "auto"
+
+
+def _create(settings: DuckDuckGoSettings, context: ProviderContext) -> DuckDuckGoSearchProvider:
+    return DuckDuckGoSearchProvider(
+        backend=settings.duckduckgo_backend, timeout=context.search_timeout, proxy=context.proxy
+    )
+
+
+PROVIDER: ProviderSpec[DuckDuckGoSettings, SearchProvider] = ProviderSpec(
+    "duckduckgo", DuckDuckGoSettings, _create
+)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchRequest, SearchResult, SearchSource
+from ...seam import SearchProvider, SearchRequest, SearchResult, SearchSource
+from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._http import KeyedProvider, field, optional_str
 
-__all__ = ["ExaSearchProvider"]
+__all__ = ["PROVIDER", "ExaSearchProvider", "ExaSettings"]
 
 
 class ExaSearchProvider(KeyedProvider):
@@ -47,3 +48,21 @@ def _source(item: dict[str, Any]) -> SearchSource:
         snippet=snippet,
         published_at=optional_str(item, "publishedDate"),
     )
+
+
+class ExaSettings(ProviderSettings):
+    """``EXA_API_KEY``, and ``EXA_BASE_URL`` to use another endpoint than the official one."""
+
+    exa_api_key: Secret = None
+    exa_base_url: BaseUrl = None
+
+
+def _create(settings: ExaSettings, context: ProviderContext) -> ExaSearchProvider:
+    return ExaSearchProvider(
+        api_key=secret(settings.exa_api_key),
+        client=context.client,
+        base_url=settings.exa_base_url,
+    )
+
+
+PROVIDER: ProviderSpec[ExaSettings, SearchProvider] = ProviderSpec("exa", ExaSettings, _create)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchRequest, SearchResult, SearchSource
+from ...seam import SearchProvider, SearchRequest, SearchResult, SearchSource
+from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._http import KeyedProvider, field, optional_str
 from ._text import optional_text, url_of
 
-__all__ = ["JinaSearchProvider"]
+__all__ = ["PROVIDER", "JinaSearchProvider", "JinaSettings"]
 
 
 class JinaSearchProvider(KeyedProvider):
@@ -40,3 +41,21 @@ def _source(url: str, item: dict[str, Any]) -> SearchSource:
         snippet=optional_text(item, "description"),
         published_at=optional_str(item, "date"),
     )
+
+
+class JinaSettings(ProviderSettings):
+    """``JINA_API_KEY``, and ``JINA_BASE_URL`` to use another endpoint than the official one."""
+
+    jina_api_key: Secret = None
+    jina_base_url: BaseUrl = None
+
+
+def _create(settings: JinaSettings, context: ProviderContext) -> JinaSearchProvider:
+    return JinaSearchProvider(
+        api_key=secret(settings.jina_api_key),
+        client=context.client,
+        base_url=settings.jina_base_url,
+    )
+
+
+PROVIDER: ProviderSpec[JinaSettings, SearchProvider] = ProviderSpec("jina", JinaSettings, _create)

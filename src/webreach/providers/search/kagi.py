@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchRequest, SearchResult, SearchSource
+from ...seam import SearchProvider, SearchRequest, SearchResult, SearchSource
+from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._http import KeyedProvider, field, optional_str
 from ._text import optional_text, url_of
 
-__all__ = ["KagiSearchProvider"]
+__all__ = ["PROVIDER", "KagiSearchProvider", "KagiSettings"]
 
 
 class KagiSearchProvider(KeyedProvider):
@@ -41,3 +42,21 @@ def _source(url: str, item: dict[str, Any]) -> SearchSource:
         snippet=optional_text(item, "snippet"),
         published_at=optional_str(item, "published"),
     )
+
+
+class KagiSettings(ProviderSettings):
+    """``KAGI_API_KEY``, and ``KAGI_BASE_URL`` to use another endpoint than the official one."""
+
+    kagi_api_key: Secret = None
+    kagi_base_url: BaseUrl = None
+
+
+def _create(settings: KagiSettings, context: ProviderContext) -> KagiSearchProvider:
+    return KagiSearchProvider(
+        api_key=secret(settings.kagi_api_key),
+        client=context.client,
+        base_url=settings.kagi_base_url,
+    )
+
+
+PROVIDER: ProviderSpec[KagiSettings, SearchProvider] = ProviderSpec("kagi", KagiSettings, _create)

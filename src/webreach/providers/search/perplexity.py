@@ -7,10 +7,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
+from ...seam import (
+    SearchProvider,
+    SearchRequest,
+    SearchResult,
+    SearchSource,
+    WebError,
+    WebErrorCode,
+)
+from ..spec import (
+    BaseUrl,
+    NonEmpty,
+    ProviderContext,
+    ProviderSettings,
+    ProviderSpec,
+    Secret,
+    secret,
+)
 from ._http import ModelProvider, field, optional_str
 
-__all__ = ["PerplexitySearchProvider"]
+__all__ = ["PROVIDER", "PerplexitySearchProvider", "PerplexitySettings"]
 
 
 class PerplexitySearchProvider(ModelProvider):
@@ -68,3 +84,25 @@ def _source(item: dict[str, Any]) -> SearchSource:
         snippet=optional_str(item, "snippet"),
         published_at=optional_str(item, "date"),
     )
+
+
+class PerplexitySettings(ProviderSettings):
+    """``PERPLEXITY_API_KEY``, ``PERPLEXITY_MODEL`` and ``PERPLEXITY_BASE_URL``."""
+
+    perplexity_api_key: Secret = None
+    perplexity_base_url: BaseUrl = None
+    perplexity_model: NonEmpty = PerplexitySearchProvider.default_model
+
+
+def _create(settings: PerplexitySettings, context: ProviderContext) -> PerplexitySearchProvider:
+    return PerplexitySearchProvider(
+        api_key=secret(settings.perplexity_api_key),
+        client=context.model_client,
+        base_url=settings.perplexity_base_url,
+        model=settings.perplexity_model,
+    )
+
+
+PROVIDER: ProviderSpec[PerplexitySettings, SearchProvider] = ProviderSpec(
+    "perplexity", PerplexitySettings, _create
+)

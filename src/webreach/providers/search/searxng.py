@@ -8,11 +8,19 @@ from typing import Any
 
 import httpx
 
-from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
+from ...seam import (
+    SearchProvider,
+    SearchRequest,
+    SearchResult,
+    SearchSource,
+    WebError,
+    WebErrorCode,
+)
+from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._http import field, optional_str, request_json
 from ._text import optional_text, url_of
 
-__all__ = ["SearxngSearchProvider"]
+__all__ = ["PROVIDER", "SearxngSearchProvider", "SearxngSettings"]
 
 
 class SearxngSearchProvider:
@@ -82,3 +90,24 @@ def _source(url: str, item: dict[str, Any]) -> SearchSource:
         snippet=optional_text(item, "content"),
         published_at=optional_str(item, "publishedDate"),
     )
+
+
+class SearxngSettings(ProviderSettings):
+    """``SEARXNG_BASE_URL``, the instance (unset: unavailable), and an optional
+    ``SEARXNG_API_KEY`` sent as a bearer token."""
+
+    searxng_base_url: BaseUrl = None
+    searxng_api_key: Secret = None
+
+
+def _create(settings: SearxngSettings, context: ProviderContext) -> SearxngSearchProvider:
+    return SearxngSearchProvider(
+        base_url=settings.searxng_base_url,
+        token=secret(settings.searxng_api_key),
+        client=context.client,
+    )
+
+
+PROVIDER: ProviderSpec[SearxngSettings, SearchProvider] = ProviderSpec(
+    "searxng", SearxngSettings, _create
+)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchRequest, SearchResult, SearchSource
+from ...seam import SearchProvider, SearchRequest, SearchResult, SearchSource
+from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._http import KeyedProvider, field, optional_str
 from ._text import optional_text, url_of
 
-__all__ = ["TavilySearchProvider"]
+__all__ = ["PROVIDER", "TavilySearchProvider", "TavilySettings"]
 
 _MAX_RESULTS = 20
 """Tavily rejects a larger ``max_results``."""
@@ -42,3 +43,23 @@ def _source(url: str, item: dict[str, Any]) -> SearchSource:
         snippet=optional_text(item, "content"),
         published_at=optional_str(item, "published_date"),
     )
+
+
+class TavilySettings(ProviderSettings):
+    """``TAVILY_API_KEY``, and ``TAVILY_BASE_URL`` to use another endpoint than the official one."""
+
+    tavily_api_key: Secret = None
+    tavily_base_url: BaseUrl = None
+
+
+def _create(settings: TavilySettings, context: ProviderContext) -> TavilySearchProvider:
+    return TavilySearchProvider(
+        api_key=secret(settings.tavily_api_key),
+        client=context.client,
+        base_url=settings.tavily_base_url,
+    )
+
+
+PROVIDER: ProviderSpec[TavilySettings, SearchProvider] = ProviderSpec(
+    "tavily", TavilySettings, _create
+)

@@ -1,0 +1,149 @@
+"""What a provider declares about itself: its id, its own settings, and how to build it.
+
+Every public module of ``webreach.providers.search`` and ``webreach.providers.fetch`` that defines
+a module-level ``PROVIDER`` (a :class:`ProviderSpec`) is a built-in provider: ``webreach.config``
+finds it by listing the package when it builds a runtime, so adding a provider is one new module.
+An installed package may point an entry point of the ``webreach.search_providers`` or
+``webreach.fetch_providers`` group at a ``ProviderSpec`` of its own, which is then built the same
+way.
+
+A provider's settings class (a :class:`ProviderSettings`) holds only that provider's settings and
+reads them like the shared ones: from the environment and from the same TOML file, under field
+names that are the variables' names in lower case (``exa_api_key`` ← ``EXA_API_KEY``). The
+factory receives those settings and a :class:`ProviderContext` of what every provider may share
+(timeouts, proxy, HTTP clients); it never sees another provider's settings, nor any other secret.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Generic, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BeforeValidator, SecretStr, StringConstraints
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "BaseUrl",
+    "NoSettings",
+    "NonEmpty",
+    "ProviderContext",
+    "ProviderSettings",
+    "ProviderSpec",
+    "Secret",
+    "config_file",
+    "secret",
+]
+
+
+def config_file() -> Path:
+    """The TOML file every settings class reads: ``WEBREACH_CONFIG``, else ``./webreach.toml``."""
+    return Path(os.environ.get("WEBREACH_CONFIG") or "webreach.toml")
+
+
+def _blank_is_none(value: object) -> object:
+    """An empty variable (``EXA_BASE_URL=``) means unset, as it does in a shell."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+def _http_url(value: str | None) -> str | None:
+    if value is None:
+        return None
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("must be an http(s) URL with a host, e.g. https://api.example.com")
+    if "@" in parts.netloc:
+        raise ValueError(
+            "must not contain credentials (user:password@); keys have their own setting"
+        )
+    return value.strip()
+
+
+BaseUrl = Annotated[str | None, BeforeValidator(_blank_is_none), AfterValidator(_http_url)]
+"""An endpoint override: unset means the provider's official one."""
+
+Secret = Annotated[SecretStr | None, BeforeValidator(_blank_is_none)]
+"""A key, never shown in a repr or a message."""
+
+NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+"""A name that must say something, such as a model."""
+
+
+def secret(value: SecretStr | None) -> str | None:
+    """The key itself, for the one place that sends it."""
+    return value.get_secret_value() or None if value is not None else None
+
+
+class ProviderSettings(BaseSettings):
+    """The base of a provider's own settings: the environment, then the TOML file.
+
+    Name each field after its variable in lower case (``exa_api_key``): the environment is read
+    case-insensitively under that name, and the TOML file under the same key as the shared
+    settings' keys. An empty variable counts as unset; unknown keys are ignored.
+    """
+
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True, env_ignore_empty=True)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file()))
+
+
+class NoSettings(ProviderSettings):
+    """For a provider that needs nothing beyond the :class:`ProviderContext`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderContext:
+    """What every provider may use besides its own settings. No secret is ever part of it.
+
+    The clients belong to the runtime, which closes them; a provider that opens resources of its
+    own defines ``aclose()`` and the runtime closes it too.
+    """
+
+    client: httpx.AsyncClient
+    """For index lookups: ``WEBREACH_SEARCH_TIMEOUT`` per request, through ``WEBREACH_PROXY``."""
+    model_client: httpx.AsyncClient
+    """For searches a model answers, which take far longer: a longer timeout, the same proxy."""
+    search_timeout: float
+    proxy: str | None
+    fetch_timeout: float
+    fetch_max_bytes: int
+    fetch_allow: str | None
+
+
+S = TypeVar("S", bound=BaseSettings)
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class ProviderSpec(Generic[S, P]):
+    """One provider: its id, its settings class, and a factory.
+
+    ``create`` receives the settings, read and validated, and the shared context; it returns the
+    provider, or ``None`` when it cannot be built at all (an installed plugin left unconfigured).
+    A built-in provider is always returned and reports through ``available()`` whether its
+    settings suffice.
+    """
+
+    id: str
+    settings: type[S]
+    create: Callable[[S, ProviderContext], P | None]
