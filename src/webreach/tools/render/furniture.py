@@ -23,6 +23,21 @@ SHORT_ARTICLE: Final = 500
 # A paragraph of the story itself: this long, and mostly not link text.
 _PROSE_CHARS: Final = 100
 _PROSE_LINK_DENSITY: Final = 0.25
+# A block of links: this much of its text linked, unless it reads as a sentence.
+_LINK_BLOCK_DENSITY: Final = 0.6
+# A list of links: most items mostly linked, and this much of the whole linked.
+_LINKED_ITEM_DENSITY: Final = 0.5
+_LINKED_ITEMS_SHARE: Final = 0.8
+_LINK_LIST_DENSITY: Final = 0.6
+# A menu: at least this many items, each all but wholly a link of at most a few words on average.
+_MENU_ITEMS: Final = 3
+_MENU_ITEM_DENSITY: Final = 0.9
+_MENU_WORDS: Final = 3
+# A teaser (a linked headline with a date after it) is still this much link text.
+_TEASER_DENSITY: Final = 0.4
+_SENTENCE_ENDS: Final = frozenset(".!?…。！？")
+_ITEMS: Final = frozenset({"li", "dt", "dd"})
+_LIST_ITEM: Final = frozenset({"li"})
 
 
 @dataclass(slots=True)
@@ -122,23 +137,27 @@ def link_blocks(story: Story) -> list[LexborNode]:
 def _is_menu(node: LexborNode) -> bool:
     """A list of a few words per item, every item a link: a menu, wherever it stands."""
     items = [child for child in node.iter() if child.tag in _ITEMS]
-    if len(items) < 3:
+    if len(items) < _MENU_ITEMS:
         return False
     words = 0
     for item in items:
-        if measure(item).density < 0.9:
+        if measure(item).density < _MENU_ITEM_DENSITY:
             return False
         words += len(item.text().split())
-    return words / len(items) <= 3
+    return words / len(items) <= _MENU_WORDS
 
 
 def _is_link_block(node: LexborNode) -> bool:
+    """A list of links, a row of links, or a teaser."""
     if node.tag in _LISTS:
         items = [child for child in node.iter() if child.tag in _ITEMS]
         if not items:
             return False
-        linked = sum(1 for item in items if measure(item).density >= 0.5)
-        return linked / len(items) >= 0.8 and measure(node).density >= 0.6
+        linked = sum(1 for item in items if measure(item).density >= _LINKED_ITEM_DENSITY)
+        return (
+            linked / len(items) >= _LINKED_ITEMS_SHARE
+            and measure(node).density >= _LINK_LIST_DENSITY
+        )
     density = measure(node).density
     if density >= _LINK_BLOCK_DENSITY:
         return not _is_linked_sentence(node)
@@ -154,9 +173,6 @@ def _is_teaser(node: LexborNode) -> bool:
         if child.tag == "-text" and (child.text_content or "").strip():
             return _in_link(child, node)
     return False
-
-
-_TEASER_DENSITY: Final = 0.4
 
 
 def _is_linked_sentence(node: LexborNode) -> bool:
@@ -176,6 +192,7 @@ def _is_linked_sentence(node: LexborNode) -> bool:
 
 
 def _in_link(text: LexborNode, block: LexborNode) -> bool:
+    """Tell whether a text node of `block` sits inside a link."""
     key = block.mem_id
     parent = text.parent
     while parent is not None and parent.mem_id != key:
@@ -183,14 +200,6 @@ def _in_link(text: LexborNode, block: LexborNode) -> bool:
             return True
         parent = parent.parent
     return False
-
-
-_SENTENCE_ENDS: Final = frozenset(".!?…。！？")
-
-
-_ITEMS: Final = frozenset({"li", "dt", "dd"})
-_LIST_ITEM: Final = frozenset({"li"})
-_LINK_BLOCK_DENSITY: Final = 0.6
 
 
 def repeated_captions(story: Story) -> list[LexborNode]:
@@ -220,8 +229,8 @@ RULES: Final[tuple[Rule, ...]] = (link_blocks, repeated_captions)
 def remove_furniture(
     nodes: list[LexborNode], total: int, rules: tuple[Rule, ...] | None = None
 ) -> int:
-    """Drop, in place, what the rules find in an article of `total` characters, keeping at least
-    a short article. Returns how many characters of text were dropped.
+    """Drop, in place, what the rules (`RULES` unless given) find in an article of `total`
+    characters, keeping at least a short article. Returns how many characters were dropped.
     """
     floor = min(SHORT_ARTICLE, total // 2)
     left = total
