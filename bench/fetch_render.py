@@ -18,6 +18,8 @@ peak RSS while rendering every selected page, each renderer in a fresh child pro
     python bench/fetch_render.py [--sets cleaneval,l3s-gn1] [--limit 100] [--repeat 2]
                                  [--only webreach] [--no-rouge] [--no-memory] [--worst 8]
 
+Renderers: webreach, trafilatura (Markdown with links, no comments), readability-lxml with
+html-to-markdown, and markdownify on the whole page; html2text runs when named with ``--only``.
 The measures and the page sets are defined once, in ``fetch_render_metrics.py``; the
 bench-only libraries are imported inside their runners.
 """
