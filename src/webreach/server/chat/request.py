@@ -7,11 +7,16 @@ from typing import Any
 from ..core.errors import RequestError
 from ..core.fields import CHAT_FIELDS, check_fields, non_empty_string, required
 from ..core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
+from ..core.wire import (
+    CANNOT_CONTINUE,
+    DEEPSEEK_READ_URL,
+    DEEPSEEK_SEARCH,
+    DEEPSEEK_TOOLS,
+    refuse_deepseek_fields,
+)
 
-__all__ = ["WEB_TOOL_TYPES", "check_chat", "declares_web_tools", "parse_chat"]
+__all__ = ["check_chat", "declares_web_tools", "parse_chat"]
 
-WEB_TOOL_TYPES = frozenset({"deepseek_web_search", "deepseek_read_url"})
-_DOMAIN_FIELDS = ("allowed_domains", "blocked_domains", "user_location")
 # Consumed here; everything else is passed to the upstream as the client sent it.
 _OWN_FIELDS = frozenset({"model", "messages", "tools", "tool_choice", "stream", "stream_options"})
 
@@ -19,7 +24,7 @@ _OWN_FIELDS = frozenset({"model", "messages", "tools", "tool_choice", "stream", 
 def declares_web_tools(body: dict[str, Any]) -> bool:
     tools = body.get("tools")
     return isinstance(tools, list) and any(
-        isinstance(tool, dict) and _type_of(tool) in WEB_TOOL_TYPES for tool in tools
+        isinstance(tool, dict) and _type_of(tool) in DEEPSEEK_TOOLS for tool in tools
     )
 
 
@@ -36,19 +41,14 @@ def _web_tools(tools: list[Any]) -> tuple[WebTools, list[dict[str, Any]]]:
         if not isinstance(tool, dict):
             raise RequestError("tools: each tool must be an object", param="tools")
         kind = _type_of(tool)
-        if kind not in WEB_TOOL_TYPES:
+        if kind not in DEEPSEEK_TOOLS:
             client.append(tool)
             continue
-        if kind == "deepseek_web_search":
-            for name in _DOMAIN_FIELDS:
-                if name in tool:
-                    raise RequestError(
-                        f"tools: `{name}` is not supported by `deepseek_web_search`",
-                        param="tools",
-                    )
-        if (kind == "deepseek_web_search" and search) or (kind == "deepseek_read_url" and read_url):
+        if kind == DEEPSEEK_SEARCH:
+            refuse_deepseek_fields(tool, kind)
+        if (kind == DEEPSEEK_SEARCH and search) or (kind == DEEPSEEK_READ_URL and read_url):
             raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
-        if kind == "deepseek_web_search":
+        if kind == DEEPSEEK_SEARCH:
             search = SearchSpec(str(kind), str(kind))
         else:
             read_url = ReadUrlSpec(str(kind), str(kind), domains=DomainFilter())
@@ -61,7 +61,7 @@ def _check_tool_choice(choice: Any, web: WebTools) -> Any:
         function = choice.get("function")
         if isinstance(function, dict):
             named = function.get("name", named)
-        if isinstance(named, str) and named in WEB_TOOL_TYPES:
+        if isinstance(named, str) and named in DEEPSEEK_TOOLS:
             raise RequestError(f"tool_choice: `{named}` cannot be forced", param="tool_choice")
     if choice == "required" and web.any:
         return "auto"
@@ -118,11 +118,7 @@ def parse_chat(body: dict[str, Any]) -> Turn:
         and messages[-1].get("role") == "assistant"
         and (messages[-1].get("server_tool_calls"))
     ):
-        raise RequestError(
-            "messages: the last `assistant` message used `deepseek_web_search` or "
-            "`deepseek_read_url` and cannot be continued; resend the previous request",
-            param="messages",
-        )
+        raise RequestError(CANNOT_CONTINUE, param="messages")
     thinking = body.get("thinking")
     return Turn(
         protocol="chat",

@@ -78,5 +78,5 @@ def server_tool_use(usage: Usage) -> dict[str, int]:
 def refuse_deepseek_fields(tool: Mapping[str, Any], kind: str) -> None:
     """Domain filters and locations belong to the Anthropic and OpenAI tools, not DeepSeek's."""
     for field in _DEEPSEEK_REFUSED_FIELDS:
-        if field in tool:
+        if tool.get(field) is not None:
             raise RequestError(f"tools: `{field}` is not supported by `{kind}`", param="tools")

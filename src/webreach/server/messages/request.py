@@ -12,23 +12,22 @@ from typing import Any
 from ..core.errors import RequestError
 from ..core.fields import bad, non_empty_string, number, positive_int, required, string
 from ..core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
-from ..core.wire import dumps
+from ..core.wire import (
+    CANNOT_CONTINUE,
+    DEEPSEEK_READ_URL,
+    DEEPSEEK_SEARCH,
+    dumps,
+    refuse_deepseek_fields,
+)
 
 __all__ = ["parse_messages_request"]
 
-DEEPSEEK_SEARCH = "deepseek_web_search"
-DEEPSEEK_READ_URL = "deepseek_read_url"
 _NATIVE_SEARCH = ("web_search_2025", "web_search_2026")
 _NATIVE_FETCH = ("web_fetch_2025", "web_fetch_2026")
-_DEEPSEEK_UNSUPPORTED = ("allowed_domains", "blocked_domains", "user_location")
 _WEB_HISTORY_BLOCKS = frozenset(
     {"server_tool_use", "web_search_tool_result", "web_fetch_tool_result"}
 )
 _THINKING_ON = frozenset({"enabled", "adaptive", "between_tools"})
-_CONTINUE_WEB = (
-    "messages: the last `assistant` message used `deepseek_web_search` or `deepseek_read_url` "
-    "and cannot be continued; resend the previous request"
-)
 
 
 def parse_messages_request(body: Any) -> Turn:
@@ -113,9 +112,7 @@ def _tool_name(tool: dict[str, Any], path: str, default: str) -> str:
 def _web_tool(tool: dict[str, Any], kind: str, path: str) -> SearchSpec | ReadUrlSpec | None:
     """The web tool this declaration stands for, or None when it is not a web tool."""
     if kind in (DEEPSEEK_SEARCH, DEEPSEEK_READ_URL):
-        for field in _DEEPSEEK_UNSUPPORTED:
-            if tool.get(field) is not None:
-                raise RequestError(f"tools: `{field}` is not supported by `{kind}`", param="tools")
+        refuse_deepseek_fields(tool, kind)
         name = _tool_name(tool, path, kind)
         if kind == DEEPSEEK_SEARCH:
             return SearchSpec(name, kind, _max_uses(tool, path))
@@ -348,7 +345,7 @@ class _History:
             elif kind not in ("thinking", "redacted_thinking"):
                 raise bad(f"{where}.type", f"unsupported content block type `{kind}`")
         if last and used_web:
-            raise RequestError(_CONTINUE_WEB, param="messages")
+            raise RequestError(CANNOT_CONTINUE, param="messages")
         text = "".join(texts)
         if not text and not calls:
             return

@@ -12,13 +12,11 @@ from typing import Any
 from ..core.errors import RequestError
 from ..core.fields import RESPONSES_FIELDS, check_fields, non_empty_string, required
 from ..core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
+from ..core.wire import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
 
 __all__ = ["parse_request"]
 
-DEEPSEEK_SEARCH = "deepseek_web_search"
-DEEPSEEK_READ_URL = "deepseek_read_url"
 _OPENAI_SEARCH = re.compile(r"web_search(?:_preview)?(?:_\d{4}_\d{2}_\d{2})?")
-_DEEPSEEK_REFUSED_FIELDS = ("allowed_domains", "blocked_domains", "user_location", "filters")
 _STATELESS = "not supported; send the whole conversation in `input`"
 _REFUSED_PARAMS = {
     "previous_response_id": _STATELESS,
@@ -113,7 +111,7 @@ def _tools(raw: Any) -> tuple[WebTools, list[dict[str, Any]]]:
         elif kind == DEEPSEEK_READ_URL:
             if read_url is not None:
                 raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
-            _refuse_deepseek_fields(tool, kind)
+            refuse_deepseek_fields(tool, kind)
             read_url = ReadUrlSpec(DEEPSEEK_READ_URL, DEEPSEEK_READ_URL)
         else:
             raise RequestError(f"tools: tool type `{kind}` is not supported", param="tools")
@@ -135,7 +133,7 @@ def _function_tool(tool: dict[str, Any]) -> dict[str, Any]:
 
 def _search_tool(tool: dict[str, Any], kind: str) -> SearchSpec:
     if kind == DEEPSEEK_SEARCH:
-        _refuse_deepseek_fields(tool, kind)
+        refuse_deepseek_fields(tool, kind)
         return SearchSpec(DEEPSEEK_SEARCH, DEEPSEEK_SEARCH)
     filters = tool.get("filters")
     if filters is None:
@@ -155,12 +153,6 @@ def _domains(raw: Any) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(d, str) for d in raw):
         raise RequestError("tools: domain filters must be arrays of strings", param="tools")
     return tuple(raw)
-
-
-def _refuse_deepseek_fields(tool: dict[str, Any], kind: str) -> None:
-    for field in _DEEPSEEK_REFUSED_FIELDS:
-        if tool.get(field) is not None:
-            raise RequestError(f"tools: `{field}` is not supported by `{kind}`", param="tools")
 
 
 def _tool_choice(raw: Any, web: WebTools, client_tools: list[dict[str, Any]]) -> Any:
