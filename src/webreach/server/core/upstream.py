@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI, AsyncStream
@@ -79,16 +78,6 @@ def _translate(error: Exception, key: str | None) -> UpstreamError:
     return UpstreamError(502, f"upstream unreachable: {type(error).__name__}")
 
 
-def _without_credentials(base_url: str) -> str:
-    parts = urlsplit(base_url)
-    if parts.username is not None or parts.password is not None:
-        raise ValueError(
-            "WEBREACH_UPSTREAM_BASE_URL must not contain credentials (user:password@); "
-            "put the upstream's key in WEBREACH_UPSTREAM_API_KEY"
-        )
-    return base_url
-
-
 class Upstream:
     def __init__(
         self,
@@ -104,7 +93,7 @@ class Upstream:
         self.model = model
         self._key = api_key or None
         self._client = AsyncOpenAI(
-            base_url=_without_credentials(base_url),
+            base_url=base_url,
             api_key=api_key or "unused",
             http_client=openai.DefaultAioHttpClient(
                 timeout=openai.Timeout(timeout, connect=connect_timeout)

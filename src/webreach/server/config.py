@@ -1,0 +1,35 @@
+"""How the server is set up: its upstream, its keys, its limits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "ServerConfig"]
+
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """Everything ``create_app`` needs besides the runtime; ``webreach serve`` fills it from
+    the settings (SPEC §9 names the variables)."""
+
+    upstream_base_url: str
+    upstream_api_key: str | None = None
+    upstream_model: str | None = None
+    api_keys: Sequence[str] = ()
+    signing_key: str | None = None
+    keepalive_seconds: float = 10.0
+    upstream_timeout: float = 600.0
+    upstream_connect_timeout: float = 10.0
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.upstream_base_url)
+        if parts.username is not None or parts.password is not None:
+            raise ValueError(
+                "WEBREACH_UPSTREAM_BASE_URL must not contain credentials (user:password@); "
+                "put the upstream's key in WEBREACH_UPSTREAM_API_KEY"
+            )

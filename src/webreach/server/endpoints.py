@@ -1,0 +1,150 @@
+"""The HTTP endpoints: one per protocol (relay or loop), the model list, and health.
+
+Resources live on ``request.app.state`` (set up by the app's lifespan): the loop's
+:class:`ServerContext` and the :class:`ServerConfig`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from .chat.request import check_chat, declares_web_tools
+from .config import ServerConfig
+from .core.codec import Codec, stream_frames, whole_body
+from .core.context import ServerContext
+from .core.errors import RequestError, ServerFailure
+from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
+from .core.loop import TurnRunner
+from .core.relay import relay
+from .core.streaming import server_timing, with_keepalive
+from .core.turn import Turn
+from .core.wire import dumps
+
+__all__ = ["ProtocolEndpoint", "healthz", "json_response", "models_endpoint"]
+
+logger = logging.getLogger("webreach.server")
+
+CLIENT_GONE = 499
+"""Nobody reads it: the status logged for a client that left before its answer."""
+
+
+def json_response(
+    status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> Response:
+    return Response(dumps(body).encode(), status, headers, media_type="application/json")
+
+
+def _error(codec: Codec, failure: RequestError | ServerFailure) -> Response:
+    headers = failure.headers if isinstance(failure, ServerFailure) else None
+    return json_response(failure.status, codec.error_body(failure.status, failure.message), headers)
+
+
+class ProtocolEndpoint:
+    """``POST`` of one protocol: a Chat request without web tools is relayed as bytes; any other
+    goes through the loop, streamed or as one body."""
+
+    def __init__(self, codec: Codec) -> None:
+        self.codec = codec
+
+    async def handle(self, request: Request) -> Response:
+        started = time.perf_counter()
+        context: ServerContext = request.app.state.context
+        config: ServerConfig = request.app.state.config
+        try:
+            body = parse_json(await read_body(request, config.max_body_bytes))
+            if self.codec.protocol == "chat" and not declares_web_tools(body):
+                check_chat(body)
+                return await self._relay(request, context, body, started)
+            turn = self._parse(body)
+            if turn.stream:
+                return await self._stream(request, TurnRunner(turn, context), config, started)
+            return await self._whole(request, TurnRunner(turn, context), started)
+        except (RequestError, ServerFailure) as failure:
+            return _error(self.codec, failure)
+        except ClientGone:
+            return Response(status_code=CLIENT_GONE)
+
+    def _parse(self, body: dict[str, Any]) -> Turn:
+        """The codec's translation; a shape it did not foresee is still the client's 400."""
+        try:
+            return self.codec.parse(body)
+        except RequestError:
+            raise
+        except Exception:
+            logger.exception(
+                "an unexpected request shape reached the %s parser", self.codec.protocol
+            )
+            raise RequestError("the request has a shape this server cannot read") from None
+
+    async def _relay(
+        self, request: Request, context: ServerContext, body: dict[str, Any], started: float
+    ) -> Response:
+        upstream = context.upstream
+        if upstream.model:
+            body = {**body, "model": upstream.model}
+        payload = dumps(body).encode()
+        return await relay(
+            request, upstream, self.codec, "POST", "/chat/completions", payload, started
+        )
+
+    async def _stream(
+        self, request: Request, runner: TurnRunner, config: ServerConfig, started: float
+    ) -> Response:
+        try:
+            await until_disconnected(request, runner.start())
+        except BaseException:
+            await runner.aclose()
+            raise
+        frames = with_keepalive(
+            stream_frames(self.codec, runner.turn, runner.events()), config.keepalive_seconds
+        )
+        headers = {"Server-Timing": _timing(runner, started), "Cache-Control": "no-cache"}
+        return StreamingResponse(
+            frames,
+            media_type="text/event-stream",
+            headers=headers,
+            background=BackgroundTask(runner.aclose),
+        )
+
+    async def _whole(self, request: Request, runner: TurnRunner, started: float) -> Response:
+        async def answer() -> dict[str, Any]:
+            try:
+                await runner.start()
+                return await whole_body(self.codec, runner.turn, runner.events())
+            finally:
+                await runner.aclose()
+
+        body = await until_disconnected(request, answer())
+        return json_response(200, body, {"Server-Timing": _timing(runner, started)})
+
+
+def _timing(runner: TurnRunner, started: float) -> str:
+    elapsed = time.perf_counter() - started
+    return server_timing(elapsed, runner.upstream_seconds, runner.web_seconds)
+
+
+def models_endpoint(codec: Codec) -> Any:
+    """``GET /v1/models``: the upstream's list, relayed."""
+
+    async def models(request: Request) -> Response:
+        context: ServerContext = request.app.state.context
+        try:
+            return await relay(
+                request, context.upstream, codec, "GET", "/models", None, time.perf_counter()
+            )
+        except ServerFailure as failure:
+            return _error(codec, failure)
+        except ClientGone:
+            return Response(status_code=CLIENT_GONE)
+
+    return models
+
+
+async def healthz(request: Request) -> Response:
+    return json_response(200, {"status": "ok"})
