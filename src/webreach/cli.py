@@ -63,6 +63,31 @@ def _fail(
     raise typer.Exit(exit_code)
 
 
+# What `pip install webreach` leaves out: the commands that need more name the extra to install.
+_EXTRAS: dict[str, tuple[str, ...]] = {
+    "server": ("fastapi", "starlette", "uvicorn", "openai", "cryptography"),
+    "mcp": ("mcp", "uvicorn"),
+}
+
+
+def _require_extra(command: str, extra: str) -> None:
+    """Stop with one line (exit 2) when ``command`` needs an extra that is not installed."""
+    from importlib import import_module
+
+    for module in _EXTRAS[extra]:
+        try:
+            import_module(module)
+        except ImportError as error:
+            missing = error.name or module
+            _fail(
+                "MISSING_EXTRA",
+                f"`webreach {command}` needs the {extra} extra ({missing} is not installed): "
+                f'pip install "webreach[{extra}]"',
+                as_json=False,
+                exit_code=EXIT_USAGE,
+            )
+
+
 def _settings(as_json: bool, **overrides: Any) -> Settings:
     from .config import ConfigError, load_settings
 
@@ -256,6 +281,7 @@ def mcp(
     ] = None,
 ) -> None:
     """Serve web_search and web_fetch to MCP clients (stdio by default)."""
+    _require_extra("mcp", "mcp")
     from . import __version__
     from .config import build_runtime
     from .tools.mcp_server import DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, serve_http, serve_stdio
@@ -308,6 +334,7 @@ def serve(
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to bind.")] = 8080,
 ) -> None:
     """Serve Chat Completions, Responses and Messages with server-side web search."""
+    _require_extra("serve", "server")
     settings = _settings(False)
     if not settings.upstream_base_url:
         _fail(

@@ -20,7 +20,13 @@ import httpx
 from ..seam import WebError, WebErrorCode
 from .guard import AllowList, IPAddress, address_allowed, blocked_error, parse_ip_literal
 
-__all__ = ["PinnedTransport", "PinningBackend", "Resolver", "system_resolver"]
+__all__ = [
+    "PinnedTransport",
+    "PinningBackend",
+    "Resolver",
+    "replace_connection_pool",
+    "system_resolver",
+]
 
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 """``(host, port) -> IP literals``; injectable so tests can simulate DNS rebinding."""
@@ -114,8 +120,7 @@ class PinningBackend(httpcore.AsyncNetworkBackend):
 class PinnedTransport(httpx.AsyncHTTPTransport):
     """``httpx.AsyncHTTPTransport`` whose connection pool dials through a :class:`PinningBackend`.
 
-    httpx 0.28 does not let callers pass ``network_backend``, so the pool it builds is replaced
-    by an equivalent one that carries the backend.
+    The pool is installed by :func:`replace_connection_pool`, the one place that knows how.
     """
 
     def __init__(
@@ -128,12 +133,37 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
         ssl_context = httpx.create_ssl_context(verify=verify, trust_env=False)
         limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
         super().__init__(verify=ssl_context, trust_env=False, limits=limits)
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            http1=True,
-            http2=False,
-            network_backend=backend,
+        replace_connection_pool(
+            self,
+            httpcore.AsyncConnectionPool(
+                ssl_context=ssl_context,
+                max_connections=limits.max_connections,
+                max_keepalive_connections=limits.max_keepalive_connections,
+                keepalive_expiry=limits.keepalive_expiry,
+                http1=True,
+                http2=False,
+                network_backend=backend,
+            ),
         )
+
+
+def replace_connection_pool(
+    transport: httpx.AsyncHTTPTransport, pool: httpcore.AsyncConnectionPool
+) -> None:
+    """Make ``transport`` send its requests through ``pool``.
+
+    httpx 0.28 has no public way to give its transport an httpcore network backend (a parameter is
+    proposed upstream, encode/httpx#3749), so the pool the transport built is swapped for one that
+    carries the pinning backend. This is webreach's only use of a private httpx attribute
+    (``AsyncHTTPTransport._pool``); the dependency is held to httpx 0.28.x, and an httpx whose
+    transport no longer keeps its pool there stops here, naming its version, rather than fetching
+    through an unpinned pool.
+    """
+    current = getattr(transport, "_pool", None)
+    if not isinstance(current, httpcore.AsyncConnectionPool):
+        raise RuntimeError(
+            f"httpx {httpx.__version__} no longer keeps AsyncHTTPTransport's connection pool in "
+            "`_pool`, so webreach cannot pin the addresses its fetcher dials; "
+            "install httpx 0.28 (pip install 'httpx>=0.28,<0.29')"
+        )
+    transport._pool = pool
