@@ -16,6 +16,10 @@ from typing import Any, TypeVar
 from openai import AsyncStream
 
 from ...seam import cancel_and_wait, settled
+from .calls.links import READ_LINKS_LIMIT, links_in, page_text, read_tool
+from .calls.pages import DEEP_SEARCH_BUDGET, page_tools
+from .calls.search import SourceRegistry, search_tool
+from .calls.tool import ModelTool
 from .citations import CitationStream
 from .context import ServerContext
 from .errors import ServerFailure, UpstreamError
@@ -35,17 +39,6 @@ from .events import (
 from .plans import Done, Planned, Planner
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .turn import Turn
-from .webcalls import (
-    DEEP_SEARCH_BUDGET,
-    READ_LINKS_LIMIT,
-    ModelTool,
-    SourceRegistry,
-    links_in,
-    page_text,
-    page_tools,
-    read_tool,
-    search_tool,
-)
 
 __all__ = ["FORCED_ANSWER", "RETRY_ANSWER", "ServerContext", "TurnRunner"]
 

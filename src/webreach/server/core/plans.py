@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ...tools import ToolError
+from .calls.links import parse_read_arguments, run_read_call
+from .calls.pages import OpenedPages, parse_page_arguments, run_find_call, run_open_call
+from .calls.search import SourceRegistry, parse_search_arguments, run_search_call
+from .calls.tool import call_id
 from .context import ServerContext
 from .events import (
     CallFailed,
@@ -20,18 +24,6 @@ from .events import (
 )
 from .steps import PendingCall
 from .turn import Turn
-from .webcalls import (
-    OpenedPages,
-    SourceRegistry,
-    call_id,
-    parse_page_arguments,
-    parse_read_arguments,
-    parse_search_arguments,
-    run_find_call,
-    run_open_call,
-    run_read_call,
-    run_search_call,
-)
 
 __all__ = ["Done", "Planned", "Planner"]
 

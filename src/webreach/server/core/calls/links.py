@@ -1,0 +1,108 @@
+"""``read_link`` for the model: the links of the user's last message, read and sealed."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from ....seam import FetchRequest, WebError, WebRuntime
+from ....tools import ToolError, fence, render_body
+from ....tools.fetch import page_piece
+from ..events import CallFailed, Outcome, PageOutcome
+from ..sealing import PageSealer, SealedPage
+from ..turn import ReadUrlSpec
+from .tool import ModelTool, function_tool, json_object, required_string
+
+__all__ = [
+    "READ_LINKS_LIMIT",
+    "links_in",
+    "page_text",
+    "parse_read_arguments",
+    "read_tool",
+    "run_read_call",
+]
+
+
+READ_LINKS_LIMIT = 10
+"""Distinct URLs of the last user message the model may read."""
+_URL = re.compile(r"https?://[^\s<>\"'`{}|\\^\[\]（）「」【】]+", re.IGNORECASE)
+_TRAILING = ".,;:!?)]}'\"。，；：！？、》"
+
+
+def read_tool(max_links: int, name: str = "read_link") -> ModelTool:
+    description = (
+        "Read a web page whose URL the user gave in their last message. Only those "
+        f"URLs can be read (at most {max_links} different ones)."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {"url": {"type": "string", "description": "The URL to read."}},
+        "required": ["url"],
+        "additionalProperties": False,
+    }
+    return function_tool(name, description, parameters)
+
+
+def links_in(message: dict[str, Any] | None) -> list[str]:
+    """The first distinct URLs in a user message's text, in order."""
+    if message is None:
+        return []
+    content = message.get("content")
+    if isinstance(content, list):
+        text = " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    else:
+        text = str(content or "")
+    found = (match.rstrip(_TRAILING) for match in _URL.findall(text))
+    return list(dict.fromkeys(url for url in found if url))[:READ_LINKS_LIMIT]
+
+
+def _same_link(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def parse_read_arguments(raw: str, allowed: list[str]) -> str:
+    """The URL of a ``read_link`` call; it must be one of the user's links."""
+    url = required_string(json_object(raw), "url")
+    for link in allowed:
+        if _same_link(url, link):
+            return link
+    raise ToolError("WEB_BLOCKED_URL", f"{url} is not a link of the user's last message")
+
+
+async def run_read_call(
+    url: str,
+    spec: ReadUrlSpec,
+    runtime: WebRuntime,
+    room: int,
+    sealer: PageSealer,
+) -> tuple[Outcome, str, int]:
+    """Fetch and render one of the user's links; the model gets at most ``room`` characters."""
+    if not spec.domains.admits(urlsplit(url).hostname):
+        return CallFailed("url_not_allowed"), f"ERROR: reading {url} is not allowed.", 0
+    try:
+        result = await runtime.fetch(FetchRequest(url))
+    except WebError as error:
+        failed = CallFailed(
+            "url_not_allowed" if error.code in _NOT_ALLOWED else "url_not_accessible"
+        )
+        return failed, f"ERROR: {url} could not be read: {error}", 0
+    if result.status_code >= 400:
+        text = f"ERROR: {url} answered HTTP {result.status_code}."
+        return CallFailed("url_not_accessible"), text, 0
+    rendered = render_body(result)
+    piece = page_piece(result, rendered, 0, max(1, room))
+    page = SealedPage(result.url, rendered.title, None, piece.content)
+    outcome = PageOutcome(result.url, rendered.title, None, sealer.seal(page))
+    return outcome, page_text(page, cut=piece.truncated), 1
+
+
+_NOT_ALLOWED = frozenset({"WEB_BLOCKED_URL", "WEB_INVALID_URL", "WEB_REDIRECT_BLOCKED"})
+
+
+def page_text(page: SealedPage, *, cut: bool = False) -> str:
+    """A read page as the model sees it, now and when restored in a later round."""
+    head = f"Page: {page.url}"
+    inside = f"Title: {page.title}\n\n{page.text}" if page.title else page.text
+    note = "\n\n[The page is longer; only its first part is shown.]" if cut else ""
+    return f"{head}\n\n{fence(inside, source='read_link')}{note}"

@@ -1,0 +1,135 @@
+"""``open_page`` and ``find_in_page`` for a deep search: the model reads what it found."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from ....seam import FetchRequest, WebError, WebRuntime
+from ....tools import fence, render_body
+from ..events import CallFailed, Outcome, PageOutcome
+from ..sealing import SealedPage
+from .links import page_text
+from .tool import ModelTool, function_tool, json_object, required_string
+
+__all__ = [
+    "DEEP_SEARCH_BUDGET",
+    "OpenedPages",
+    "page_tools",
+    "parse_page_arguments",
+    "run_find_call",
+    "run_open_call",
+]
+
+
+DEEP_SEARCH_BUDGET = 20
+"""Tool calls of a deep search before the answer is forced."""
+_FIND_MATCHES = 12
+_FIND_CONTEXT = 160
+
+
+def page_tools(max_chars: int) -> list[ModelTool]:
+    """``open_page`` and ``find_in_page``: the deep-search model reads what its searches found."""
+    url = {"type": "string", "description": "The page's URL, e.g. from a search result."}
+    opening = (
+        f"Open a web page and read its main content as Markdown (the first {max_chars:,} "
+        "characters)."
+    )
+    finding = (
+        "Find a word or phrase in a web page (case-insensitive) and get the lines around each "
+        "match; the page is opened first if needed."
+    )
+    return [
+        function_tool("open_page", opening, _object({"url": url})),
+        function_tool(
+            "find_in_page",
+            finding,
+            _object({"url": url, "pattern": {"type": "string", "minLength": 1}}),
+        ),
+    ]
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def parse_page_arguments(raw: str, *, pattern: bool) -> tuple[str, str]:
+    """``(url, pattern)`` of an ``open_page`` / ``find_in_page`` call."""
+    arguments = json_object(raw)
+    url = required_string(arguments, "url")
+    return url, required_string(arguments, "pattern") if pattern else ""
+
+
+@dataclass
+class OpenedPages:
+    """Pages opened during one deep search, so finding text in them fetches nothing again.
+
+    Calls of one step run concurrently, so a page being opened is shared while in flight too.
+    """
+
+    pages: dict[str, asyncio.Future[tuple[str, str | None, str]]] = field(default_factory=dict)
+    """url -> (final url, title, rendered text), once fetched."""
+
+    async def open(self, url: str, runtime: WebRuntime) -> tuple[str, str | None, str, bool]:
+        """``(final url, title, text, fetched now)``; raises ``WebError`` when unreadable."""
+        known = self.pages.get(url)
+        if known is not None:
+            return (*await known, False)
+        opening = asyncio.ensure_future(_open(url, runtime))
+        self.pages[url] = opening
+        try:
+            return (*await opening, True)
+        except BaseException:
+            if self.pages.get(url) is opening:
+                del self.pages[url]
+            raise
+
+
+async def _open(url: str, runtime: WebRuntime) -> tuple[str, str | None, str]:
+    result = await runtime.fetch(FetchRequest(url))
+    if result.status_code >= 400:
+        raise WebError("WEB_PROVIDER_ERROR", f"{url} answered HTTP {result.status_code}")
+    rendered = render_body(result)
+    return result.url, rendered.title, rendered.text
+
+
+async def run_open_call(
+    url: str, pages: OpenedPages, runtime: WebRuntime, max_chars: int
+) -> tuple[Outcome, str, int]:
+    try:
+        final, title, text, fetched = await pages.open(url, runtime)
+    except WebError as error:
+        return CallFailed("unavailable"), f"ERROR: {url} could not be opened: {error}", 0
+    shown = text[:max_chars]
+    page = SealedPage(final, title, None, shown)
+    note = len(shown) < len(text)
+    return PageOutcome(final, title, None), page_text(page, cut=note), int(fetched)
+
+
+async def run_find_call(
+    url: str, pattern: str, pages: OpenedPages, runtime: WebRuntime
+) -> tuple[Outcome, str, int]:
+    try:
+        final, _title, text, fetched = await pages.open(url, runtime)
+    except WebError as error:
+        return CallFailed("unavailable"), f"ERROR: {url} could not be opened: {error}", 0
+    lowered, wanted = text.lower(), pattern.lower()
+    snippets: list[str] = []
+    start = lowered.find(wanted)
+    while start >= 0 and len(snippets) < _FIND_MATCHES:
+        begin = max(0, start - _FIND_CONTEXT)
+        end = min(len(text), start + len(wanted) + _FIND_CONTEXT)
+        snippets.append(" ".join(text[begin:end].split()))
+        start = lowered.find(wanted, end)
+    if snippets:
+        found = "\n\n".join(f"[{n}] …{s}…" for n, s in enumerate(snippets, 1))
+        body = f"{len(snippets)} match(es) of {pattern!r}:\n\n{fence(found, source='find_in_page')}"
+    else:
+        body = f"No match for {pattern!r} in the page."
+    return PageOutcome(final, None, None), f"Page: {final}\n\n{body}", int(fetched)
