@@ -95,6 +95,16 @@ def test_every_import_of_the_package_is_declared_where_it_is_needed() -> None:
     assert not missing, "\n".join(missing)
 
 
+def test_every_declared_runtime_dependency_is_imported() -> None:
+    """A dependency nothing imports (FastAPI, once the server moved to Starlette) is dead weight."""
+    imported = {module for module, _extra, _where in _third_party_imports()}
+    providers = packages_distributions()
+    used = {canonicalize_name(d) for module in imported for d in providers.get(module, [])}
+    for extra in (None, *RUNTIME_EXTRAS):
+        unused = _distributions(extra) - used
+        assert not unused, f"declared in {extra or 'dependencies'} but never imported: {unused}"
+
+
 def test_the_plain_install_is_the_library_and_the_command_line() -> None:
     base = _distributions(None)
     assert {
@@ -106,9 +116,9 @@ def test_the_plain_install_is_the_library_and_the_command_line() -> None:
         "pydantic-settings",
     } <= base
     assert {"typer", "rich", "ddgs", "charset-normalizer", "pypdfium2", "selectolax"} <= base
-    for heavy in ("fastapi", "starlette", "uvicorn", "openai", "cryptography", "mcp", "redis"):
+    for heavy in ("starlette", "uvicorn", "openai", "cryptography", "mcp", "redis"):
         assert heavy not in base, f"{heavy} belongs in an extra, not in the plain install"
-    assert {"fastapi", "uvicorn", "openai", "cryptography"} <= _distributions("server")
+    assert {"starlette", "uvicorn", "openai", "cryptography"} <= _distributions("server")
     assert "mcp" in _distributions("mcp")
     assert "redis" in _distributions("redis")
 
@@ -151,7 +161,7 @@ class _NotInstalled:
 sys.meta_path.insert(0, _NotInstalled())
 '''
 
-SERVER_MODULES = ["fastapi", "starlette", "uvicorn", "openai", "cryptography"]
+SERVER_MODULES = ["starlette", "uvicorn", "openai", "cryptography"]
 EVERY_EXTRA_MODULE = [*SERVER_MODULES, "mcp", "redis"]
 
 
@@ -165,12 +175,12 @@ def _without(tmp_path: Path, modules: list[str], env: dict[str, str]) -> dict[st
 
 
 def test_the_blocker_really_blocks(tmp_path: Path) -> None:
-    env = _without(tmp_path, ["fastapi"], clean_env())
+    env = _without(tmp_path, ["starlette"], clean_env())
     done = subprocess.run(
-        [sys.executable, "-c", "import fastapi"], env=env, capture_output=True, text=True
+        [sys.executable, "-c", "import starlette"], env=env, capture_output=True, text=True
     )
     assert done.returncode == 1
-    assert "No module named 'fastapi'" in done.stderr
+    assert "No module named 'starlette'" in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,167 @@
 """webreach: give any language model the web.
 
-The stable public surface: :mod:`webreach.seam` (the provider-neutral contract),
-:mod:`webreach.tools` (model-facing tools) and
-:mod:`webreach.config` (settings and a ready runtime).
+The stable public surface, importable from here::
+
+    import webreach
+
+    async with webreach.build_runtime() as runtime:
+        result = await runtime.search(webreach.SearchRequest("python 3.13", max_results=5))
+
+- settings and a ready runtime: :func:`build_runtime`, :func:`load_settings`, :class:`Settings`;
+- the seam (:mod:`webreach.seam`): :class:`WebRuntime`, the request and result types and bodies,
+  the provider protocols, and the errors (:class:`WebreachError` is the root of them all);
+- the model-facing tools (:mod:`webreach.tools`): :class:`WebToolkit`, :func:`web_search_tool`,
+  :func:`web_fetch_tool`, :class:`ToolOptions`, :class:`ToolResult`, :func:`render_html` …
+
+Scripted providers for tests are in :mod:`webreach.testing`.
+
+Names load on first use (PEP 562), so ``import webreach`` (and ``webreach --help``) imports no
+HTTP client, settings library or HTML parser.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .config import ConfigError, Settings, build_runtime, load_settings
+    from .seam import (
+        CacheStore,
+        Disposer,
+        FetchBody,
+        FetchProvider,
+        FetchRequest,
+        FetchResult,
+        HtmlBody,
+        PdfBody,
+        SearchProvider,
+        SearchRequest,
+        SearchResult,
+        SearchSource,
+        TextBody,
+        WebError,
+        WebErrorCode,
+        WebreachError,
+        WebRuntime,
+    )
+    from .tools import (
+        INVALID_ARGUMENTS,
+        FetchToolResult,
+        SearchToolResult,
+        ToolDefinition,
+        ToolError,
+        ToolOptions,
+        ToolResult,
+        WebToolkit,
+        anthropic_tools,
+        openai_chat_tools,
+        openai_responses_tools,
+        render_html,
+        web_fetch_tool,
+        web_search_tool,
+        web_tools,
+        web_tools_prompt,
+    )
+
+# Where each public name lives; the module is imported when the name is first asked for.
+_SOURCES: dict[str, tuple[str, ...]] = {
+    "webreach.config": ("ConfigError", "Settings", "build_runtime", "load_settings"),
+    "webreach.seam": (
+        "CacheStore",
+        "Disposer",
+        "FetchBody",
+        "FetchProvider",
+        "FetchRequest",
+        "FetchResult",
+        "HtmlBody",
+        "PdfBody",
+        "SearchProvider",
+        "SearchRequest",
+        "SearchResult",
+        "SearchSource",
+        "TextBody",
+        "WebError",
+        "WebErrorCode",
+        "WebRuntime",
+        "WebreachError",
+    ),
+    "webreach.tools": (
+        "INVALID_ARGUMENTS",
+        "FetchToolResult",
+        "SearchToolResult",
+        "ToolDefinition",
+        "ToolError",
+        "ToolOptions",
+        "ToolResult",
+        "WebToolkit",
+        "anthropic_tools",
+        "openai_chat_tools",
+        "openai_responses_tools",
+        "render_html",
+        "web_fetch_tool",
+        "web_search_tool",
+        "web_tools",
+        "web_tools_prompt",
+    ),
+}
+_HOME: dict[str, str] = {name: module for module, names in _SOURCES.items() for name in names}
+
+__all__ = [
+    "INVALID_ARGUMENTS",
+    "CacheStore",
+    "ConfigError",
+    "Disposer",
+    "FetchBody",
+    "FetchProvider",
+    "FetchRequest",
+    "FetchResult",
+    "FetchToolResult",
+    "HtmlBody",
+    "PdfBody",
+    "SearchProvider",
+    "SearchRequest",
+    "SearchResult",
+    "SearchSource",
+    "SearchToolResult",
+    "Settings",
+    "TextBody",
+    "ToolDefinition",
+    "ToolError",
+    "ToolOptions",
+    "ToolResult",
+    "WebError",
+    "WebErrorCode",
+    "WebRuntime",
+    "WebToolkit",
+    "WebreachError",
+    "__version__",
+    "anthropic_tools",
+    "build_runtime",
+    "load_settings",
+    "openai_chat_tools",
+    "openai_responses_tools",
+    "render_html",
+    "web_fetch_tool",
+    "web_search_tool",
+    "web_tools",
+    "web_tools_prompt",
+]
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name is an error
+
+    def __getattr__(name: str) -> Any:
+        """Load a public name from the module that defines it, once (PEP 562)."""
+        module = _HOME.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -65,7 +65,7 @@ def _fail(
 
 # What `pip install webreach` leaves out: the commands that need more name the extra to install.
 _EXTRAS: dict[str, tuple[str, ...]] = {
-    "server": ("fastapi", "starlette", "uvicorn", "openai", "cryptography"),
+    "server": ("starlette", "uvicorn", "openai", "cryptography"),
     "mcp": ("mcp", "uvicorn"),
 }
 
