@@ -11,6 +11,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from openai import AsyncStream
@@ -64,6 +65,31 @@ _STOP_REASONS: dict[str | None, StopReason] = {
     "length": "max_tokens",
     "content_filter": "refusal",
 }
+
+
+@dataclass
+class _Spend:
+    """What a turn may spend on web calls, what it has spent, and where it is."""
+
+    budget: int
+    read_budget: int
+    searches: int = 0
+    reads: int = 0
+    pages: int = 0
+    step: int = 0
+    forced: bool = False
+    retried: bool = False
+
+
+@dataclass
+class _Calls:
+    """One model step's calls, by who answers them."""
+
+    web: list[PendingCall]
+    links: list[PendingCall]
+    opened: list[PendingCall]
+    client: list[PendingCall]
+    unknown: list[PendingCall] = field(default_factory=list)
 
 
 class TurnRunner:
@@ -174,25 +200,27 @@ class TurnRunner:
                 raise ServerFailure(500, _INTERNAL) from None
             yield Failed(_INTERNAL, self.usage)
 
-    async def _rounds(self) -> AsyncIterator[Event]:
+    def _spend(self) -> _Spend:
         search, read = self.turn.web.search, self.turn.web.read_url
         budget = search.budget if search is not None else 0
         if self._deep:
             budget = search.max_uses if search and search.max_uses else DEEP_SEARCH_BUDGET
-        page_names = {tool.name for tool in self._page_tools}
         read_budget = read.max_uses if read and read.max_uses is not None else READ_LINKS_LIMIT
-        searches = reads = pages = 0
-        forced = retried = False
-        step = 0
+        return _Spend(budget, read_budget)
+
+    def _nudge(self, spend: _Spend) -> str | None:
+        if spend.forced and spend.retried:
+            return RETRY_ANSWER
+        if spend.forced and self._real_searches:
+            return FORCED_ANSWER
+        return None
+
+    async def _rounds(self) -> AsyncIterator[Event]:
+        spend = self._spend()
         stream, self._first = self._first, None
         while True:
             if stream is None:
-                nudge = None
-                if forced and retried:
-                    nudge = RETRY_ANSWER
-                elif forced and self._real_searches:
-                    nudge = FORCED_ANSWER
-                body = self._body(tools=not forced, nudge=nudge)
+                body = self._body(tools=not spend.forced, nudge=self._nudge(spend))
                 stream = await self._clock.timed(self.context.upstream.stream_chat(body))
             state = StepState()
             async for event in read_step(stream, state, self._citations, self.usage, self._clock):
@@ -202,43 +230,64 @@ class TurnRunner:
             for call in calls:
                 call.id = call.id or f"call_{uuid.uuid4().hex}"
             if not calls:
-                if forced and not state.text.strip() and not retried:
-                    retried = True
+                if spend.forced and not state.text.strip() and not spend.retried:
+                    spend.retried = True
                     continue
                 yield Finished(_STOP_REASONS.get(state.finish_reason, "end_turn"), self.usage)
                 return
-            web = [c for c in calls if self._search is not None and c.name == self._search.name]
-            links = [c for c in calls if self._read is not None and c.name == self._read.name]
-            opened = [c for c in calls if c.name in page_names]
-            client = [c for c in calls if c.name in self._client_names]
-            known = {id(c) for c in (*web, *links, *opened, *client)}
-            unknown = [c for c in calls if id(c) not in known]
-            results: dict[str, str] = {}
-            if web or links or opened:
-                yield StepReasoningDone(step)
-                left = budget - searches - pages
-                planned = [
-                    *self._planner.searches(web, step, left),
-                    *self._planner.pages(opened, step, left - len(web)),
-                    *self._planner.reads(links, step, read_budget - reads),
-                ]
-                async for event in self._run_web(planned, results):
-                    yield event
-                searches += len(web)
-                reads += len(links)
-                pages += len(opened)
-            for call in unknown:
-                results[call.id] = f"ERROR: there is no tool named {call.name!r}."
-            if client:
-                for call in client:
+            kinds = self._sort(calls)
+            results = {c.id: f"ERROR: there is no tool named {c.name!r}." for c in kinds.unknown}
+            async for event in self._web_step(kinds, spend, results):
+                yield event
+            if kinds.client:
+                for call in kinds.client:
                     yield ClientToolCall(call.id, call.name, call.arguments or "{}")
                 yield Finished("tool_use", self.usage)
                 return
             self._remember(state, calls, results)
-            step += 1
-            spent = searches + pages >= budget if search is not None else reads >= read_budget
-            if spent or step > max(budget, 1) + _EXTRA_STEPS:
-                forced = True
+            self._advance(spend)
+
+    def _sort(self, calls: list[PendingCall]) -> _Calls:
+        search, read = self._search, self._read
+        page_names = {tool.name for tool in self._page_tools}
+        kinds = _Calls(
+            web=[c for c in calls if search is not None and c.name == search.name],
+            links=[c for c in calls if read is not None and c.name == read.name],
+            opened=[c for c in calls if c.name in page_names],
+            client=[c for c in calls if c.name in self._client_names],
+        )
+        known = {id(c) for c in (*kinds.web, *kinds.links, *kinds.opened, *kinds.client)}
+        kinds.unknown = [c for c in calls if id(c) not in known]
+        return kinds
+
+    async def _web_step(
+        self, kinds: _Calls, spend: _Spend, results: dict[str, str]
+    ) -> AsyncIterator[Event]:
+        """The step's web calls, planned against what is left of the budgets, then run."""
+        if not (kinds.web or kinds.links or kinds.opened):
+            return
+        yield StepReasoningDone(spend.step)
+        left = spend.budget - spend.searches - spend.pages
+        planned = [
+            *self._planner.searches(kinds.web, spend.step, left),
+            *self._planner.pages(kinds.opened, spend.step, left - len(kinds.web)),
+            *self._planner.reads(kinds.links, spend.step, spend.read_budget - spend.reads),
+        ]
+        async for event in self._run_web(planned, results):
+            yield event
+        spend.searches += len(kinds.web)
+        spend.reads += len(kinds.links)
+        spend.pages += len(kinds.opened)
+
+    def _advance(self, spend: _Spend) -> None:
+        """One model step done: force an answer once the budget is spent or steps run long."""
+        spend.step += 1
+        if self.turn.web.search is not None:
+            spent = spend.searches + spend.pages >= spend.budget
+        else:
+            spent = spend.reads >= spend.read_budget
+        if spent or spend.step > max(spend.budget, 1) + _EXTRA_STEPS:
+            spend.forced = True
 
     async def _run_web(
         self, planned: list[Planned], results: dict[str, str]
