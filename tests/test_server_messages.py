@@ -329,7 +329,7 @@ def test_client_tools_become_function_tools() -> None:
             {"type": "custom", "name": "clock", "input_schema": {"type": "object"}, "strict": True},
         ],
     )
-    assert turn.client_tools == [
+    assert [tool.definition for tool in turn.client_tools] == [
         {
             "type": "function",
             "function": {"name": "weather", "description": "Weather now", "parameters": schema},

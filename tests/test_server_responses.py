@@ -243,7 +243,7 @@ def test_earlier_web_calls_leave_only_answers_and_their_page_signatures() -> Non
 
 def test_tools_map_to_client_function_tools_and_web_tool_specs() -> None:
     turn = parse(tools=[WEATHER, {"type": "deepseek_web_search"}, {"type": "deepseek_read_url"}])
-    assert turn.client_tools == [
+    assert [tool.definition for tool in turn.client_tools] == [
         {
             "type": "function",
             "function": {
@@ -483,7 +483,7 @@ def test_the_sdk_request_is_parsed() -> None:
     assert turn.tool_choice == "auto"
     assert turn.thinking is True
     assert turn.params == {"max_tokens": 64}
-    assert turn.web.search is not None and turn.client_tools[0]["function"]["name"] == "get_weather"
+    assert turn.web.search is not None and turn.client_tools[0].name == "get_weather"
 
 
 def test_the_error_body() -> None:

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
 from ..core.errors import RequestError
-from ..core.fields import CHAT_FIELDS, check_fields, non_empty_string, required
-from ..core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
+from ..core.fields import (
+    JSON,
+    Boolean,
+    Integer,
+    JsonObject,
+    ModelName,
+    NonNegativeInt,
+    Number,
+    PositiveInt,
+    Request,
+    Stop,
+    String,
+    StringOrObject,
+    checked,
+    validate,
+    when_missing,
+)
+from ..core.turn import ClientTool, DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
 from ..core.wire import (
     CANNOT_CONTINUE,
     DEEPSEEK_READ_URL,
@@ -15,47 +31,97 @@ from ..core.wire import (
     refuse_deepseek_fields,
 )
 
-__all__ = ["check_chat", "declares_web_tools", "parse_chat"]
+__all__ = ["ChatRequest", "check_chat", "declares_web_tools", "parse_chat"]
 
 # Consumed here; everything else is passed to the upstream as the client sent it.
 _OWN_FIELDS = frozenset({"model", "messages", "tools", "tool_choice", "stream", "stream_options"})
 
 
-def declares_web_tools(body: dict[str, Any]) -> bool:
+def _objects(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, dict) for item in value)
+
+
+Messages = Annotated[
+    list[JSON],
+    checked(
+        lambda v: isinstance(v, list) and bool(v),
+        "a non-empty array of messages is required",
+        (_objects, "each message must be an object"),
+    ),
+]
+Tools = Annotated[
+    list[JSON],
+    checked(
+        lambda v: isinstance(v, list), "must be an array", (_objects, "each tool must be an object")
+    ),
+]
+
+
+class ChatRequest(Request):
+    """The fields of a Chat Completions request the server reads or checks before passing on."""
+
+    model: ModelName = when_missing()
+    messages: Messages
+    stream: Boolean | None = None
+    temperature: Number | None = None
+    top_p: Number | None = None
+    tools: Tools | None = None
+    tool_choice: StringOrObject | None = None
+    parallel_tool_calls: Boolean | None = None
+    user: String | None = None
+    metadata: JsonObject | None = None
+    max_tokens: PositiveInt | None = None
+    max_completion_tokens: PositiveInt | None = None
+    n: PositiveInt | None = None
+    presence_penalty: Number | None = None
+    frequency_penalty: Number | None = None
+    seed: Integer | None = None
+    stop: Stop | None = None
+    stream_options: JsonObject | None = None
+    logprobs: Boolean | None = None
+    top_logprobs: NonNegativeInt | None = None
+    response_format: JsonObject | None = None
+    logit_bias: JsonObject | None = None
+
+
+def declares_web_tools(body: JSON) -> bool:
     tools = body.get("tools")
     return isinstance(tools, list) and any(
         isinstance(tool, dict) and _type_of(tool) in DEEPSEEK_TOOLS for tool in tools
     )
 
 
-def _type_of(tool: dict[str, Any]) -> str | None:
+def _type_of(tool: JSON) -> str:
     kind = tool.get("type")
-    return kind if isinstance(kind, str) else None
+    return kind if isinstance(kind, str) else ""
 
 
-def _web_tools(tools: list[Any]) -> tuple[WebTools, list[dict[str, Any]]]:
+def check_chat(body: JSON) -> ChatRequest:
+    """The field checks every Chat request gets, relayed or not."""
+    return validate(ChatRequest, body)
+
+
+def _web_tools(tools: list[JSON]) -> tuple[WebTools, list[ClientTool]]:
     search: SearchSpec | None = None
     read_url: ReadUrlSpec | None = None
-    client: list[dict[str, Any]] = []
+    client: list[ClientTool] = []
     for tool in tools:
-        if not isinstance(tool, dict):
-            raise RequestError("tools: each tool must be an object", param="tools")
         kind = _type_of(tool)
         if kind not in DEEPSEEK_TOOLS:
-            client.append(tool)
+            client.append(ClientTool.sent(tool))
             continue
         if kind == DEEPSEEK_SEARCH:
             refuse_deepseek_fields(tool, kind)
         if (kind == DEEPSEEK_SEARCH and search) or (kind == DEEPSEEK_READ_URL and read_url):
             raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
         if kind == DEEPSEEK_SEARCH:
-            search = SearchSpec(str(kind), str(kind))
+            search = SearchSpec(kind, kind)
         else:
-            read_url = ReadUrlSpec(str(kind), str(kind), domains=DomainFilter())
+            read_url = ReadUrlSpec(kind, kind, domains=DomainFilter())
     return WebTools(search=search, read_url=read_url), client
 
 
-def _check_tool_choice(choice: Any, web: WebTools) -> Any:
+def _check_tool_choice(choice: str | JSON | None, web: WebTools) -> str | JSON | None:
     if isinstance(choice, dict):
         named = choice.get("type")
         function = choice.get("function")
@@ -68,14 +134,12 @@ def _check_tool_choice(choice: Any, web: WebTools) -> Any:
     return choice
 
 
-def _history(messages: list[Any]) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+def _history(messages: list[JSON]) -> tuple[list[JSON], list[tuple[int, str]]]:
     """Drop ``server_tool_calls`` from earlier replies, keeping read-link signatures."""
-    cleaned: list[dict[str, Any]] = []
+    cleaned: list[JSON] = []
     signatures: list[tuple[int, str]] = []
     last_user = -1
     for message in messages:
-        if not isinstance(message, dict):
-            raise RequestError("messages: each message must be an object", param="messages")
         if message.get("role") == "user":
             last_user = len(cleaned)
         steps = message.get("server_tool_calls")
@@ -83,7 +147,8 @@ def _history(messages: list[Any]) -> tuple[list[dict[str, Any]], list[tuple[int,
             cleaned.append(message)
             continue
         for step in steps if isinstance(steps, list) else ():
-            for call in step.get("calls", ()) if isinstance(step, dict) else ():
+            calls = step.get("calls", ()) if isinstance(step, dict) else ()
+            for call in calls if isinstance(calls, list | tuple) else ():
                 signature = call.get("signature") if isinstance(call, dict) else None
                 if isinstance(signature, str) and signature and last_user >= 0:
                     signatures.append((last_user, signature))
@@ -91,42 +156,27 @@ def _history(messages: list[Any]) -> tuple[list[dict[str, Any]], list[tuple[int,
     return cleaned, signatures
 
 
-def check_chat(body: dict[str, Any]) -> None:
-    """The field checks every Chat request gets, relayed or not."""
-    required(body, "model", non_empty_string)
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise RequestError("messages: a non-empty array of messages is required", param="messages")
-    check_fields(body, CHAT_FIELDS)
-
-
-def parse_chat(body: dict[str, Any]) -> Turn:
-    check_chat(body)
-    messages: list[Any] = body["messages"]
-    model: str = body["model"]
-    tools = body.get("tools") or []
-    web, client_tools = _web_tools(tools)
+def parse_chat(body: JSON) -> Turn:
+    request = check_chat(body)
+    web, client_tools = _web_tools(request.tools or [])
     if web.any and "web_search_options" in body:
         raise RequestError(
             "web_search_options: not supported together with `deepseek_web_search` or "
             "`deepseek_read_url`; declare the web tools in `tools` instead",
             param="web_search_options",
         )
-    history, signatures = _history(messages)
-    if (
-        isinstance(messages[-1], dict)
-        and messages[-1].get("role") == "assistant"
-        and (messages[-1].get("server_tool_calls"))
-    ):
+    history, signatures = _history(request.messages)
+    last = request.messages[-1]
+    if last.get("role") == "assistant" and last.get("server_tool_calls"):
         raise RequestError(CANNOT_CONTINUE, param="messages")
     thinking = body.get("thinking")
     return Turn(
         protocol="chat",
-        model=model,
+        model=request.model,
         messages=history,
-        stream=body.get("stream") is True,
+        stream=request.stream is True,
         client_tools=client_tools,
-        tool_choice=_check_tool_choice(body.get("tool_choice"), web),
+        tool_choice=_check_tool_choice(request.tool_choice, web),
         web=web,
         thinking=isinstance(thinking, dict) and thinking.get("type") == "enabled",
         params={k: v for k, v in body.items() if k not in _OWN_FIELDS},

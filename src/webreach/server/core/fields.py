@@ -1,152 +1,153 @@
-"""Type checks for the top-level request fields the server reads or passes on.
+"""Declared request shapes: field types that check themselves, and one validator.
 
-All three protocols refuse a mistyped field with the same 400 (``<field>: must be …``) before
-anything reaches the upstream: ``stream: "yes"`` must not start a stream, nor
-``max_tokens: -5`` reach a model.
+Each protocol declares its request as a pydantic model whose fields use these types, so the
+declaration is what gets checked, and a refusal names the field the way the server always has
+(``max_tokens: must be a positive integer``, ``messages.0.role: …``, ``model: Field
+required``). Types are checked exactly (no ``"1"`` → ``1``): ``stream: "yes"`` must not start
+a stream, nor ``max_tokens: -5`` reach a model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, TypeVar
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from .errors import RequestError
+from .turn import JSON
 
 __all__ = [
-    "CHAT_FIELDS",
-    "RESPONSES_FIELDS",
+    "JSON",
+    "Boolean",
+    "JsonObject",
+    "ModelName",
+    "NonEmptyString",
+    "Number",
+    "Objects",
+    "PositiveInt",
+    "Request",
+    "String",
+    "StringList",
     "bad",
-    "boolean",
-    "check_fields",
-    "non_empty_string",
-    "number",
-    "positive_int",
-    "required",
-    "string",
+    "checked",
+    "validate",
+    "when_missing",
 ]
 
-Check = Callable[[Any, str], Any]
+M = TypeVar("M", bound=BaseModel)
+
+Check = tuple[Callable[[object], bool], str]
 
 
 def bad(path: str, problem: str) -> RequestError:
     return RequestError(f"{path}: {problem}", param=path.split(".", 1)[0])
 
 
-def positive_int(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise bad(path, "must be a positive integer")
-    return value
+def checked(test: Callable[[object], bool], problem: str, *more: Check) -> BeforeValidator:
+    """Field checks in the server's own words, run in order on the value exactly as sent;
+    the first that fails names the problem."""
+    tests = ((test, problem), *more)
 
-
-def non_negative_int(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise bad(path, "must be a non-negative integer")
-    return value
-
-
-def integer(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise bad(path, "must be an integer")
-    return value
-
-
-def number(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise bad(path, "must be a number")
-    return value
-
-
-def string(value: Any, path: str) -> str:
-    if not isinstance(value, str):
-        raise bad(path, "must be a string")
-    return value
-
-
-def non_empty_string(value: Any, path: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise bad(path, "must be a non-empty string")
-    return value
-
-
-def boolean(value: Any, path: str) -> bool:
-    if not isinstance(value, bool):
-        raise bad(path, "must be a boolean")
-    return value
-
-
-def obj(value: Any, path: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise bad(path, "must be an object")
-    return value
-
-
-def array(value: Any, path: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise bad(path, "must be an array")
-    return value
-
-
-def choice(value: Any, path: str) -> Any:
-    if not isinstance(value, str | dict):
-        raise bad(path, "must be a string or an object")
-    return value
-
-
-def stop(value: Any, path: str) -> Any:
-    if isinstance(value, str) or (
-        isinstance(value, list) and all(isinstance(item, str) for item in value)
-    ):
+    def check(value: object) -> object:
+        for passes, problem in tests:
+            if not passes(value):
+                raise ValueError(problem)
         return value
-    raise bad(path, "must be a string or an array of strings")
+
+    return BeforeValidator(check)
 
 
-_COMMON: dict[str, Check] = {
-    "stream": boolean,
-    "temperature": number,
-    "top_p": number,
-    "tools": array,
-    "tool_choice": choice,
-    "parallel_tool_calls": boolean,
-    "user": string,
-    "metadata": obj,
-}
-CHAT_FIELDS: Mapping[str, Check] = {
-    **_COMMON,
-    "max_tokens": positive_int,
-    "max_completion_tokens": positive_int,
-    "n": positive_int,
-    "presence_penalty": number,
-    "frequency_penalty": number,
-    "seed": integer,
-    "stop": stop,
-    "stream_options": obj,
-    "logprobs": boolean,
-    "top_logprobs": non_negative_int,
-    "response_format": obj,
-    "logit_bias": obj,
-}
-RESPONSES_FIELDS: Mapping[str, Check] = {
-    **_COMMON,
-    "max_output_tokens": positive_int,
-    "instructions": string,
-    "store": boolean,
-    "reasoning": obj,
-    "text": obj,
-    "include": array,
-}
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
-def required(body: dict[str, Any], name: str, check: Check) -> Any:
-    """``body[name]`` checked; a missing or null field is refused as Anthropic's API words it."""
-    value = body.get(name)
-    if value is None:
-        raise bad(name, "Field required")
-    return check(value, name)
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-def check_fields(body: dict[str, Any], checks: Mapping[str, Check]) -> None:
-    """Refuse the first present, non-null field of ``body`` whose type is wrong."""
-    for name, check in checks.items():
-        value = body.get(name)
-        if value is not None:
-            check(value, name)
+PositiveInt = Annotated[
+    int, checked(lambda v: _integer(v) and v >= 1, "must be a positive integer")
+]
+NonNegativeInt = Annotated[
+    int, checked(lambda v: _integer(v) and v >= 0, "must be a non-negative integer")
+]
+Integer = Annotated[int, checked(_integer, "must be an integer")]
+Number = Annotated[
+    int | float,
+    checked(lambda v: isinstance(v, int | float) and not isinstance(v, bool), "must be a number"),
+]
+Boolean = Annotated[bool, checked(lambda v: isinstance(v, bool), "must be a boolean")]
+String = Annotated[str, checked(lambda v: isinstance(v, str), "must be a string")]
+NonEmptyString = Annotated[
+    str, checked(lambda v: isinstance(v, str) and bool(v), "must be a non-empty string")
+]
+ModelName = Annotated[
+    str,
+    checked(
+        lambda v: v is not None,
+        "Field required",
+        (lambda v: isinstance(v, str) and bool(v), "must be a non-empty string"),
+    ),
+]
+"""``model``: a null one counts as missing."""
+StringList = Annotated[list[str], checked(_strings, "must be a list of strings")]
+JsonObject = Annotated[JSON, checked(lambda v: isinstance(v, dict), "must be an object")]
+Objects = Annotated[
+    list[JSON],
+    checked(
+        lambda v: isinstance(v, list) and all(isinstance(item, dict) for item in v),
+        "must be an array of objects",
+    ),
+]
+Array = Annotated[list[object], checked(lambda v: isinstance(v, list), "must be an array")]
+StringOrObject = Annotated[
+    str | JSON, checked(lambda v: isinstance(v, str | dict), "must be a string or an object")
+]
+Stop = Annotated[
+    str | list[str],
+    checked(lambda v: isinstance(v, str) or _strings(v), "must be a string or an array of strings"),
+]
+
+
+def when_missing() -> Any:
+    """A field's default that is checked like a sent value, so a missing field is refused with
+    the field's own words (``role: must be `user` or `assistant```) rather than pydantic's."""
+    return Field(default=None, validate_default=True)
+
+
+class Request(BaseModel):
+    """A request body or a part of one: unknown fields are kept (``model_extra``), values are
+    never coerced, and a value that is not an object is refused with ``not_object``."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    not_object: ClassVar[str] = "must be an object"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _an_object(cls, value: object) -> object:
+        if not isinstance(value, dict):
+            raise ValueError(cls.not_object)
+        return value
+
+
+def validate(shape: type[M], value: object, path: str = "") -> M:
+    """``value`` as ``shape``, or the first refusal as a :class:`RequestError` naming its path
+    (below ``path`` when the value is a part of the request)."""
+    try:
+        return shape.model_validate(value)
+    except ValidationError as error:
+        first = error.errors(include_url=False, include_input=False)[0]
+        parts = [path] if path else []
+        parts += [str(part) for part in first["loc"]]
+        # Our own checks raise ValueError; its text is the problem, in the server's words.
+        cause = first.get("ctx", {}).get("error")
+        problem = str(cause) if isinstance(cause, ValueError) else first["msg"]
+        raise bad(".".join(parts) or "body", problem) from None

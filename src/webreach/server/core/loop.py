@@ -104,9 +104,7 @@ class TurnRunner:
         self._registry = SourceRegistry()
         self._citations = CitationStream(self._registry.lookup)
         self._messages = list(turn.messages)
-        self._client_names = {
-            str(tool.get("function", {}).get("name")) for tool in turn.client_tools
-        }
+        self._client_names = {tool.name for tool in turn.client_tools}
         self._search: ModelTool | None = None
         if turn.web.search is not None and not turn.tools_off:
             name = "web_search" if "web_search" not in self._client_names else "webreach_search"
@@ -154,7 +152,7 @@ class TurnRunner:
         body: dict[str, Any] = {"model": turn.model, "messages": messages, **turn.params}
         if not tools:
             return body
-        offered = list(turn.client_tools)
+        offered = [tool.definition for tool in turn.client_tools]
         own = [tool for tool in (self._search, self._read) if tool is not None]
         own.extend(self._page_tools)
         offered.extend(tool.definition for tool in own)

@@ -8,16 +8,24 @@ function tools, and the web tools the client declared.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 __all__ = [
     "DEFAULT_SEARCH_BUDGET",
+    "JSON",
+    "ClientTool",
     "DomainFilter",
     "ReadUrlSpec",
     "SearchSpec",
+    "ToolChoice",
     "Turn",
     "WebTools",
 ]
+
+JSON = dict[str, object]
+"""A JSON object: the wire shapes of requests and of the upstream's messages and tools."""
+ToolChoice = str | JSON | None
+"""A Chat Completions ``tool_choice``: ``"auto"``, ``"none"``, ``"required"`` or an object."""
 
 DEFAULT_SEARCH_BUDGET = 5
 """Searches per round when the client sets no ``max_uses``."""
@@ -81,6 +89,55 @@ class WebTools:
 Protocol = Literal["chat", "responses", "messages"]
 
 
+@dataclass(frozen=True, slots=True)
+class ClientTool:
+    """A tool of the client's own: the model may call it, and the client runs it.
+
+    ``definition`` is the Chat Completions tool the upstream is given, as sent when the
+    client spoke Chat Completions (so fields the server does not know still reach the model).
+    """
+
+    name: str
+    definition: JSON
+    description: str | None = None
+    parameters: JSON | None = None
+    strict: bool | None = None
+
+    @classmethod
+    def function(
+        cls,
+        name: str,
+        description: str | None = None,
+        parameters: JSON | None = None,
+        strict: bool | None = None,
+    ) -> ClientTool:
+        function: JSON = {"name": name}
+        if description is not None:
+            function["description"] = description
+        if parameters is not None:
+            function["parameters"] = parameters
+        if strict is not None:
+            function["strict"] = strict
+        definition: JSON = {"type": "function", "function": function}
+        return cls(name, definition, description, parameters, strict)
+
+    @classmethod
+    def sent(cls, tool: JSON) -> ClientTool:
+        """A Chat Completions tool exactly as the client declared it."""
+        function = tool.get("function")
+        if not isinstance(function, dict):
+            return cls("", tool)
+        name, description = function.get("name"), function.get("description")
+        parameters, strict = function.get("parameters"), function.get("strict")
+        return cls(
+            name if isinstance(name, str) else "",
+            tool,
+            description if isinstance(description, str) else None,
+            parameters if isinstance(parameters, dict) else None,
+            strict if isinstance(strict, bool) else None,
+        )
+
+
 @dataclass(slots=True)
 class Turn:
     """One request, ready for the loop.
@@ -91,13 +148,13 @@ class Turn:
 
     protocol: Protocol
     model: str
-    messages: list[dict[str, Any]]
+    messages: list[JSON]
     stream: bool
-    client_tools: list[dict[str, Any]] = field(default_factory=list)
-    tool_choice: Any = None
+    client_tools: list[ClientTool] = field(default_factory=list)
+    tool_choice: ToolChoice = None
     web: WebTools = field(default_factory=WebTools)
     thinking: bool = False
-    params: dict[str, Any] = field(default_factory=dict)
+    params: JSON = field(default_factory=dict)
     page_signatures: list[tuple[int, str]] = field(default_factory=list)
     """Sealed pages of read links found in the history: (index in ``messages`` of the user
     message that opened that round, signature). Restoring them is the loop's job."""

@@ -7,11 +7,32 @@ only ever sees requests it can answer.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated
 
 from ..core.errors import RequestError
-from ..core.fields import RESPONSES_FIELDS, check_fields, non_empty_string, required
-from ..core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
+from ..core.fields import (
+    Boolean,
+    JsonObject,
+    ModelName,
+    Number,
+    PositiveInt,
+    Request,
+    String,
+    StringOrObject,
+    checked,
+    validate,
+    when_missing,
+)
+from ..core.turn import (
+    JSON,
+    ClientTool,
+    DomainFilter,
+    ReadUrlSpec,
+    SearchSpec,
+    ToolChoice,
+    Turn,
+    WebTools,
+)
 from ..core.wire import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
 
 __all__ = ["parse_request"]
@@ -24,39 +45,61 @@ _REFUSED_PARAMS = {
     "top_logprobs": "not supported",
 }
 _NO_THINKING_EFFORTS = ("none", "minimal")
+_NO_PARAMETERS: JSON = {"type": "object", "properties": {}}
 _TEXT_PARTS = ("input_text", "output_text", "text")
 _IMAGE_DETAILS = ("auto", "low", "high")
 
 
-def parse_request(body: dict[str, Any]) -> Turn:
+Array = Annotated[list[object], checked(lambda v: isinstance(v, list), "must be an array")]
+
+
+class ResponsesRequest(Request):
+    """What the server reads of a Responses request; the rest passes through unread."""
+
+    model: ModelName = when_missing()
+    input: object = None
+    instructions: String | None = None
+    stream: Boolean | None = None
+    temperature: Number | None = None
+    top_p: Number | None = None
+    max_output_tokens: PositiveInt | None = None
+    tools: Array | None = None
+    tool_choice: StringOrObject | None = None
+    parallel_tool_calls: Boolean | None = None
+    user: String | None = None
+    metadata: JsonObject | None = None
+    store: Boolean | None = None
+    reasoning: JsonObject | None = None
+    text: JsonObject | None = None
+    include: Array | None = None
+
+
+def parse_request(body: JSON) -> Turn:
     """Translate one Responses request; raise :class:`RequestError` for what is refused."""
     for name, why in _REFUSED_PARAMS.items():
         if body.get(name) is not None:
             raise RequestError(f"{name}: {why}", param=name)
-    model = required(body, "model", non_empty_string)
-    check_fields(body, RESPONSES_FIELDS)
-    _check_text_format(body.get("text"))
-    web, client_tools = _tools(body.get("tools"))
-    messages, signatures = _Input().convert(body.get("instructions"), body.get("input"))
+    request = validate(ResponsesRequest, body)
+    _check_text_format(request.text)
+    web, client_tools = _tools(request.tools)
+    messages, signatures = _Input().convert(request.instructions, request.input)
     return Turn(
         protocol="responses",
-        model=model,
+        model=request.model,
         messages=messages,
-        stream=body.get("stream") is True,
+        stream=request.stream is True,
         client_tools=client_tools,
-        tool_choice=_tool_choice(body.get("tool_choice"), web, client_tools),
+        tool_choice=_tool_choice(request.tool_choice, web, client_tools),
         web=web,
-        thinking=_thinking(body.get("reasoning")),
-        params=_params(body),
+        thinking=_thinking(request.reasoning),
+        params=_params(request),
         page_signatures=signatures,
     )
 
 
-def _check_text_format(text: Any) -> None:
+def _check_text_format(text: JSON | None) -> None:
     if text is None:
         return
-    if not isinstance(text, dict):
-        raise RequestError("text: must be an object", param="text")
     fmt = text.get("format")
     if fmt is None:
         return
@@ -67,21 +110,20 @@ def _check_text_format(text: Any) -> None:
         )
 
 
-def _thinking(reasoning: Any) -> bool:
-    if not isinstance(reasoning, dict):
+def _thinking(reasoning: JSON | None) -> bool:
+    if reasoning is None:
         return False
     effort = reasoning.get("effort")
     return isinstance(effort, str) and effort not in _NO_THINKING_EFFORTS
 
 
-def _params(body: dict[str, Any]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for source, target in (
-        ("max_output_tokens", "max_tokens"),
-        ("temperature", "temperature"),
-        ("top_p", "top_p"),
+def _params(request: ResponsesRequest) -> JSON:
+    params: JSON = {}
+    for target, value in (
+        ("max_tokens", request.max_output_tokens),
+        ("temperature", request.temperature),
+        ("top_p", request.top_p),
     ):
-        value = body.get(source)
         if value is not None:
             params[target] = value
     return params
@@ -90,18 +132,14 @@ def _params(body: dict[str, Any]) -> dict[str, Any]:
 # --- tools ---------------------------------------------------------------------------------
 
 
-def _tools(raw: Any) -> tuple[WebTools, list[dict[str, Any]]]:
-    if raw is None:
-        return WebTools(), []
-    if not isinstance(raw, list):
-        raise RequestError("tools: must be an array", param="tools")
+def _tools(raw: list[object] | None) -> tuple[WebTools, list[ClientTool]]:
     search: SearchSpec | None = None
     read_url: ReadUrlSpec | None = None
-    client_tools: list[dict[str, Any]] = []
-    for tool in raw:
+    client_tools: list[ClientTool] = []
+    for tool in raw or ():
         if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
             raise RequestError("tools: every tool needs a `type`", param="tools")
-        kind: str = tool["type"]
+        kind = str(tool["type"])
         if kind == "function":
             client_tools.append(_function_tool(tool))
         elif kind == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(kind):
@@ -118,20 +156,20 @@ def _tools(raw: Any) -> tuple[WebTools, list[dict[str, Any]]]:
     return WebTools(search=search, read_url=read_url), client_tools
 
 
-def _function_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    name = tool.get("name")
+def _function_tool(tool: JSON) -> ClientTool:
+    name, description = tool.get("name"), tool.get("description")
+    parameters, strict = tool.get("parameters"), tool.get("strict")
     if not isinstance(name, str) or not name:
         raise RequestError("tools: a `function` tool needs a `name`", param="tools")
-    function: dict[str, Any] = {"name": name}
-    if tool.get("description") is not None:
-        function["description"] = tool["description"]
-    function["parameters"] = tool.get("parameters") or {"type": "object", "properties": {}}
-    if isinstance(tool.get("strict"), bool):
-        function["strict"] = tool["strict"]
-    return {"type": "function", "function": function}
+    return ClientTool.function(
+        name,
+        description if isinstance(description, str) else None,
+        parameters if isinstance(parameters, dict) and parameters else _NO_PARAMETERS,
+        strict if isinstance(strict, bool) else None,
+    )
 
 
-def _search_tool(tool: dict[str, Any], kind: str) -> SearchSpec:
+def _search_tool(tool: JSON, kind: str) -> SearchSpec:
     if kind == DEEPSEEK_SEARCH:
         refuse_deepseek_fields(tool, kind)
         return SearchSpec(DEEPSEEK_SEARCH, DEEPSEEK_SEARCH)
@@ -147,7 +185,7 @@ def _search_tool(tool: dict[str, Any], kind: str) -> SearchSpec:
     return SearchSpec("web_search", kind, domains=domains)
 
 
-def _domains(raw: Any) -> tuple[str, ...]:
+def _domains(raw: object) -> tuple[str, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list) or not all(isinstance(d, str) for d in raw):
@@ -155,15 +193,15 @@ def _domains(raw: Any) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def _tool_choice(raw: Any, web: WebTools, client_tools: list[dict[str, Any]]) -> Any:
+def _tool_choice(
+    raw: str | JSON | None, web: WebTools, client_tools: list[ClientTool]
+) -> ToolChoice:
     if raw is None:
         return None
     if isinstance(raw, str):
         if raw not in ("auto", "none", "required"):
             raise RequestError(f"tool_choice: `{raw}` is not a valid choice", param="tool_choice")
         return "auto" if raw == "required" and web.any else raw
-    if not isinstance(raw, dict):
-        raise RequestError("tool_choice: must be a string or an object", param="tool_choice")
     kind = raw.get("type")
     if kind == "function":
         name = raw.get("name")
@@ -171,7 +209,7 @@ def _tool_choice(raw: Any, web: WebTools, client_tools: list[dict[str, Any]]) ->
             raise RequestError(
                 "tool_choice: a `function` choice needs a `name`", param="tool_choice"
             )
-        if name not in {tool["function"]["name"] for tool in client_tools}:
+        if name not in {tool.name for tool in client_tools}:
             _refuse_forcing_web_tool(name, web)
         return {"type": "function", "function": {"name": name}}
     if isinstance(kind, str):
@@ -198,21 +236,18 @@ class _Input:
 
     def __init__(self) -> None:
         self.system: list[str] = []
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[JSON] = []
         self.signatures: list[tuple[int, str]] = []
         self.last_user: int | None = None
 
     def convert(
-        self, instructions: Any, raw: Any
-    ) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
-        if instructions is not None:
-            if not isinstance(instructions, str):
-                raise RequestError("instructions: must be a string", param="instructions")
-            if instructions:
-                self.system.append(instructions)
+        self, instructions: str | None, raw: object
+    ) -> tuple[list[JSON], list[tuple[int, str]]]:
+        if instructions:
+            self.system.append(instructions)
         if raw is None:
             raise RequestError("input: required", param="input")
-        items: list[Any] = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw
+        items = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw
         if not isinstance(items, list):
             raise RequestError("input: must be a string or an array of items", param="input")
         for item in items:
@@ -223,11 +258,11 @@ class _Input:
             _refuse_continuation(items[-1])
         if not self.system:
             return self.messages, self.signatures
-        lead = {"role": "system", "content": "\n\n".join(self.system)}
+        lead: JSON = {"role": "system", "content": "\n\n".join(self.system)}
         shifted = [(index + 1, signature) for index, signature in self.signatures]
         return [lead, *self.messages], shifted
 
-    def _item(self, item: dict[str, Any]) -> None:
+    def _item(self, item: JSON) -> None:
         kind = item.get("type")
         if kind is None and "role" in item:
             kind = "message"
@@ -248,7 +283,7 @@ class _Input:
         else:
             raise RequestError(f"input: item type `{kind}` is not supported", param="input")
 
-    def _message(self, item: dict[str, Any]) -> None:
+    def _message(self, item: JSON) -> None:
         role = item.get("role")
         content = _content(item.get("content"), role)
         if role in ("system", "developer"):
@@ -268,13 +303,14 @@ class _Input:
                 )
             previous = self.messages[-1] if self.messages else None
             if previous and previous["role"] == "assistant" and "tool_calls" not in previous:
-                previous["content"] = "\n\n".join(t for t in (previous["content"], content) if t)
+                texts = (previous["content"], content)
+                previous["content"] = "\n\n".join(t for t in texts if isinstance(t, str) and t)
             else:
                 self.messages.append({"role": "assistant", "content": content})
         else:
             raise RequestError(f"input: message role `{role}` is not supported", param="input")
 
-    def _function_call(self, item: dict[str, Any]) -> None:
+    def _function_call(self, item: JSON) -> None:
         call_id, name = item.get("call_id"), item.get("name")
         if not isinstance(call_id, str) or not isinstance(name, str):
             raise RequestError("input: a `function_call` needs `call_id` and `name`", param="input")
@@ -288,12 +324,15 @@ class _Input:
             },
         }
         previous = self.messages[-1] if self.messages else None
-        if previous and previous["role"] == "assistant":
-            previous.setdefault("tool_calls", []).append(call)
+        calls = previous.get("tool_calls") if previous else None
+        if previous and previous["role"] == "assistant" and isinstance(calls, list):
+            calls.append(call)
+        elif previous and previous["role"] == "assistant":
+            previous["tool_calls"] = [call]
         else:
             self.messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
 
-    def _function_output(self, item: dict[str, Any]) -> None:
+    def _function_output(self, item: JSON) -> None:
         call_id = item.get("call_id")
         if not isinstance(call_id, str):
             raise RequestError("input: a `function_call_output` needs a `call_id`", param="input")
@@ -305,7 +344,7 @@ class _Input:
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
 
 
-def _refuse_continuation(last: dict[str, Any]) -> None:
+def _refuse_continuation(last: JSON) -> None:
     kind = last.get("type") or ("message" if "role" in last else None)
     if kind == "message" and last.get("role") == "assistant":
         what = "an assistant `message`"
@@ -319,7 +358,7 @@ def _refuse_continuation(last: dict[str, Any]) -> None:
     )
 
 
-def _content(raw: Any, role: Any) -> str | list[dict[str, Any]]:
+def _content(raw: object, role: object) -> str | list[JSON]:
     """Message content as a Chat string, or Chat parts when it carries images."""
     if isinstance(raw, str):
         return raw
@@ -328,13 +367,14 @@ def _content(raw: Any, role: Any) -> str | list[dict[str, Any]]:
     if not isinstance(raw, list):
         raise RequestError("input: content must be a string or an array of parts", param="input")
     parts = [_part(part) for part in raw]
-    if all(part["type"] == "text" for part in parts):
+    texts = [part["text"] for part in parts if part["type"] == "text"]
+    if len(texts) == len(parts):
         separator = "" if role == "assistant" else "\n"
-        return separator.join(part["text"] for part in parts)
+        return separator.join(map(str, texts))
     return parts
 
 
-def _part(part: Any) -> dict[str, Any]:
+def _part(part: object) -> JSON:
     if not isinstance(part, dict):
         raise RequestError("input: every content part must be an object", param="input")
     kind = part.get("type")
@@ -349,14 +389,14 @@ def _part(part: Any) -> dict[str, Any]:
                 "input: `input_image` needs an `image_url`; `file_id` is not supported",
                 param="input",
             )
-        image: dict[str, Any] = {"url": url}
+        image: JSON = {"url": url}
         if part.get("detail") in _IMAGE_DETAILS:
             image["detail"] = part["detail"]
         return {"type": "image_url", "image_url": image}
     raise RequestError(f"input: content part type `{kind}` is not supported", param="input")
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if not isinstance(value, str):
         raise RequestError("input: a text part needs a string `text`", param="input")
     return value

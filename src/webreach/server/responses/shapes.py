@@ -72,14 +72,13 @@ def _tools_echo(turn: Turn) -> list[dict[str, Any]]:
     """
     tools: list[dict[str, Any]] = []
     for tool in turn.client_tools:
-        function = tool["function"]
         tools.append(
             {
                 "type": "function",
-                "name": function["name"],
-                "description": function.get("description"),
-                "parameters": function.get("parameters"),
-                "strict": function.get("strict"),
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": tool.parameters,
+                "strict": tool.strict,
             }
         )
     search = turn.web.search

@@ -1,0 +1,154 @@
+"""The Anthropic Messages request as the server reads it: declared, and checked as declared.
+
+Refusals name the field as the API does (``messages.0.content.1.type: …``). Content blocks
+are checked by kind where they are read (``request.py``), with the block shapes below.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field
+
+from ..core.fields import (
+    JSON,
+    Boolean,
+    JsonObject,
+    ModelName,
+    Number,
+    PositiveInt,
+    Request,
+    String,
+    StringList,
+    checked,
+    when_missing,
+)
+
+__all__ = [
+    "Block",
+    "ImageBlock",
+    "MessageParam",
+    "MessagesRequest",
+    "TextBlock",
+    "ToolChoice",
+    "ToolResultBlock",
+    "ToolUseBlock",
+]
+
+THINKING_TYPES = ("enabled", "adaptive", "between_tools", "disabled")
+CHOICE_TYPES = ("auto", "any", "tool", "none")
+
+
+def _text_blocks(value: object) -> object:
+    """A string is one text block, as the API reads it."""
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}]
+    return value
+
+
+def _is_object(value: object) -> bool:
+    return isinstance(value, dict)
+
+
+def _text_block(value: object) -> bool:
+    return isinstance(value, dict) and value.get("type") == "text"
+
+
+def _block(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("type"), str)
+
+
+Block = Annotated[JSON, checked(_block, "must be a content block with a `type`")]
+"""A content block: an object with a ``type``; its kind decides the rest."""
+# Before-validators run last first: a string becomes one text block, then the list is checked.
+Content = Annotated[
+    list[Block],
+    checked(lambda v: isinstance(v, list), "must be a string or a list of content blocks"),
+    BeforeValidator(_text_blocks),
+]
+
+
+class TextBlock(Request):
+    text: String = when_missing()
+
+
+class ImageSource(Request):
+    type: Annotated[str, checked(lambda v: v in ("base64", "url"), "must be `base64` or `url`")] = (
+        when_missing()
+    )
+    media_type: String | None = None
+    data: String | None = None
+    url: String | None = None
+
+
+class ImageBlock(Request):
+    source: Annotated[ImageSource, checked(_is_object, "Field required")] = when_missing()
+
+
+class ToolUseBlock(Request):
+    id: String = when_missing()
+    name: String = when_missing()
+    input: JsonObject = Field(default_factory=dict)
+
+
+class ToolResultBlock(Request):
+    tool_use_id: String = when_missing()
+    content: Content = Field(default="", validate_default=True)
+    is_error: object = None
+
+
+SystemBlock = Annotated[
+    JSON,
+    checked(lambda v: isinstance(v, dict) and v.get("type") == "text", "must be a `text` block"),
+]
+System = Annotated[
+    list[SystemBlock],
+    checked(lambda v: isinstance(v, list), "must be a string or a list of text blocks"),
+    BeforeValidator(_text_blocks),
+]
+
+
+class MessageParam(Request):
+    content: Content
+    role: Annotated[
+        str, checked(lambda v: v in ("user", "assistant"), "must be `user` or `assistant`")
+    ] = when_missing()
+
+
+class ToolChoice(Request):
+    type: Annotated[
+        str,
+        checked(
+            lambda v: v in ("auto", "any", "tool", "none"),
+            "must be `auto`, `any`, `tool` or `none`",
+        ),
+    ] = when_missing()
+    name: object = None
+    disable_parallel_tool_use: object = None
+
+
+class Thinking(Request):
+    type: Annotated[
+        str, checked(lambda v: v in THINKING_TYPES, "must be `enabled`, `adaptive` or `disabled`")
+    ] = when_missing()
+
+
+class MessagesRequest(Request):
+    """What the server reads of a Messages request; the rest passes through unread."""
+
+    model: ModelName = when_missing()
+    max_tokens: PositiveInt
+    stream: Boolean = False
+    temperature: Number | None = None
+    top_p: Number | None = None
+    stop_sequences: StringList | None = None
+    tools: (
+        Annotated[list[JsonObject], checked(lambda v: isinstance(v, list), "must be a list")] | None
+    ) = None
+    tool_choice: ToolChoice | None = None
+    system: System | None = None
+    messages: Annotated[
+        list[MessageParam],
+        checked(lambda v: isinstance(v, list) and bool(v), "must be a non-empty list"),
+    ]
+    thinking: Thinking | None = None
