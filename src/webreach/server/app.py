@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -21,6 +20,7 @@ from .config import DEFAULT_MAX_BODY_BYTES, ServerConfig
 from .core.codec import Codec
 from .core.context import ServerContext
 from .core.sealing import PageSealer
+from .core.turn import JSON
 from .core.upstream import Upstream
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint
 from .messages import MessagesCodec
@@ -93,12 +93,12 @@ def create_app(
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 
-def _error_body_for(codecs: dict[str, Codec]) -> Callable[[str], Callable[[str], dict[str, Any]]]:
+def _error_body_for(codecs: dict[str, Codec]) -> Callable[[str], Callable[[str], JSON]]:
     """The error shape of the protocol a path speaks (Chat's for anything else)."""
     by_path = {path: codecs[protocol] for protocol in codecs for path in PATHS[protocol]}
     fallback = codecs.get("chat") or ChatCodec()
 
-    def for_path(path: str) -> Callable[[str], dict[str, Any]]:
+    def for_path(path: str) -> Callable[[str], JSON]:
         codec = by_path.get(path, fallback)
         return lambda message: codec.error_body(401, message)
 

@@ -23,7 +23,7 @@ from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from .core.loop import TurnRunner
 from .core.relay import relay
 from .core.streaming import server_timing, with_keepalive
-from .core.turn import Turn
+from .core.turn import JSON, Turn
 from .core.wire import dumps
 
 __all__ = ["ProtocolEndpoint", "healthz", "json_response", "models_endpoint"]
@@ -34,9 +34,7 @@ CLIENT_GONE = 499
 """Nobody reads it: the status logged for a client that left before its answer."""
 
 
-def json_response(
-    status: int, body: dict[str, Any], headers: dict[str, str] | None = None
-) -> Response:
+def json_response(status: int, body: JSON, headers: dict[str, str] | None = None) -> Response:
     return Response(dumps(body).encode(), status, headers, media_type="application/json")
 
 
@@ -70,7 +68,7 @@ class ProtocolEndpoint:
         except ClientGone:
             return Response(status_code=CLIENT_GONE)
 
-    def _parse(self, body: dict[str, Any]) -> Turn:
+    def _parse(self, body: JSON) -> Turn:
         """The codec's translation; a shape it did not foresee is still the client's 400."""
         try:
             return self.codec.parse(body)
@@ -83,7 +81,7 @@ class ProtocolEndpoint:
             raise RequestError("the request has a shape this server cannot read") from None
 
     async def _relay(
-        self, request: Request, context: ServerContext, body: dict[str, Any], started: float
+        self, request: Request, context: ServerContext, body: JSON, started: float
     ) -> Response:
         upstream = context.upstream
         if upstream.model:
@@ -113,7 +111,7 @@ class ProtocolEndpoint:
         )
 
     async def _whole(self, request: Request, runner: TurnRunner, started: float) -> Response:
-        async def answer() -> dict[str, Any]:
+        async def answer() -> JSON:
             try:
                 await runner.start()
                 return await whole_body(self.codec, runner.turn, runner.events())

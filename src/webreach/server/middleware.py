@@ -9,16 +9,16 @@ from __future__ import annotations
 import hmac
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .core.turn import JSON
 from .core.wire import dumps
 
 __all__ = ["InboundKeys", "ServerTiming"]
 
-ErrorBody = Callable[[str], dict[str, Any]]
+ErrorBody = Callable[[str], JSON]
 """The error JSON of the protocol a path speaks, for a given message."""
 
 

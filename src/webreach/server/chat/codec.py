@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..core.turn import Turn
+from ..core.turn import JSON, Turn
 from ..core.wire import error_type
 from .render import ChatRenderer
 from .request import parse_chat
@@ -15,10 +13,10 @@ __all__ = ["ChatCodec"]
 class ChatCodec:
     protocol = "chat"
 
-    def parse(self, body: dict[str, Any]) -> Turn:
+    def parse(self, body: JSON) -> Turn:
         return parse_chat(body)
 
-    def error_body(self, status: int, message: str) -> dict[str, Any]:
+    def error_body(self, status: int, message: str) -> JSON:
         kind = error_type(status, server="api_error")
         return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 

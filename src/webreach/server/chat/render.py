@@ -33,7 +33,7 @@ from ..core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from ..core.turn import Turn
+from ..core.turn import JSON, Turn
 from ..core.wire import dumps, server_tool_use, sse_frame
 
 __all__ = ["ChatRenderer", "action_json", "outcome_json", "usage_json"]
@@ -48,7 +48,7 @@ _FINISH = {
 
 def action_json(
     action: SearchAction | OpenPageAction | FindInPageAction | ReadLinkAction,
-) -> dict[str, Any]:
+) -> JSON:
     match action:
         case SearchAction(queries=queries):
             return {
@@ -66,7 +66,7 @@ def action_json(
             assert_never(action)
 
 
-def outcome_json(outcome: Outcome, *, signature: bool) -> dict[str, Any]:
+def outcome_json(outcome: Outcome, *, signature: bool) -> JSON:
     match outcome:
         case SearchOutcome(sources=sources):
             return {
@@ -85,7 +85,7 @@ def outcome_json(outcome: Outcome, *, signature: bool) -> dict[str, Any]:
                 ],
             }
         case PageOutcome(url=url, title=title, published_at=published_at):
-            data: dict[str, Any] = {
+            data: JSON = {
                 "status": "completed",
                 "page": {"url": url, "title": title, "published_at": published_at},
             }
@@ -98,8 +98,8 @@ def outcome_json(outcome: Outcome, *, signature: bool) -> dict[str, Any]:
             assert_never(outcome)
 
 
-def usage_json(usage: Usage) -> dict[str, Any]:
-    data: dict[str, Any] = {
+def usage_json(usage: Usage) -> JSON:
+    data: JSON = {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
@@ -118,17 +118,21 @@ class _Answer:
     thinking: bool
     text: str = ""
     reasoning: str = ""
-    annotations: list[dict[str, Any]] = field(default_factory=list)
-    steps: dict[int, dict[str, Any]] = field(default_factory=dict)
-    calls: dict[str, dict[str, Any]] = field(default_factory=dict)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    annotations: list[JSON] = field(default_factory=list)
+    steps: dict[int, JSON] = field(default_factory=dict)
+    step_calls: dict[int, list[JSON]] = field(default_factory=dict)
+    """Each step's ``calls`` list, the same object as in its entry of ``steps``."""
+    calls: dict[str, JSON] = field(default_factory=dict)
+    tool_calls: list[JSON] = field(default_factory=list)
 
-    def step(self, number: int) -> dict[str, Any]:
+    def step(self, number: int) -> JSON:
         if number not in self.steps:
-            entry: dict[str, Any] = {"index": number, "calls": []}
+            calls: list[JSON] = []
+            entry: JSON = {"index": number, "calls": calls}
             if self.thinking:
                 entry["reasoning_content"] = ""
             self.steps[number] = entry
+            self.step_calls[number] = calls
         return self.steps[number]
 
     def close_reasoning(self, number: int) -> None:
@@ -137,19 +141,20 @@ class _Answer:
             entry["reasoning_content"] = self.reasoning
         self.reasoning = ""
 
-    def started(self, call: WebCall) -> dict[str, Any]:
-        entry = {
+    def started(self, call: WebCall) -> JSON:
+        entry: JSON = {
             "index": call.index,
             "id": call.id,
             "type": call.tool_type,
             "kind": call.kind,
             "action": action_json(call.action),
         }
-        self.step(call.step)["calls"].append(entry)
+        self.step(call.step)
+        self.step_calls[call.step].append(entry)
         self.calls[call.id] = entry
         return entry
 
-    def completed(self, call: WebCall, outcome: Outcome) -> dict[str, Any]:
+    def completed(self, call: WebCall, outcome: Outcome) -> JSON:
         """Record the outcome; return the call as progress events show it (no signature)."""
         entry = self.calls[call.id]
         entry.update(outcome_json(outcome, signature=True))
@@ -168,13 +173,13 @@ class _Answer:
             }
         )
 
-    def server_tool_calls(self) -> list[dict[str, Any]]:
+    def server_tool_calls(self) -> list[JSON]:
         for entry in self.calls.values():
             if "status" not in entry:
                 entry.update({"status": "failed", "error": {"code": "unavailable"}})
         return [self.steps[number] for number in sorted(self.steps)]
 
-    def tool_call(self, call: ClientToolCall) -> dict[str, Any]:
+    def tool_call(self, call: ClientToolCall) -> JSON:
         entry = {
             "index": len(self.tool_calls),
             "id": call.id,
@@ -198,13 +203,13 @@ class ChatRenderer:
         self._usage = Usage()
         self.done = False
 
-    def _chunk(self, delta: dict[str, Any], **extra: Any) -> str:
+    def _chunk(self, delta: JSON, **extra: Any) -> str:
         if not self._streaming:
             return ""
         choice = {"index": 0, "delta": delta, "finish_reason": None, **extra}
         return sse_frame(dumps({**self._head(), "choices": [choice]}))
 
-    def _head(self) -> dict[str, Any]:
+    def _head(self) -> JSON:
         return {
             "id": self._id,
             "object": "chat.completion.chunk",
@@ -254,7 +259,7 @@ class ChatRenderer:
         if not self._streaming:
             return ""
         answer = self._answer
-        delta: dict[str, Any] = {}
+        delta: JSON = {}
         if answer.steps:
             delta["server_tool_calls"] = answer.server_tool_calls()
         if answer.annotations:
@@ -276,9 +281,9 @@ class ChatRenderer:
         }
         return sse_frame(dumps(failure)) if self._streaming else ""
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JSON:
         answer = self._answer
-        message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+        message: JSON = {"role": "assistant", "content": answer.text}
         if self._turn.thinking or answer.reasoning:
             message["reasoning_content"] = answer.reasoning
         if answer.annotations:

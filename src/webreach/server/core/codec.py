@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import Protocol
 
 from .errors import ServerFailure
 from .events import Event, Failed, Finished
-from .turn import Turn
+from .turn import JSON, Turn
 
 __all__ = ["INTERNAL", "UNFINISHED", "Codec", "Renderer", "stream_frames", "whole_body"]
 
@@ -40,7 +40,7 @@ class Renderer(Protocol):
 
     def feed(self, event: Event) -> str: ...
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JSON:
         """The whole reply, once ``Finished`` was fed."""
         ...
 
@@ -48,11 +48,11 @@ class Renderer(Protocol):
 class Codec(Protocol):
     protocol: str
 
-    def parse(self, body: dict[str, Any]) -> Turn:
+    def parse(self, body: JSON) -> Turn:
         """Validate and translate a request; raise ``RequestError`` for what is refused."""
         ...
 
-    def error_body(self, status: int, message: str) -> dict[str, Any]:
+    def error_body(self, status: int, message: str) -> JSON:
         """The protocol's own error JSON for an HTTP error response."""
         ...
 
@@ -81,7 +81,7 @@ async def stream_frames(
     yield renderer.feed(Failed(UNFINISHED))
 
 
-async def whole_body(codec: Codec, turn: Turn, events: AsyncIterator[Event]) -> dict[str, Any]:
+async def whole_body(codec: Codec, turn: Turn, events: AsyncIterator[Event]) -> JSON:
     """A non-streamed reply; nothing was sent yet, so a failure is an HTTP error instead."""
     renderer = codec.renderer(turn, streaming=False)
     async for event in events:

@@ -17,6 +17,7 @@ from starlette.requests import Request
 
 from ...seam import cancel_and_wait
 from .errors import RequestError
+from .turn import JSON
 
 __all__ = ["MAX_DEPTH", "ClientGone", "parse_json", "read_body", "until_disconnected"]
 
@@ -69,7 +70,7 @@ def _finite(text: str) -> float:
     return value
 
 
-def parse_json(raw: bytes) -> dict[str, Any]:
+def parse_json(raw: bytes) -> JSON:
     """A request body as a JSON object: standard JSON only, valid Unicode, bounded nesting.
 
     Python's parser accepts ``NaN``/``Infinity``, lone surrogates and overflowing numbers,
@@ -111,7 +112,7 @@ def _children(value: Any) -> list[Any]:
     return []
 
 
-def _depth(body: dict[str, Any]) -> int:
+def _depth(body: JSON) -> int:
     deepest = 0
     stack: list[tuple[Any, int]] = [(body, 1)]
     while stack:
@@ -123,7 +124,7 @@ def _depth(body: dict[str, Any]) -> int:
     return deepest
 
 
-def _has_lone_surrogate(body: dict[str, Any]) -> bool:
+def _has_lone_surrogate(body: JSON) -> bool:
     stack: list[Any] = [body]
     while stack:
         value = stack.pop()

@@ -39,7 +39,7 @@ from .events import (
 )
 from .plans import Done, Planned, Planner
 from .steps import PendingCall, StepState, UpstreamClock, read_step
-from .turn import Turn
+from .turn import JSON, Turn
 
 __all__ = ["FORCED_ANSWER", "RETRY_ANSWER", "ServerContext", "TurnRunner"]
 
@@ -139,7 +139,7 @@ class TurnRunner:
                 message["content"] = f"{content or ''}\n\n{restored}".lstrip()
             self._messages[index] = message
 
-    def _body(self, *, tools: bool, nudge: str | None = None) -> dict[str, Any]:
+    def _body(self, *, tools: bool, nudge: str | None = None) -> JSON:
         turn = self.turn
         messages = (
             self._messages
@@ -149,7 +149,7 @@ class TurnRunner:
                 {"role": "system", "content": nudge},
             ]
         )
-        body: dict[str, Any] = {"model": turn.model, "messages": messages, **turn.params}
+        body: JSON = {"model": turn.model, "messages": messages, **turn.params}
         if not tools:
             return body
         offered = [tool.definition for tool in turn.client_tools]
@@ -316,7 +316,7 @@ class TurnRunner:
         self, state: StepState, calls: list[PendingCall], results: dict[str, str]
     ) -> None:
         """Append this step's assistant message and tool results for the next model step."""
-        message: dict[str, Any] = {
+        message: JSON = {
             "role": "assistant",
             "content": state.text or None,
             "tool_calls": [

@@ -11,7 +11,6 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
 
 from starlette.background import BackgroundTask
 from starlette.requests import Request
@@ -21,6 +20,7 @@ from .codec import Codec
 from .errors import UpstreamError
 from .inbound import until_disconnected
 from .streaming import server_timing
+from .turn import JSON
 from .upstream import RawUpstreamResponse, Upstream
 from .wire import dumps, sse_frame
 
@@ -117,7 +117,7 @@ async def _frames(
 
 def _cut_frame(codec: Codec) -> str:
     """Chat's way to end a failed stream: a last chunk with ``error``, no ``[DONE]``."""
-    failure: dict[str, Any] = {
+    failure: JSON = {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion.chunk",
         "created": int(time.time()),

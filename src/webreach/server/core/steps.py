@@ -13,6 +13,7 @@ from ...seam import settled
 from .citations import CitationStream
 from .errors import UpstreamError
 from .events import Event, ReasoningDelta, Usage
+from .turn import JSON
 
 __all__ = ["PendingCall", "StepState", "UpstreamClock", "read_step"]
 
@@ -48,7 +49,7 @@ class StepState:
     finish_reason: str | None = None
 
 
-def _reasoning_of(delta: dict[str, Any]) -> str | None:
+def _reasoning_of(delta: JSON) -> str | None:
     value = delta.get("reasoning_content") or delta.get("reasoning")
     return value if isinstance(value, str) and value else None
 

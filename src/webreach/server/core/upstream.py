@@ -16,6 +16,7 @@ from openai import AsyncOpenAI, AsyncStream
 
 from ...seam import settled
 from .errors import UpstreamError
+from .turn import JSON
 
 __all__ = [
     "REJECTED_CREDENTIALS",
@@ -104,7 +105,7 @@ class Upstream:
     def model_for(self, requested: str) -> str:
         return self.model or requested
 
-    async def stream_chat(self, body: dict[str, Any]) -> AsyncStream[Any]:
+    async def stream_chat(self, body: JSON) -> AsyncStream[Any]:
         """Start a streamed completion; returns once the upstream answered with a status.
 
         Chunks come back as plain dicts: building the SDK's typed chunk objects would cost

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..core.turn import Turn
+from ..core.turn import JSON, Turn
 from ..core.wire import error_type
 from .render import MessageRenderer
 from .request import parse_messages_request
@@ -17,10 +15,10 @@ _OWN_ERROR_TYPES = {413: "request_too_large", 529: "overloaded_error"}
 class MessagesCodec:
     protocol = "messages"
 
-    def parse(self, body: dict[str, Any]) -> Turn:
+    def parse(self, body: JSON) -> Turn:
         return parse_messages_request(body)
 
-    def error_body(self, status: int, message: str) -> dict[str, Any]:
+    def error_body(self, status: int, message: str) -> JSON:
         kind = error_type(status, server="api_error", own=_OWN_ERROR_TYPES)
         return {"type": "error", "error": {"type": kind, "message": message}}
 

@@ -6,7 +6,7 @@ One renderer serves both outputs so a stream and a body of the same events alway
 from __future__ import annotations
 
 import uuid
-from typing import Any, assert_never
+from typing import assert_never
 
 from ..core.events import (
     ClientToolCall,
@@ -20,7 +20,7 @@ from ..core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from ..core.turn import Turn
+from ..core.turn import JSON, Turn
 from ..core.wire import dumps, sse_frame
 from .shapes import call_input, result_block, tool_input, usage_json
 
@@ -38,14 +38,16 @@ class MessageRenderer:
         self.turn = turn
         self.streaming = streaming
         self.id = f"msg_{uuid.uuid4().hex}"
-        self.blocks: list[dict[str, Any]] = []
+        self.blocks: list[JSON] = []
         self.finished: Finished | None = None
         self.failed: Failed | None = None
         self._frames: list[str] = []
-        self._open: dict[str, Any] | None = None
+        self._open: JSON | None = None
         self._parts: list[str] = []
         self._cited = False
         self._cited_urls: set[str] = set()
+        self._citations: list[JSON] = []
+        """The citations of the open text block."""
         self._step_spoke = False
 
     @property
@@ -59,7 +61,7 @@ class MessageRenderer:
         return out
 
     def start_frame(self) -> str:
-        message: dict[str, Any] = {
+        message: JSON = {
             "id": self.id,
             "type": "message",
             "role": "assistant",
@@ -122,21 +124,21 @@ class MessageRenderer:
         self.failed = event
         self._emit("error", self.error_payload(event))
 
-    def delta_payload(self, event: Finished) -> dict[str, Any]:
+    def delta_payload(self, event: Finished) -> JSON:
         return {
             "type": "message_delta",
             "delta": {"stop_reason": event.stop_reason, "stop_sequence": None},
             "usage": usage_json(event.usage, self.turn),
         }
 
-    def error_payload(self, event: Failed) -> dict[str, Any]:
+    def error_payload(self, event: Failed) -> JSON:
         return {
             "type": "error",
             "error": {"type": "api_error", "message": event.message},
             "usage": usage_json(event.usage, self.turn),
         }
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JSON:
         """The final message body (after ``Finished``)."""
         assert self.finished is not None
         return {
@@ -152,11 +154,11 @@ class MessageRenderer:
 
     # --- blocks ------------------------------------------------------------------------------
 
-    def _emit(self, name: str, payload: dict[str, Any]) -> None:
+    def _emit(self, name: str, payload: JSON) -> None:
         if self.streaming:
             self._frames.append(sse_frame(dumps(payload), name))
 
-    def _begin(self, block: dict[str, Any]) -> int:
+    def _begin(self, block: JSON) -> int:
         index = len(self.blocks)
         self.blocks.append(block)
         self._emit(
@@ -168,7 +170,7 @@ class MessageRenderer:
     def _stop(self, index: int) -> None:
         self._emit("content_block_stop", {"type": "content_block_stop", "index": index})
 
-    def _whole(self, block: dict[str, Any]) -> None:
+    def _whole(self, block: JSON) -> None:
         """A block whose content arrives all at once in ``content_block_start``."""
         self._close()
         self._stop(self._begin(block))
@@ -208,14 +210,15 @@ class MessageRenderer:
             return
         self._cited = True
         self._cited_urls.add(event.url)
-        citation = {
+        citation: JSON = {
             "type": "web_search_result_location",
             "url": event.url,
             "title": event.title,
             "cited_text": "".join(self._parts),
             "encrypted_index": "",
         }
-        block.setdefault("citations", []).append(citation)
+        self._citations.append(citation)
+        block["citations"] = self._citations
         delta = {"type": "citations_delta", "citation": citation}
         self._emit(
             "content_block_delta",
@@ -272,3 +275,4 @@ class MessageRenderer:
         self._parts = []
         self._cited = False
         self._cited_urls = set()
+        self._citations = []

@@ -19,7 +19,7 @@ from ..core.events import (
     Usage,
     WebCall,
 )
-from ..core.turn import Turn
+from ..core.turn import JSON, Turn
 from ..core.wire import server_tool_use
 
 __all__ = ["call_input", "result_block", "tool_input", "usage_json"]
@@ -32,7 +32,7 @@ def _opaque(url: str) -> str:
     return base64.urlsafe_b64encode(url.encode()).decode().rstrip("=") or "AA"
 
 
-def call_input(call: WebCall) -> dict[str, Any]:
+def call_input(call: WebCall) -> JSON:
     action = call.action
     if isinstance(action, SearchAction):
         queries = list(action.queries)
@@ -65,9 +65,7 @@ def _search_content(outcome: SearchOutcome | PageOutcome | CallFailed) -> Any:
     return {"type": "web_search_tool_result_error", "error_code": code}
 
 
-def result_block(
-    call: WebCall, outcome: SearchOutcome | PageOutcome | CallFailed
-) -> dict[str, Any]:
+def result_block(call: WebCall, outcome: SearchOutcome | PageOutcome | CallFailed) -> JSON:
     if isinstance(call.action, SearchAction):
         return {
             "type": "web_search_tool_result",
@@ -75,7 +73,7 @@ def result_block(
             "content": _search_content(outcome),
             "kind": call.kind,
         }
-    block: dict[str, Any] = {"type": "web_fetch_tool_result", "tool_use_id": call.id}
+    block: JSON = {"type": "web_fetch_tool_result", "tool_use_id": call.id}
     if isinstance(outcome, PageOutcome):
         block["content"] = {
             "type": "web_fetch_result",
@@ -96,7 +94,7 @@ def result_block(
     return block
 
 
-def tool_input(arguments: str) -> tuple[dict[str, Any], str]:
+def tool_input(arguments: str) -> tuple[JSON, str]:
     """The call's input and the JSON to stream; arguments that are not an object become ``{}``."""
     try:
         value = json.loads(arguments) if arguments.strip() else {}
@@ -107,9 +105,9 @@ def tool_input(arguments: str) -> tuple[dict[str, Any], str]:
     return {}, ""
 
 
-def usage_json(usage: Usage, turn: Turn) -> dict[str, Any]:
+def usage_json(usage: Usage, turn: Turn) -> JSON:
     """Anthropic usage: ``input_tokens`` excludes what the upstream served from its cache."""
-    out: dict[str, Any] = {
+    out: JSON = {
         "input_tokens": max(usage.input_tokens - usage.cached_tokens, 0),
         "output_tokens": usage.output_tokens,
         "cache_read_input_tokens": usage.cached_tokens,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, assert_never
+from typing import assert_never
 
 from ..core.events import (
     CallFailed,
@@ -31,7 +31,7 @@ from ..core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from ..core.turn import Turn
+from ..core.turn import JSON, Turn
 from ..core.wire import dumps, sse_frame
 from .shapes import action_shape, base_response, reasoning_part, text_part, usage_shape
 
@@ -53,7 +53,7 @@ class _Message:
     """Code points of the whole answer before this message's text."""
     chunks: list[str] = field(default_factory=list)
     length: int = 0
-    annotations: list[dict[str, Any]] = field(default_factory=list)
+    annotations: list[JSON] = field(default_factory=list)
 
 
 class ResponseRenderer:
@@ -64,11 +64,11 @@ class ResponseRenderer:
         self._out: list[str] = []
         self._seq = 0
         self._hex = uuid.uuid4().hex
-        self._items: list[dict[str, Any] | None] = []
+        self._items: list[JSON | None] = []
         self._reasoning: _Reasoning | None = None
         self._message: _Message | None = None
         self._messages: list[_Message] = []
-        self._calls: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._calls: dict[str, tuple[int, JSON]] = {}
         self._answer_length = 0
         self.done = False
         self.response = base_response(turn, f"resp_{self._hex}")
@@ -112,7 +112,7 @@ class ResponseRenderer:
 
     # --- frames ----------------------------------------------------------------------------
 
-    def _emit(self, kind: str, payload: dict[str, Any]) -> None:
+    def _emit(self, kind: str, payload: JSON) -> None:
         if self._frames:
             data = {"type": kind, "sequence_number": self._seq, **payload}
             self._out.append(sse_frame(dumps(data), kind))
@@ -133,16 +133,16 @@ class ResponseRenderer:
         self._out.clear()
         return out
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JSON:
         return self.response
 
-    def _add_item(self, item: dict[str, Any]) -> int:
+    def _add_item(self, item: JSON) -> int:
         index = len(self._items)
         self._items.append(None)
         self._emit("response.output_item.added", {"output_index": index, "item": item})
         return index
 
-    def _done_item(self, index: int, item: dict[str, Any]) -> None:
+    def _done_item(self, index: int, item: JSON) -> None:
         self._items[index] = item
         self._emit("response.output_item.done", {"output_index": index, "item": item})
 
@@ -178,7 +178,7 @@ class ResponseRenderer:
         self._emit("response.reasoning_text.done", {**common, "text": text})
         part = reasoning_part(text)
         self._emit_part("response.content_part.done", reasoning.id, reasoning.index, part)
-        item = {
+        item: JSON = {
             "id": reasoning.id,
             "type": "reasoning",
             "summary": [],
@@ -249,7 +249,7 @@ class ResponseRenderer:
         self._emit("response.output_text.done", {**common, "text": text, "logprobs": []})
         part = text_part(text, message.annotations)
         self._emit_part("response.content_part.done", message.id, message.index, part)
-        item = {
+        item: JSON = {
             "id": message.id,
             "type": "message",
             "role": "assistant",
@@ -258,7 +258,7 @@ class ResponseRenderer:
         }
         self._done_item(message.index, item)
 
-    def _emit_part(self, kind: str, item_id: str, index: int, part: dict[str, Any]) -> None:
+    def _emit_part(self, kind: str, item_id: str, index: int, part: JSON) -> None:
         payload = {"item_id": item_id, "output_index": index, "content_index": 0, "part": part}
         self._emit(kind, payload)
 
@@ -270,7 +270,7 @@ class ResponseRenderer:
 
     def _call_started(self, call: WebCall) -> None:
         self._close_open("completed")
-        item = {
+        item: JSON = {
             "id": call.id,
             "type": "web_search_call",
             "status": "in_progress",
@@ -286,10 +286,11 @@ class ResponseRenderer:
         if call.id not in self._calls:
             self._call_started(call)
         index, started = self._calls.pop(call.id)
-        item = {**started, "action": dict(started["action"]), "status": "completed"}
+        action = action_shape(call.action)
+        item: JSON = {**started, "action": action, "status": "completed"}
         match outcome:
             case SearchOutcome(sources=sources):
-                item["action"]["sources"] = [
+                action["sources"] = [
                     {
                         "type": "url",
                         "url": s.url,
@@ -330,7 +331,7 @@ class ResponseRenderer:
     def _client_call(self, call: ClientToolCall) -> None:
         self._close_open("completed")
         item_id = f"fc_{self._hex}_{len(self._items)}"
-        started = {
+        started: JSON = {
             "id": item_id,
             "type": "function_call",
             "call_id": call.id,

@@ -16,7 +16,7 @@ from ..core.events import (
     SearchAction,
     Usage,
 )
-from ..core.turn import Turn
+from ..core.turn import JSON, Turn
 from ..core.wire import server_tool_use
 
 __all__ = ["action_shape", "base_response", "reasoning_part", "text_part", "usage_shape"]
@@ -26,7 +26,7 @@ _SDK_WEB_SEARCH_TYPES = frozenset(
 )
 
 
-def base_response(turn: Turn, response_id: str) -> dict[str, Any]:
+def base_response(turn: Turn, response_id: str) -> JSON:
     """Every field the SDK's ``Response`` requires, and the request's settings echoed back.
 
     ``store`` is always false: the server keeps nothing between requests.
@@ -64,13 +64,13 @@ def _tool_choice_echo(choice: Any) -> Any:
     return choice or "auto"
 
 
-def _tools_echo(turn: Turn) -> list[dict[str, Any]]:
+def _tools_echo(turn: Turn) -> list[JSON]:
     """The declared tools as the SDK's ``Tool`` union knows them.
 
     DeepSeek tool types are left out: a client with strict response validation rejects a
     ``tools`` entry whose type is not one of the SDK's own.
     """
-    tools: list[dict[str, Any]] = []
+    tools: list[JSON] = []
     for tool in turn.client_tools:
         tools.append(
             {
@@ -83,17 +83,17 @@ def _tools_echo(turn: Turn) -> list[dict[str, Any]]:
         )
     search = turn.web.search
     if search is not None and search.declared_type in _SDK_WEB_SEARCH_TYPES:
-        echo: dict[str, Any] = {"type": search.declared_type}
+        echo: JSON = {"type": search.declared_type}
         if search.domains.allowed and not search.declared_type.startswith("web_search_preview"):
             echo["filters"] = {"allowed_domains": list(search.domains.allowed)}
         tools.append(echo)
     return tools
 
 
-def action_shape(action: Action) -> dict[str, Any]:
+def action_shape(action: Action) -> JSON:
     match action:
         case SearchAction(queries=queries):
-            rendered: dict[str, Any] = {"type": "search", "queries": list(queries)}
+            rendered: JSON = {"type": "search", "queries": list(queries)}
             if queries:
                 rendered["query"] = queries[0]
             return rendered
@@ -105,17 +105,17 @@ def action_shape(action: Action) -> dict[str, Any]:
             assert_never(action)
 
 
-def reasoning_part(text: str) -> dict[str, Any]:
+def reasoning_part(text: str) -> JSON:
     return {"type": "reasoning_text", "text": text}
 
 
-def text_part(text: str, annotations: list[dict[str, Any]]) -> dict[str, Any]:
+def text_part(text: str, annotations: list[JSON]) -> JSON:
     return {"type": "output_text", "text": text, "annotations": annotations, "logprobs": []}
 
 
-def usage_shape(usage: Usage) -> dict[str, Any]:
+def usage_shape(usage: Usage) -> JSON:
     """Both token-detail objects are required by the SDK, ``cache_write_tokens`` included."""
-    rendered: dict[str, Any] = {
+    rendered: JSON = {
         "input_tokens": usage.input_tokens,
         "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
         "output_tokens": usage.output_tokens,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 from urllib.parse import urlsplit
 
 from ....seam import FetchRequest, WebError, WebRuntime
@@ -11,7 +10,7 @@ from ....tools import ToolError, fence, render_body
 from ....tools.fetch import page_piece
 from ..events import CallFailed, Outcome, PageOutcome
 from ..sealing import PageSealer, SealedPage
-from ..turn import ReadUrlSpec
+from ..turn import JSON, ReadUrlSpec
 from .tool import ModelTool, function_tool, json_object, required_string
 
 __all__ = [
@@ -44,7 +43,7 @@ def read_tool(max_links: int, name: str = "read_link") -> ModelTool:
     return function_tool(name, description, parameters)
 
 
-def links_in(message: dict[str, Any] | None) -> list[str]:
+def links_in(message: JSON | None) -> list[str]:
     """The first distinct URLs in a user message's text, in order."""
     if message is None:
         return []

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
 
 from ....seam import FetchRequest, WebError, WebRuntime
 from ....tools import fence, render_body
 from ..events import CallFailed, Outcome, PageOutcome
 from ..sealing import SealedPage
+from ..turn import JSON
 from .links import page_text
 from .tool import ModelTool, function_tool, json_object, required_string
 
@@ -50,7 +50,7 @@ def page_tools(max_chars: int) -> list[ModelTool]:
     ]
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
+def _object(properties: JSON) -> JSON:
     return {
         "type": "object",
         "properties": properties,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from ....tools import ToolError
+from ..turn import JSON
 
 __all__ = ["ModelTool", "call_id", "function_tool", "json_object", "required_string"]
 
@@ -17,10 +17,10 @@ class ModelTool:
     """A function tool the server itself gives the upstream model."""
 
     name: str
-    definition: dict[str, Any]
+    definition: JSON
 
 
-def function_tool(name: str, description: str, parameters: dict[str, Any]) -> ModelTool:
+def function_tool(name: str, description: str, parameters: JSON) -> ModelTool:
     return ModelTool(
         name,
         {
@@ -34,7 +34,7 @@ def call_id(prefix: str, step: int) -> str:
     return f"srvtoolu_{prefix}_{step:02d}_{uuid.uuid4().hex}"
 
 
-def json_object(raw: str) -> dict[str, Any]:
+def json_object(raw: str) -> JSON:
     """A call's arguments; raises ``ToolError`` (``INVALID_ARGUMENTS``) unless a JSON object."""
     try:
         arguments = json.loads(raw or "{}")
@@ -45,7 +45,7 @@ def json_object(raw: str) -> dict[str, Any]:
     return arguments
 
 
-def required_string(arguments: dict[str, Any], name: str) -> str:
+def required_string(arguments: JSON, name: str) -> str:
     value = arguments.get(name)
     if not isinstance(value, str) or not value.strip():
         raise ToolError("INVALID_ARGUMENTS", f"`{name}` is required")
