@@ -81,15 +81,15 @@ def create_app(
         Route("/models", listing, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
     ]
-    middleware = [
-        Middleware(ServerTiming),
-        Middleware(
+    middleware = [Middleware(ServerTiming)]
+    if any(config.api_keys):
+        keys = Middleware(
             InboundKeys,
             keys=config.api_keys,
             error_body=_error_body_for(codecs),
             open_paths=_OPEN_PATHS,
-        ),
-    ]
+        )
+        middleware.append(keys)
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 

@@ -55,10 +55,11 @@ class ProtocolEndpoint:
         context: ServerContext = request.app.state.context
         config: ServerConfig = request.app.state.config
         try:
-            body = parse_json(await read_body(request, config.max_body_bytes))
+            raw = await read_body(request, config.max_body_bytes)
+            body = parse_json(raw)
             if self.codec.protocol == "chat" and not declares_web_tools(body):
                 check_chat(body)
-                return await self._relay(request, context, body, started)
+                return await self._relay(request, context, body, raw, started)
             turn = self._parse(body)
             if turn.stream:
                 return await self._stream(request, TurnRunner(turn, context), config, started)
@@ -81,12 +82,12 @@ class ProtocolEndpoint:
             raise RequestError("the request has a shape this server cannot read") from None
 
     async def _relay(
-        self, request: Request, context: ServerContext, body: JSON, started: float
+        self, request: Request, context: ServerContext, body: JSON, raw: bytes, started: float
     ) -> Response:
+        """The client's bytes go on as they came (they are strict JSON by now), unless the
+        server names the model itself."""
         upstream = context.upstream
-        if upstream.model:
-            body = {**body, "model": upstream.model}
-        payload = dumps(body).encode()
+        payload = dumps({**body, "model": upstream.model}).encode() if upstream.model else raw
         return await relay(
             request, upstream, self.codec, "POST", "/chat/completions", payload, started
         )

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 
 from starlette.requests import Request
 
-from ...seam import cancel_and_wait
 from .errors import RequestError
 from .turn import JSON
 
@@ -145,14 +144,25 @@ async def until_disconnected(request: Request, awaitable: Awaitable[T]) -> T:
     """Await ``awaitable`` unless the client leaves first: then cancel it and raise ``ClientGone``.
 
     Waiting for an upstream's first byte is where a departed client costs the most: without
-    this, the model keeps generating for nobody until the upstream timeout.
+    this, the model keeps generating for nobody until the upstream timeout. The work runs in
+    the caller's own task (a watcher cancels it), so the common case costs one small task.
     """
-    work = asyncio.ensure_future(awaitable)
-    watch = asyncio.ensure_future(_disconnected(request))
+    current = asyncio.current_task()
+    assert current is not None
+    left = asyncio.Event()
+
+    async def watch() -> None:
+        await _disconnected(request)
+        left.set()
+        current.cancel()
+
+    watcher = asyncio.ensure_future(watch())
     try:
-        await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
+        return await awaitable
+    except asyncio.CancelledError:
+        if left.is_set() and current.uncancel() == 0:
+            raise ClientGone from None
+        raise
     finally:
-        await cancel_and_wait([watch] if work.done() else [watch, work])
-    if work.cancelled():
-        raise ClientGone
-    return work.result()
+        # It only waits on ``receive()``: nothing to clean up, so it is not waited for.
+        watcher.cancel()

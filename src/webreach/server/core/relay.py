@@ -43,31 +43,38 @@ async def relay(
 ) -> Response:
     """Relay one request; raises ``UpstreamError`` or ``ClientGone`` before anything was sent."""
     stack = contextlib.AsyncExitStack()
-    try:
-        raw = await until_disconnected(
-            request, stack.enter_async_context(upstream.relay(method, path, payload))
-        )
-        elapsed = time.perf_counter() - started
-        headers = {"Server-Timing": server_timing(elapsed, elapsed, 0.0), **raw.headers}
+
+    async def answer() -> tuple[RawUpstreamResponse, bytes | None]:
+        """The upstream's status and headers, and the whole body unless it is a stream."""
+        raw = await stack.enter_async_context(upstream.relay(method, path, payload))
         if raw.status >= 400:
-            content = await until_disconnected(request, _read(raw, _MAX_ERROR_BODY))
-            message = upstream.redact(content.decode("utf-8", "replace"))
-            if raw.status in (401, 403):
-                raise upstream.status_error(raw.status, message, raw.headers)
-            return Response(message, raw.status, headers, media_type=raw.content_type)
+            return raw, await _read(raw, _MAX_ERROR_BODY)
         if not raw.content_type.startswith("text/event-stream"):
-            content = await until_disconnected(request, _read(raw, None))
-            return Response(content, raw.status, headers, media_type=raw.content_type)
+            return raw, await _read(raw, None)
+        return raw, None
+
+    try:
+        raw, content = await until_disconnected(request, answer())
     except BaseException:
         await stack.aclose()
         raise
-    return StreamingResponse(
-        _frames(raw, codec, stack),
-        raw.status,
-        headers,
-        media_type=raw.content_type,
-        background=BackgroundTask(stack.aclose),
-    )
+    elapsed = time.perf_counter() - started
+    headers = {"Server-Timing": server_timing(elapsed, elapsed, 0.0), **raw.headers}
+    if content is None:
+        return StreamingResponse(
+            _frames(raw, codec, stack),
+            raw.status,
+            headers,
+            media_type=raw.content_type,
+            background=BackgroundTask(stack.aclose),
+        )
+    await stack.aclose()
+    if raw.status < 400:
+        return Response(content, raw.status, headers, media_type=raw.content_type)
+    message = upstream.redact(content.decode("utf-8", "replace"))
+    if raw.status in (401, 403):
+        raise upstream.status_error(raw.status, message, raw.headers)
+    return Response(message, raw.status, headers, media_type=raw.content_type)
 
 
 async def _read(raw: RawUpstreamResponse, limit: int | None) -> bytes:
@@ -100,6 +107,9 @@ async def _frames(
     pending = b""
     try:
         async for chunk in raw.chunks:
+            if not pending and chunk.endswith(b"\n\n"):
+                yield chunk  # the usual case: whole events
+                continue
             data = pending + chunk if pending else chunk
             end = _frame_end(data)
             if end:
