@@ -268,6 +268,19 @@ async def test_runtime_closes_what_it_owns_once_in_reverse_order() -> None:
     assert closed == ["second", "first"]
 
 
+async def test_a_call_after_close_is_aborted_not_a_provider_failure() -> None:
+    search = ScriptedSearch("scripted")
+    runtime = WebRuntime()
+    runtime.register_search_provider(search)
+    await runtime.aclose()
+    with pytest.raises(WebError) as caught:
+        await runtime.search(SearchRequest("q"))
+    assert caught.value.code == WebErrorCode.WEB_ABORTED
+    with pytest.raises(WebError, match="closed"):
+        await runtime.fetch(FetchRequest("https://example.org/"))
+    assert search.calls == []
+
+
 def test_every_table_situation_ignores_registration_order() -> None:
     """All permutations of three providers choose the same one."""
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from ..seam import WebError, WebErrorCode
+from ..seam import MAX_URL_LENGTH, WebError, WebErrorCode
 
 __all__ = [
     "MAX_URL_LENGTH",
@@ -34,7 +34,6 @@ __all__ = [
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-MAX_URL_LENGTH = 2048
 
 _V4_BLOCKED = tuple(
     ipaddress.IPv4Network(cidr)

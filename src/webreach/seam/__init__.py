@@ -8,6 +8,7 @@ from .errors import WebError, WebErrorCode, WebreachError
 from .runtime import AsyncCloseable, Disposer, WebRuntime, parse_provider_ids
 from .tasks import cancel_and_wait, settled
 from .types import (
+    MAX_URL_LENGTH,
     CacheScoped,
     FetchBody,
     FetchPrecheck,
@@ -24,6 +25,7 @@ from .types import (
 )
 
 __all__ = [
+    "MAX_URL_LENGTH",
     "AsyncCloseable",
     "CacheScoped",
     "CacheStore",

@@ -192,6 +192,7 @@ class WebRuntime:
             WebErrorCode.WEB_FETCH_TIMEOUT,
         )
         self._owned: list[AsyncCloseable] = []
+        self._closed = False
         self._cache = GuardedCache(cache, cache_ttl) if cache is not None else None
         if self._cache is not None:
             self._owned.append(self._cache)
@@ -224,6 +225,7 @@ class WebRuntime:
                 result = dataclasses.replace(result, sources=result.sources[:limit], truncated=True)
             return dataclasses.replace(result, provider=provider.id)
 
+        self._refuse_if_closed()
         return await settled(self._search.run(call))
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
@@ -249,6 +251,7 @@ class WebRuntime:
                 await self._store(key, result)
             return dataclasses.replace(result, provider=provider.id)
 
+        self._refuse_if_closed()
         return await settled(self._fetch.run(call))
 
     async def _cached(self, key: str, decode: Callable[[bytes], R]) -> R | None:
@@ -265,7 +268,14 @@ class WebRuntime:
         if self._cache is not None and self._cache.active:
             await self._cache.set(key, encode(result))
 
+    def _refuse_if_closed(self) -> None:
+        """A closed runtime has closed its clients: a late call is aborted, not a provider
+        failure (a server shutting down while requests still arrive, say)."""
+        if self._closed:
+            raise WebError(WebErrorCode.WEB_ABORTED, "the web runtime has been closed")
+
     async def aclose(self) -> None:
+        self._closed = True
         owned, self._owned = self._owned[::-1], []
         for resource in owned:
             await resource.aclose()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "MAX_URL_LENGTH",
     "CacheScoped",
     "FetchBody",
     "FetchPrecheck",
@@ -20,6 +21,9 @@ __all__ = [
     "SearchSource",
     "TextBody",
 ]
+
+MAX_URL_LENGTH = 2048
+"""The longest URL a fetch accepts (SPEC §4): the tools' schema and the fetcher's check."""
 
 
 @dataclass(frozen=True, slots=True)

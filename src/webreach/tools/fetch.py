@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, assert_never
 
 from ..seam import (
+    MAX_URL_LENGTH,
     FetchBody,
     FetchRequest,
     FetchResult,
@@ -32,7 +33,6 @@ __all__ = [
 ]
 
 WEB_FETCH = "web_fetch"
-MAX_URL_CHARS = 2048
 # Rendering a large page takes a while; past this size it runs in a worker thread.
 _RENDER_IN_THREAD_CHARS = 200_000
 # A cut prefers a paragraph or line end when one lies in the last fifth of the window.
@@ -97,7 +97,7 @@ def fetch_schema() -> dict[str, Any]:
                 "type": "string",
                 "description": "The http(s) URL to read.",
                 "minLength": 1,
-                "maxLength": MAX_URL_CHARS,
+                "maxLength": MAX_URL_LENGTH,
             },
             "start": {
                 "type": "integer",

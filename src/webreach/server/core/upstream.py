@@ -93,12 +93,14 @@ class Upstream:
         included), ``connect_timeout`` the connection."""
         self.model = model
         self._key = api_key or None
+        # The SDK's HTTP client, kept here too: the relay sends its raw requests through it.
+        self._http = openai.DefaultAioHttpClient(
+            timeout=openai.Timeout(timeout, connect=connect_timeout)
+        )
         self._client = AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "unused",
-            http_client=openai.DefaultAioHttpClient(
-                timeout=openai.Timeout(timeout, connect=connect_timeout)
-            ),
+            http_client=self._http,
             max_retries=0,
         )
 
@@ -133,7 +135,7 @@ class Upstream:
         self, method: str, path: str, body: bytes | None = None
     ) -> AsyncIterator[RawUpstreamResponse]:
         """The upstream's raw response to a request relayed byte for byte."""
-        request = self._client._client.build_request(  # the SDK's own HTTP client
+        request = self._http.build_request(
             method,
             str(self._client.base_url).rstrip("/") + path,
             content=body,
@@ -144,7 +146,7 @@ class Upstream:
             },
         )
         try:
-            response = await self._client._client.send(request, stream=True)
+            response = await self._http.send(request, stream=True)
         except Exception as error:
             raise _translate(error, self._key) from None
         try:
