@@ -5,20 +5,30 @@ from __future__ import annotations
 import email.utils
 import json
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import httpx
 
-from ...seam import WebError, WebErrorCode
+from ...seam import SearchProvider, SearchRequest, SearchResult, WebError, WebErrorCode
+from ..spec import ProviderContext, ProviderSettings, ProviderSpec, secret
 
-__all__ = ["KeyedProvider", "ModelProvider", "field", "optional_str", "redact", "request_json"]
+__all__ = [
+    "KeyedProvider",
+    "ModelProvider",
+    "field",
+    "keyed_spec",
+    "optional_str",
+    "redact",
+    "request_json",
+]
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
+    for hidden in secrets:
+        if hidden:
+            text = text.replace(hidden, "***")
     return text
 
 
@@ -121,7 +131,7 @@ def optional_str(item: Mapping[str, Any], key: str) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
-class KeyedProvider:
+class KeyedProvider(ABC):
     """What the HTTP search providers share: a key, a client, an endpoint, and one way to call it.
 
     The key lives only in the instance; ``repr`` shows the endpoint and never the key.
@@ -146,6 +156,9 @@ class KeyedProvider:
 
     def available(self) -> bool:
         return self._api_key is not None
+
+    @abstractmethod
+    async def search(self, request: SearchRequest) -> SearchResult: ...
 
     def cache_scope(self) -> str:
         """The endpoint, so cached results never cross base URLs (see ``seam.CacheScoped``).
@@ -180,6 +193,8 @@ class ModelProvider(KeyedProvider):
     """A provider whose searches a model runs and answers; ``model`` picks it."""
 
     default_model: ClassVar[str]
+    model_setting: ClassVar[str]
+    """The settings field that names the model (``perplexity_model``, say)."""
 
     def __init__(
         self,
@@ -202,3 +217,24 @@ class ModelProvider(KeyedProvider):
             sort_keys=True,
             separators=(",", ":"),
         )
+
+
+S = TypeVar("S", bound=ProviderSettings)
+
+
+def keyed_spec(provider: type[KeyedProvider], settings: type[S]) -> ProviderSpec[S, SearchProvider]:
+    """The spec of a provider whose settings are named after it: ``<id>_api_key``,
+    ``<id>_base_url``, and for a model-backed one the field its ``model_setting`` names."""
+    pid = provider.id
+
+    def create(values: S, context: ProviderContext) -> KeyedProvider:
+        key = secret(getattr(values, f"{pid}_api_key"))
+        base_url = getattr(values, f"{pid}_base_url")
+        if issubclass(provider, ModelProvider):
+            model = getattr(values, provider.model_setting)
+            return provider(
+                api_key=key, client=context.model_client, base_url=base_url, model=model
+            )
+        return provider(api_key=key, client=context.client, base_url=base_url)
+
+    return ProviderSpec(pid, settings, create)

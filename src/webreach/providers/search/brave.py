@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchProvider, SearchRequest, SearchResult, SearchSource
-from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
-from ._http import KeyedProvider, field, optional_str
+from ...seam import SearchRequest, SearchResult, SearchSource
+from ..spec import BaseUrl, ProviderSettings, Secret
+from ._http import KeyedProvider, field, keyed_spec, optional_str
 from ._text import optional_text, url_of
 
 __all__ = ["PROVIDER", "BraveSearchProvider", "BraveSettings"]
@@ -55,14 +55,4 @@ class BraveSettings(ProviderSettings):
     brave_base_url: BaseUrl = None
 
 
-def _create(settings: BraveSettings, context: ProviderContext) -> BraveSearchProvider:
-    return BraveSearchProvider(
-        api_key=secret(settings.brave_api_key),
-        client=context.client,
-        base_url=settings.brave_base_url,
-    )
-
-
-PROVIDER: ProviderSpec[BraveSettings, SearchProvider] = ProviderSpec(
-    "brave", BraveSettings, _create
-)
+PROVIDER = keyed_spec(BraveSearchProvider, BraveSettings)

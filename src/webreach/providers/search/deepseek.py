@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...seam import (
-    SearchProvider,
     SearchRequest,
     SearchResult,
     SearchSource,
@@ -19,13 +18,10 @@ from ...seam import (
 from ..spec import (
     BaseUrl,
     NonEmpty,
-    ProviderContext,
     ProviderSettings,
-    ProviderSpec,
     Secret,
-    secret,
 )
-from ._http import ModelProvider, field, optional_str, redact
+from ._http import ModelProvider, field, keyed_spec, optional_str, redact
 
 __all__ = ["PROVIDER", "DeepSeekSearchProvider", "DeepSeekSettings"]
 
@@ -37,6 +33,7 @@ class DeepSeekSearchProvider(ModelProvider):
     id = "deepseek"
     default_base_url = "https://api.deepseek.com"
     default_model = "deepseek-flash"
+    model_setting = "deepseek_search_model"
 
     async def search(self, request: SearchRequest) -> SearchResult:
         data = await self._call(
@@ -129,15 +126,4 @@ class DeepSeekSettings(ProviderSettings):
     deepseek_search_model: NonEmpty = DeepSeekSearchProvider.default_model
 
 
-def _create(settings: DeepSeekSettings, context: ProviderContext) -> DeepSeekSearchProvider:
-    return DeepSeekSearchProvider(
-        api_key=secret(settings.deepseek_api_key),
-        client=context.model_client,
-        base_url=settings.deepseek_base_url,
-        model=settings.deepseek_search_model,
-    )
-
-
-PROVIDER: ProviderSpec[DeepSeekSettings, SearchProvider] = ProviderSpec(
-    "deepseek", DeepSeekSettings, _create
-)
+PROVIDER = keyed_spec(DeepSeekSearchProvider, DeepSeekSettings)

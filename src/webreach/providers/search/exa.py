@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchProvider, SearchRequest, SearchResult, SearchSource
-from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
-from ._http import KeyedProvider, field, optional_str
+from ...seam import SearchRequest, SearchResult, SearchSource
+from ..spec import BaseUrl, ProviderSettings, Secret
+from ._http import KeyedProvider, field, keyed_spec, optional_str
 
 __all__ = ["PROVIDER", "ExaSearchProvider", "ExaSettings"]
 
@@ -57,12 +57,4 @@ class ExaSettings(ProviderSettings):
     exa_base_url: BaseUrl = None
 
 
-def _create(settings: ExaSettings, context: ProviderContext) -> ExaSearchProvider:
-    return ExaSearchProvider(
-        api_key=secret(settings.exa_api_key),
-        client=context.client,
-        base_url=settings.exa_base_url,
-    )
-
-
-PROVIDER: ProviderSpec[ExaSettings, SearchProvider] = ProviderSpec("exa", ExaSettings, _create)
+PROVIDER = keyed_spec(ExaSearchProvider, ExaSettings)

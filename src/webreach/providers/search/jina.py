@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchProvider, SearchRequest, SearchResult, SearchSource
-from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
-from ._http import KeyedProvider, field, optional_str
+from ...seam import SearchRequest, SearchResult, SearchSource
+from ..spec import BaseUrl, ProviderSettings, Secret
+from ._http import KeyedProvider, field, keyed_spec, optional_str
 from ._text import optional_text, url_of
 
 __all__ = ["PROVIDER", "JinaSearchProvider", "JinaSettings"]
@@ -50,12 +50,4 @@ class JinaSettings(ProviderSettings):
     jina_base_url: BaseUrl = None
 
 
-def _create(settings: JinaSettings, context: ProviderContext) -> JinaSearchProvider:
-    return JinaSearchProvider(
-        api_key=secret(settings.jina_api_key),
-        client=context.client,
-        base_url=settings.jina_base_url,
-    )
-
-
-PROVIDER: ProviderSpec[JinaSettings, SearchProvider] = ProviderSpec("jina", JinaSettings, _create)
+PROVIDER = keyed_spec(JinaSearchProvider, JinaSettings)

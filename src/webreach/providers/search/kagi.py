@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchProvider, SearchRequest, SearchResult, SearchSource
-from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
-from ._http import KeyedProvider, field, optional_str
+from ...seam import SearchRequest, SearchResult, SearchSource
+from ..spec import BaseUrl, ProviderSettings, Secret
+from ._http import KeyedProvider, field, keyed_spec, optional_str
 from ._text import optional_text, url_of
 
 __all__ = ["PROVIDER", "KagiSearchProvider", "KagiSettings"]
@@ -51,12 +51,4 @@ class KagiSettings(ProviderSettings):
     kagi_base_url: BaseUrl = None
 
 
-def _create(settings: KagiSettings, context: ProviderContext) -> KagiSearchProvider:
-    return KagiSearchProvider(
-        api_key=secret(settings.kagi_api_key),
-        client=context.client,
-        base_url=settings.kagi_base_url,
-    )
-
-
-PROVIDER: ProviderSpec[KagiSettings, SearchProvider] = ProviderSpec("kagi", KagiSettings, _create)
+PROVIDER = keyed_spec(KagiSearchProvider, KagiSettings)

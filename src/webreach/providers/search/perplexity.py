@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...seam import (
-    SearchProvider,
     SearchRequest,
     SearchResult,
     SearchSource,
@@ -18,13 +17,10 @@ from ...seam import (
 from ..spec import (
     BaseUrl,
     NonEmpty,
-    ProviderContext,
     ProviderSettings,
-    ProviderSpec,
     Secret,
-    secret,
 )
-from ._http import ModelProvider, field, optional_str
+from ._http import ModelProvider, field, keyed_spec, optional_str
 
 __all__ = ["PROVIDER", "PerplexitySearchProvider", "PerplexitySettings"]
 
@@ -33,6 +29,7 @@ class PerplexitySearchProvider(ModelProvider):
     id = "perplexity"
     default_base_url = "https://api.perplexity.ai"
     default_model = "sonar"
+    model_setting = "perplexity_model"
 
     async def search(self, request: SearchRequest) -> SearchResult:
         data = await self._call(
@@ -94,15 +91,4 @@ class PerplexitySettings(ProviderSettings):
     perplexity_model: NonEmpty = PerplexitySearchProvider.default_model
 
 
-def _create(settings: PerplexitySettings, context: ProviderContext) -> PerplexitySearchProvider:
-    return PerplexitySearchProvider(
-        api_key=secret(settings.perplexity_api_key),
-        client=context.model_client,
-        base_url=settings.perplexity_base_url,
-        model=settings.perplexity_model,
-    )
-
-
-PROVIDER: ProviderSpec[PerplexitySettings, SearchProvider] = ProviderSpec(
-    "perplexity", PerplexitySettings, _create
-)
+PROVIDER = keyed_spec(PerplexitySearchProvider, PerplexitySettings)

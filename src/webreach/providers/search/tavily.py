@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchProvider, SearchRequest, SearchResult, SearchSource
-from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
-from ._http import KeyedProvider, field, optional_str
+from ...seam import SearchRequest, SearchResult, SearchSource
+from ..spec import BaseUrl, ProviderSettings, Secret
+from ._http import KeyedProvider, field, keyed_spec, optional_str
 from ._text import optional_text, url_of
 
 __all__ = ["PROVIDER", "TavilySearchProvider", "TavilySettings"]
@@ -52,14 +52,4 @@ class TavilySettings(ProviderSettings):
     tavily_base_url: BaseUrl = None
 
 
-def _create(settings: TavilySettings, context: ProviderContext) -> TavilySearchProvider:
-    return TavilySearchProvider(
-        api_key=secret(settings.tavily_api_key),
-        client=context.client,
-        base_url=settings.tavily_base_url,
-    )
-
-
-PROVIDER: ProviderSpec[TavilySettings, SearchProvider] = ProviderSpec(
-    "tavily", TavilySettings, _create
-)
+PROVIDER = keyed_spec(TavilySearchProvider, TavilySettings)
