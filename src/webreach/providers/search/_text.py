@@ -1,13 +1,16 @@
-"""Fields of provider result items as plain text: some APIs mark up snippets with inline HTML."""
+"""Fields of provider result items as plain text (some APIs mark up snippets with inline HTML),
+and results built from the items that have a URL."""
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["optional_text", "plain_text", "url_of"]
+from ...seam import SearchResult, SearchSource
+
+__all__ = ["optional_text", "plain_text", "sources_from", "url_of"]
 
 # Only simple inline markup (highlighting, emphasis, line breaks): anything richer is left as is
 # rather than guessed at, so text that merely mentions a tag survives.
@@ -37,3 +40,10 @@ def url_of(item: Any) -> str | None:
         return None
     url = item.get("url")
     return url.strip() or None if isinstance(url, str) else None
+
+
+def sources_from(
+    items: list[Any], source: Callable[[str, dict[str, Any]], SearchSource]
+) -> SearchResult:
+    """A result of the items that have a URL, each mapped by ``source``."""
+    return SearchResult(sources=tuple(source(url, item) for item in items if (url := url_of(item))))

@@ -7,7 +7,7 @@ from typing import Any
 from ...seam import SearchRequest, SearchResult, SearchSource
 from ..spec import BaseUrl, ProviderSettings, Secret
 from ._http import KeyedProvider, field, keyed_spec, optional_str
-from ._text import optional_text, url_of
+from ._text import optional_text, sources_from
 
 __all__ = ["PROVIDER", "BraveSearchProvider", "BraveSettings"]
 
@@ -34,9 +34,7 @@ class BraveSearchProvider(KeyedProvider):
             return SearchResult(sources=())
         web = field(self.id, data, "web", dict)
         items = field(self.id, web, "results", list)
-        return SearchResult(
-            sources=tuple(_source(url, item) for item in items if (url := url_of(item)))
-        )
+        return sources_from(items, _source)
 
 
 def _source(url: str, item: dict[str, Any]) -> SearchSource:

@@ -8,7 +8,7 @@ from typing import Any
 from ...seam import SearchRequest, SearchResult, SearchSource
 from ..spec import BaseUrl, ProviderSettings, Secret
 from ._http import KeyedProvider, field, keyed_spec, optional_str
-from ._text import optional_text, url_of
+from ._text import optional_text, sources_from
 
 __all__ = ["PROVIDER", "JinaSearchProvider", "JinaSettings"]
 
@@ -29,9 +29,7 @@ class JinaSearchProvider(KeyedProvider):
             params={"q": request.query},
         )
         items = field(self.id, data, "data", list)
-        return SearchResult(
-            sources=tuple(_source(url, item) for item in items if (url := url_of(item)))
-        )
+        return sources_from(items, _source)
 
 
 def _source(url: str, item: dict[str, Any]) -> SearchSource:

@@ -18,7 +18,7 @@ from ...seam import (
 )
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._http import field, optional_str, request_json
-from ._text import optional_text, url_of
+from ._text import optional_text, sources_from
 
 __all__ = ["PROVIDER", "SearxngSearchProvider", "SearxngSettings"]
 
@@ -78,9 +78,7 @@ class SearxngSearchProvider:
                 status=error.status,
             ) from None
         items = field(self.id, data, "results", list)
-        return SearchResult(
-            sources=tuple(_source(url, item) for item in items if (url := url_of(item)))
-        )
+        return sources_from(items, _source)
 
 
 def _source(url: str, item: dict[str, Any]) -> SearchSource:

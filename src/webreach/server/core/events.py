@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = [
+    "Action",
     "CallFailed",
+    "CallKind",
     "ClientToolCall",
     "Event",
     "Failed",

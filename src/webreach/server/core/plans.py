@@ -14,7 +14,9 @@ from .calls.search import SourceRegistry, parse_search_arguments, run_search_cal
 from .calls.tool import call_id
 from .context import ServerContext
 from .events import (
+    Action,
     CallFailed,
+    CallKind,
     FindInPageAction,
     OpenPageAction,
     Outcome,
@@ -23,7 +25,7 @@ from .events import (
     WebCall,
 )
 from .steps import PendingCall
-from .turn import Turn
+from .turn import ReadUrlSpec, SearchSpec, Turn
 
 __all__ = ["Done", "Planned", "Planner"]
 
@@ -78,15 +80,8 @@ class Planner:
                     work = run_search_call(
                         queries, spec, self.context.runtime, options, self._registry
                     )
-            call = WebCall(
-                id=call_id("ds" if self._deep else "s", step),
-                step=step,
-                index=index,
-                kind="deep_search" if self._deep else "search",
-                tool_name=spec.name,
-                tool_type=spec.declared_type,
-                action=SearchAction(queries),
-            )
+            kind: CallKind = "deep_search" if self._deep else "search"
+            call = _call(spec, step, index, kind, SearchAction(queries))
             planned.append(Planned(call, pending.id, work))
         return planned
 
@@ -115,15 +110,7 @@ class Planner:
             action: OpenPageAction | FindInPageAction = (
                 FindInPageAction(url, pattern) if finding else OpenPageAction(url)
             )
-            call = WebCall(
-                id=call_id("ds", step),
-                step=step,
-                index=index,
-                kind="deep_search",
-                tool_name=spec.name,
-                tool_type=spec.declared_type,
-                action=action,
-            )
+            call = _call(spec, step, index, "deep_search", action)
             planned.append(Planned(call, pending.id, work))
         return planned
 
@@ -149,17 +136,27 @@ class Planner:
                     work = ready(over_budget("link"))
                 else:
                     work = run_read_call(url, spec, self.context.runtime, room, self.context.sealer)
-            call = WebCall(
-                id=call_id("rl", step),
-                step=step,
-                index=index,
-                kind="read_link",
-                tool_name=spec.name,
-                tool_type=spec.declared_type,
-                action=ReadLinkAction(url),
-            )
+            call = _call(spec, step, index, "read_link", ReadLinkAction(url))
             planned.append(Planned(call, pending.id, work))
         return planned
+
+
+_ID_PREFIXES: dict[CallKind, str] = {"search": "s", "deep_search": "ds", "read_link": "rl"}
+
+
+def _call(
+    spec: SearchSpec | ReadUrlSpec, step: int, index: int, kind: CallKind, action: Action
+) -> WebCall:
+    """A call as the client sees it: named after the tool it declared."""
+    return WebCall(
+        id=call_id(_ID_PREFIXES[kind], step),
+        step=step,
+        index=index,
+        kind=kind,
+        tool_name=spec.name,
+        tool_type=spec.declared_type,
+        action=action,
+    )
 
 
 async def ready(value: T) -> T:

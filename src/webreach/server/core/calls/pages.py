@@ -99,13 +99,17 @@ async def _open(url: str, runtime: WebRuntime) -> tuple[str, str | None, str]:
     return result.url, rendered.title, rendered.text
 
 
+def _unopened(url: str, error: WebError) -> tuple[Outcome, str, int]:
+    return CallFailed("unavailable"), f"ERROR: {url} could not be opened: {error}", 0
+
+
 async def run_open_call(
     url: str, pages: OpenedPages, runtime: WebRuntime, max_chars: int
 ) -> tuple[Outcome, str, int]:
     try:
         final, title, text, fetched = await pages.open(url, runtime)
     except WebError as error:
-        return CallFailed("unavailable"), f"ERROR: {url} could not be opened: {error}", 0
+        return _unopened(url, error)
     shown = text[:max_chars]
     page = SealedPage(final, title, None, shown)
     note = len(shown) < len(text)
@@ -118,7 +122,7 @@ async def run_find_call(
     try:
         final, _title, text, fetched = await pages.open(url, runtime)
     except WebError as error:
-        return CallFailed("unavailable"), f"ERROR: {url} could not be opened: {error}", 0
+        return _unopened(url, error)
     lowered, wanted = text.lower(), pattern.lower()
     snippets: list[str] = []
     start = lowered.find(wanted)
