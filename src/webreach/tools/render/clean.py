@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Set
+from dataclasses import dataclass, field
 from typing import Final
 
 from selectolax.lexbor import LexborNode
@@ -129,41 +130,65 @@ class _ConditionalCleaner:
             return False
         if tag == "table" and self._tables.is_data(node):
             return False
-        in_figure = False
-        parent = node.parent
-        while parent is not None:
-            above = parent.tag
-            if above in ("code", "pre") or (above == "table" and self._tables.is_data(parent)):
-                return False
-            in_figure = in_figure or above == "figure"
-            parent = parent.parent
-        paragraphs = images = items = 0
-        lists: list[LexborNode] = []
-        census = descendants(node, _CENSUS)
-        for element in census:
-            found = element.tag
-            if found == "p":
-                paragraphs += 1
-            elif found == "img":
-                images += 1
-            elif found == "li":
-                items += 1
-            elif found == "div":
-                paragraphs += element.mem_id in self._paragraph_divs
-            elif found == "table":
-                if self._tables.is_data(element):
-                    return False
-            else:
-                lists.append(element)
+        kept, in_figure = self._ancestry(node)
+        if kept:
+            return False
+        census = self._census(node)
+        if census is None:
+            return False
         if weight < 0:
             return True
         text = " ".join(raw.split())
         if patterns.AD_WORDS.match(text) or patterns.LOADING_WORDS.match(text):
             return True
-        length = len(text)
+        return self._judge(node, tag, weight, raw, len(text), in_figure, census)
+
+    def _ancestry(self, node: LexborNode) -> tuple[bool, bool]:
+        """(inside code or a data table, so kept; inside a figure)."""
+        in_figure = False
+        parent = node.parent
+        while parent is not None:
+            above = parent.tag
+            if above in ("code", "pre") or (above == "table" and self._tables.is_data(parent)):
+                return True, in_figure
+            in_figure = in_figure or above == "figure"
+            parent = parent.parent
+        return False, in_figure
+
+    def _census(self, node: LexborNode) -> _Census | None:
+        """What the node holds; None when it holds a data table (then it is kept)."""
+        census = _Census(descendants(node, _CENSUS))
+        for element in census.nodes:
+            found = element.tag
+            if found == "p":
+                census.paragraphs += 1
+            elif found == "img":
+                census.images += 1
+            elif found == "li":
+                census.items += 1
+            elif found == "div":
+                census.paragraphs += element.mem_id in self._paragraph_divs
+            elif found == "table":
+                if self._tables.is_data(element):
+                    return None
+            else:
+                census.lists.append(element)
+        return census
+
+    def _judge(
+        self,
+        node: LexborNode,
+        tag: str,
+        weight: int,
+        raw: str,
+        length: int,
+        in_figure: bool,
+        census: _Census,
+    ) -> bool:
+        images, items, paragraphs = census.images, census.items, census.paragraphs
         is_list = tag in ("ul", "ol")
-        if not is_list and length and lists:
-            is_list = sum(len(inner_text(found)) for found in lists) / length > 0.9
+        if not is_list and length and census.lists:
+            is_list = sum(len(inner_text(found)) for found in census.lists) / length > 0.9
         remove = (not in_figure and images > 1 and paragraphs / images < 0.5) or (
             not is_list and items - 100 > paragraphs
         )
@@ -182,13 +207,24 @@ class _ConditionalCleaner:
                 )
             )
         if not remove and images == 0:
-            remove = not _has_text_in_blocks(node, raw, census)
+            remove = not _has_text_in_blocks(node, raw, census.nodes)
         if remove and is_list:
             if any(len(element_children(child)) > 1 for child in element_children(node)):
                 return True
             if images == items:
                 return False
         return remove
+
+
+@dataclass(slots=True)
+class _Census:
+    """The blocks a node holds, counted for the cleaning verdict."""
+
+    nodes: list[LexborNode]
+    paragraphs: int = 0
+    images: int = 0
+    items: int = 0
+    lists: list[LexborNode] = field(default_factory=list)
 
 
 def _has_text_in_blocks(node: LexborNode, raw: str, census: list[LexborNode]) -> bool:

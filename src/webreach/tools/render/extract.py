@@ -214,6 +214,27 @@ def _normalise_div(div: LexborNode, has_block: bool) -> _Shape:
     in `<p>` (split at `<br><br>`) so that text written straight into a layout div gets scored;
     a div that is really one paragraph is left alone and scored as one.
     """
+    runs, breaks, elements, only_p = _inline_runs(div)
+    if only_p and elements == 1 and not runs and link_density(div) < 0.25:
+        div.unwrap()
+        return _Shape.UNWRAPPED
+    if not has_block and not breaks:
+        return _Shape.PARAGRAPH
+    for br in breaks:
+        br.decompose(recursive=False)
+    for members in runs:
+        wrapper = div.parser.create_node("p")
+        members[0].insert_before(wrapper, move=True)
+        for member in members:
+            wrapper.insert_child(member, move=True)
+    return _Shape.CONTAINER
+
+
+def _inline_runs(
+    div: LexborNode,
+) -> tuple[list[list[LexborNode]], list[LexborNode], int, bool]:
+    """The div's runs of loose inline content (each to become a paragraph), the `<br><br>`
+    pairs that separate them, its number of child elements, and whether the only one is `<p>`."""
     runs: list[list[LexborNode]] = []
     breaks: list[LexborNode] = []
     run: list[LexborNode] = []
@@ -259,19 +280,7 @@ def _normalise_div(div: LexborNode, has_block: bool) -> _Shape:
         run.append(child)
     if has_text:
         runs.append(run)
-    if only_p and elements == 1 and not runs and link_density(div) < 0.25:
-        div.unwrap()
-        return _Shape.UNWRAPPED
-    if not has_block and not breaks:
-        return _Shape.PARAGRAPH
-    for br in breaks:
-        br.decompose(recursive=False)
-    for members in runs:
-        wrapper = div.parser.create_node("p")
-        members[0].insert_before(wrapper, move=True)
-        for member in members:
-            wrapper.insert_child(member, move=True)
-    return _Shape.CONTAINER
+    return runs, breaks, elements, only_p
 
 
 def _top_candidate(body: LexborNode, scoring: _Scoring) -> LexborNode | None:
