@@ -8,7 +8,7 @@ import pytest
 from cli_helpers import OWN_PREFIXES
 from replay_server import ReplayServer
 
-pytest_plugins = ["server_harness"]
+pytest_plugins = ["server_harness", "redis_harness"]
 
 # The environment as the session began, before the per-test cleaning below: live smoke tests
 # read real keys from it.

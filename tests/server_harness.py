@@ -19,6 +19,7 @@ import uvicorn
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch, sources
 from scripted_upstream import ScriptedUpstream
+from webreach.cache import MemoryStore
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
 from webreach.server.app import ServerConfig, create_app
 from webreach.tools import ToolOptions
@@ -137,6 +138,8 @@ def webreach_url(
     runtime = WebRuntime()
     runtime.register_search_provider(search)
     runtime.register_fetch_provider(fetcher)
-    app = create_app(server_config, runtime, server_options, codecs=server_codecs)
+    app = create_app(
+        server_config, runtime, server_options, codecs=server_codecs, store=MemoryStore()
+    )
     with LiveServer(app) as server:
         yield server.url + "/v1"

@@ -57,7 +57,7 @@ from webreach.server.core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from webreach.server.core.turn import DomainFilter, ReadUrlSpec, SearchSpec
+from webreach.server.core.turn import DomainFilter, PageRef, ReadUrlSpec, SearchSpec
 
 
 def parse(**body: Any) -> Any:
@@ -301,7 +301,11 @@ def test_web_history_is_dropped_and_signatures_point_at_their_round() -> None:
     ]  # fmt: skip
     assert turn.messages[2] == {"role": "assistant", "content": "It is a reserved domain."}
     assert turn.messages[4] == {"role": "assistant", "content": "Found it."}
-    assert turn.page_signatures == [(1, "sig-one"), (5, "sig-two")]
+    assert turn.pages == [
+        PageRef(1, "sig-one", "srvtoolu_rl_00_x"),
+        PageRef(5, "sig-two", "srvtoolu_rl_00_x"),
+        PageRef(5, None, "srvtoolu_rl_00_x"),  # unsealed: found by its id while the store has it
+    ]
     assert turn.messages[1]["content"] == "Summarize https://example.com/"
     assert turn.messages[5]["content"] == "Read https://example.com/b"
 
@@ -309,7 +313,7 @@ def test_web_history_is_dropped_and_signatures_point_at_their_round() -> None:
 def test_history_with_web_blocks_is_fine_without_web_tools() -> None:
     turn = parse(messages=[USER[0], _read_reply("sig"), {"role": "user", "content": "More?"}])
     assert not turn.web.any
-    assert turn.page_signatures == [(0, "sig")]
+    assert turn.pages == [PageRef(0, "sig", "srvtoolu_rl_00_x")]
 
 
 def test_a_plain_assistant_prefill_may_be_continued() -> None:

@@ -101,9 +101,11 @@ def test_a_later_round_restores_the_page_from_its_signature(
         call["signature"] = call["signature"][:-8] + "AAAAAAAA"
 
     assert "JIT compiler" not in json.dumps(second_round(tamper)["messages"])
-    assert "JIT compiler" not in json.dumps(
+    # A client that drops the signature gets the page from the store, by the call's id.
+    assert "JIT compiler" in json.dumps(
         second_round(lambda call: call.pop("signature"))["messages"]
     )
+    assert fetcher.calls == [ARTICLE_URL]
 
 
 def test_a_foreign_key_restores_nothing(upstream: ScriptedUpstream, fetcher: ScriptedFetch) -> None:

@@ -238,7 +238,10 @@ def test_earlier_web_calls_leave_only_answers_and_their_page_signatures() -> Non
         "assistant",
         "user",
     ]
-    assert turn.page_signatures == [(1, "sealed-one"), (3, "sealed-two")]
+    assert [(page.round, page.signature) for page in turn.pages] == [
+        (1, "sealed-one"),
+        (3, "sealed-two"),
+    ]
 
 
 def test_tools_map_to_client_function_tools_and_web_tool_specs() -> None:
@@ -413,7 +416,6 @@ def test_an_input_that_continues_a_reply_is_refused(last: dict[str, Any], messag
     [
         ({"text": {"format": {"type": "json_schema", "name": "x", "schema": {}}}}, "text.format:"),
         ({"text": {"format": {"type": "json_object"}}}, "text.format:"),
-        ({"previous_response_id": "resp_1"}, "previous_response_id:"),
         ({"conversation": "conv_1"}, "conversation:"),
         ({"top_logprobs": 2}, "top_logprobs:"),
         ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input: `item_reference`"),
@@ -537,7 +539,7 @@ def test_a_search_round_reads_back_with_sources_and_citations(strict: bool) -> N
     for response in final_responses(search_round(), strict=strict, reasoning={"effort": "high"}):
         assert response.status == "completed"
         assert response.id.startswith("resp_")
-        assert response.model_extra["store"] is False
+        assert response.model_extra["store"] is True
         assert [item.type for item in response.output] == [
             "reasoning",
             "web_search_call",
@@ -639,7 +641,7 @@ def test_the_stream_obeys_the_sdk_ordering_rules() -> None:
         assert (item["type"], item["id"]) == (done[index]["type"], done[index]["id"])
     completed = frames[-1][1]["response"]
     assert completed["output"] == [done[i] for i in range(4)]
-    assert completed["store"] is False and completed["object"] == "response"
+    assert completed["store"] is True and completed["object"] == "response"
 
     message_index = 3
     message_events = [k for k, d in frames if d.get("output_index") == message_index]
@@ -843,7 +845,7 @@ def test_the_response_echoes_what_the_sdk_can_validate() -> None:
         99,
         "deepseek-flash",
     )
-    assert body["store"] is False
+    assert body["store"] is True
     # DeepSeek tool types are not echoed: a strict SDK client rejects them in `tools`.
     assert (
         render_body(CODEC.parse({"model": "m", "input": "x", "tools": WEB}), plain_round())["tools"]
@@ -889,4 +891,4 @@ def test_multi_turn_round_trip_through_the_sdk() -> None:
         {"role": "assistant", "content": "Page A says hello."},
         {"role": "user", "content": "Quote it."},
     ]
-    assert turn.page_signatures == [(0, "sealed-page")]
+    assert [(page.round, page.signature) for page in turn.pages] == [(0, "sealed-page")]

@@ -248,8 +248,14 @@ def test_a_failure_after_the_stream_started_is_response_failed(
             },
             "input: ends with an assistant `message`",
         ),
-        ({"previous_response_id": "resp_1"}, "previous_response_id:"),
-        ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input: `item_reference`"),
+        (
+            {"previous_response_id": "resp_1"},
+            "previous_response_id: response `resp_1` is unknown or has expired",
+        ),
+        (
+            {"input": [{"type": "item_reference", "id": "msg_1"}]},
+            "input: item `msg_1` is unknown or has expired",
+        ),
     ],
 )
 def test_refused_requests(

@@ -354,7 +354,7 @@ def serve(
         )
     import uvicorn
 
-    from .config import ConfigError, build_runtime
+    from .config import ConfigError, build_runtime, open_response_store
     from .server.app import ServerConfig, create_app
 
     upstream_key = settings.upstream_api_key
@@ -374,12 +374,14 @@ def serve(
         upstream_timeout=settings.upstream_timeout,
         upstream_connect_timeout=settings.upstream_connect_timeout,
         max_body_bytes=settings.server_max_body_bytes,
+        store_ttl=settings.store_ttl,
     )
     try:
         runtime = build_runtime(settings, default_cache="memory")
     except ConfigError as error:
         _invalid_setting(error, as_json=False)
-    server = create_app(config, runtime, settings.tool_options())
+    store = open_response_store(settings)
+    server = create_app(config, runtime, settings.tool_options(), store=store)
     print(f"webreach: serving on http://{host}:{port}/v1", file=sys.stderr)
     uvicorn.run(server, host=host, port=port, log_level="warning", access_log=False)
 

@@ -39,6 +39,7 @@ __all__ = [
     "build_runtime",
     "discover_providers",
     "load_settings",
+    "open_response_store",
 ]
 
 ENV_PREFIX = "WEBREACH_"
@@ -97,6 +98,7 @@ class Settings(BaseSettings):
     upstream_connect_timeout: Annotated[float, Field(gt=0)] = 10.0
     server_api_keys: SecretStr | None = None
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
+    store_ttl: Annotated[float, Field(ge=0)] = 3600.0
     signing_key: SecretStr | None = None
 
     @field_validator("upstream_base_url")
@@ -180,16 +182,20 @@ def load_settings(**overrides: Any) -> Settings:
 
 def _open_cache(settings: Settings, default: str | None) -> CacheStore | None:
     """The configured store; one that cannot be opened means no cache and one warning."""
-    from .cache import open_store
-
     url = settings.cache or default
     if not url or url == "none" or settings.cache_ttl <= 0:
         return None
+    return _open_store(url, "a cache")
+
+
+def _open_store(url: str, purpose: str) -> CacheStore | None:
+    from .cache import open_store
+
     try:
         return open_store(url)
     except Exception as error:
         logging.getLogger("webreach.cache").warning(
-            "WEBREACH_CACHE: cannot open %r (%s); continuing without a cache", url, error
+            "WEBREACH_CACHE: cannot open %r (%s); continuing without %s", url, error, purpose
         )
         return None
 
@@ -212,6 +218,16 @@ def discover_providers(kind: ProviderKind) -> list[ProviderSpec[Any, Any]]:
         if isinstance(spec, ProviderSpec):
             specs.append(spec)
     return specs
+
+
+def open_response_store(settings: Settings) -> CacheStore | None:
+    """Where ``webreach serve`` keeps responses and read pages: the configured cache store (so
+    replicas sharing Redis share them), in memory when the cache is off; None when
+    ``WEBREACH_STORE_TTL`` is 0."""
+    if settings.store_ttl <= 0:
+        return None
+    url = settings.cache if settings.cache and settings.cache != "none" else "memory"
+    return _open_store(url, "a response store")
 
 
 def build_runtime(

@@ -13,13 +13,14 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
-from ..seam import WebRuntime
+from ..seam import CacheStore, WebRuntime
 from ..tools import ToolOptions
 from .chat import ChatCodec
 from .config import DEFAULT_MAX_BODY_BYTES, ServerConfig
 from .core.codec import Codec
 from .core.context import ServerContext
 from .core.sealing import PageSealer
+from .core.store import ResponseStore
 from .core.turn import JSON
 from .core.upstream import Upstream
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint
@@ -47,8 +48,10 @@ def create_app(
     runtime: WebRuntime,
     options: ToolOptions,
     codecs: dict[str, Codec] | None = None,
+    store: CacheStore | None = None,
 ) -> Starlette:
-    """The server; it owns ``runtime`` and closes it on shutdown."""
+    """The server; it owns ``runtime`` (and ``store``, where responses and read pages are kept
+    for ``config.store_ttl`` seconds) and closes them on shutdown."""
     codecs = codecs if codecs is not None else default_codecs()
 
     @asynccontextmanager
@@ -60,15 +63,20 @@ def create_app(
             timeout=config.upstream_timeout,
             connect_timeout=config.upstream_connect_timeout,
         )
+        kept = None
+        if store is not None and config.store_ttl > 0:
+            kept = ResponseStore(store, config.store_ttl)
         app.state.config = config
         app.state.context = ServerContext(
-            upstream, runtime, options, PageSealer(config.signing_key)
+            upstream, runtime, options, PageSealer(config.signing_key), kept
         )
         try:
             yield
         finally:
             await upstream.aclose()
             await runtime.aclose()
+            if store is not None:
+                await store.aclose()
 
     routes = [
         Route(path, ProtocolEndpoint(codec).handle, methods=["POST"])

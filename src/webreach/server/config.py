@@ -25,6 +25,8 @@ class ServerConfig:
     upstream_timeout: float = 600.0
     upstream_connect_timeout: float = 10.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    store_ttl: float = 3600.0
+    """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.upstream_base_url)

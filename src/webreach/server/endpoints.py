@@ -60,10 +60,13 @@ class ProtocolEndpoint:
             if self.codec.protocol == "chat" and not declares_web_tools(body):
                 check_chat(body)
                 return await self._relay(request, context, body, raw, started)
+            body = await self.codec.prepare(body, context.store)
             turn = self._parse(body)
+            turn.store = turn.store and context.store is not None
+            runner = TurnRunner(turn, context)
             if turn.stream:
-                return await self._stream(request, TurnRunner(turn, context), config, started)
-            return await self._whole(request, TurnRunner(turn, context), started)
+                return await self._stream(request, runner, body, config, started)
+            return await self._whole(request, runner, body, started)
         except (RequestError, ServerFailure) as failure:
             return _error(self.codec, failure)
         except ClientGone:
@@ -93,15 +96,26 @@ class ProtocolEndpoint:
         )
 
     async def _stream(
-        self, request: Request, runner: TurnRunner, config: ServerConfig, started: float
+        self,
+        request: Request,
+        runner: TurnRunner,
+        body: JSON,
+        config: ServerConfig,
+        started: float,
     ) -> Response:
         try:
             await until_disconnected(request, runner.start())
         except BaseException:
             await runner.aclose()
             raise
+        store = runner.context.store
+
+        async def finished(reply: JSON) -> None:
+            await self.codec.remember(body, reply, store)
+
         frames = with_keepalive(
-            stream_frames(self.codec, runner.turn, runner.events()), config.keepalive_seconds
+            stream_frames(self.codec, runner.turn, runner.events(), finished),
+            config.keepalive_seconds,
         )
         headers = {"Server-Timing": _timing(runner, started), "Cache-Control": "no-cache"}
         return StreamingResponse(
@@ -111,16 +125,20 @@ class ProtocolEndpoint:
             background=BackgroundTask(runner.aclose),
         )
 
-    async def _whole(self, request: Request, runner: TurnRunner, started: float) -> Response:
+    async def _whole(
+        self, request: Request, runner: TurnRunner, body: JSON, started: float
+    ) -> Response:
         async def answer() -> JSON:
             try:
                 await runner.start()
-                return await whole_body(self.codec, runner.turn, runner.events())
+                reply = await whole_body(self.codec, runner.turn, runner.events())
             finally:
                 await runner.aclose()
+            await self.codec.remember(body, reply, runner.context.store)
+            return reply
 
-        body = await until_disconnected(request, answer())
-        return json_response(200, body, {"Server-Timing": _timing(runner, started)})
+        reply = await until_disconnected(request, answer())
+        return json_response(200, reply, {"Server-Timing": _timing(runner, started)})
 
 
 def _timing(runner: TurnRunner, started: float) -> str:

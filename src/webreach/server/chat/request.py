@@ -22,7 +22,7 @@ from ..core.fields import (
     validate,
     when_missing,
 )
-from ..core.turn import ClientTool, DomainFilter, ReadUrlSpec, SearchSpec, Turn, WebTools
+from ..core.turn import ClientTool, DomainFilter, PageRef, ReadUrlSpec, SearchSpec, Turn, WebTools
 from ..core.wire import (
     CANNOT_CONTINUE,
     DEEPSEEK_READ_URL,
@@ -134,10 +134,10 @@ def _check_tool_choice(choice: str | JSON | None, web: WebTools) -> str | JSON |
     return choice
 
 
-def _history(messages: list[JSON]) -> tuple[list[JSON], list[tuple[int, str]]]:
-    """Drop ``server_tool_calls`` from earlier replies, keeping read-link signatures."""
+def _history(messages: list[JSON]) -> tuple[list[JSON], list[PageRef]]:
+    """Drop ``server_tool_calls`` from earlier replies, keeping where their read pages were."""
     cleaned: list[JSON] = []
-    signatures: list[tuple[int, str]] = []
+    pages: list[PageRef] = []
     last_user = -1
     for message in messages:
         if message.get("role") == "user":
@@ -149,11 +149,18 @@ def _history(messages: list[JSON]) -> tuple[list[JSON], list[tuple[int, str]]]:
         for step in steps if isinstance(steps, list) else ():
             calls = step.get("calls", ()) if isinstance(step, dict) else ()
             for call in calls if isinstance(calls, list | tuple) else ():
-                signature = call.get("signature") if isinstance(call, dict) else None
-                if isinstance(signature, str) and signature and last_user >= 0:
-                    signatures.append((last_user, signature))
+                if not isinstance(call, dict) or last_user < 0 or not _read(call):
+                    continue
+                page = PageRef.of(last_user, call.get("signature"), call.get("id"))
+                if page is not None:
+                    pages.append(page)
         cleaned.append({k: v for k, v in message.items() if k != "server_tool_calls"})
-    return cleaned, signatures
+    return cleaned, pages
+
+
+def _read(call: JSON) -> bool:
+    """A call that read a page the next rounds should see again."""
+    return call.get("kind") == "read_link" or bool(call.get("signature"))
 
 
 def parse_chat(body: JSON) -> Turn:
@@ -165,7 +172,7 @@ def parse_chat(body: JSON) -> Turn:
             "`deepseek_read_url`; declare the web tools in `tools` instead",
             param="web_search_options",
         )
-    history, signatures = _history(request.messages)
+    history, pages = _history(request.messages)
     last = request.messages[-1]
     if last.get("role") == "assistant" and last.get("server_tool_calls"):
         raise RequestError(CANNOT_CONTINUE, param="messages")
@@ -180,5 +187,5 @@ def parse_chat(body: JSON) -> Turn:
         web=web,
         thinking=isinstance(thinking, dict) and thinking.get("type") == "enabled",
         params={k: v for k, v in body.items() if k not in _OWN_FIELDS},
-        page_signatures=signatures,
+        pages=pages,
     )

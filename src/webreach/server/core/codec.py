@@ -10,11 +10,12 @@ always agree; :func:`stream_frames` and :func:`whole_body` drive it, with one fa
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from .errors import ServerFailure
 from .events import Event, Failed, Finished
+from .store import ResponseStore
 from .turn import JSON, Turn
 
 __all__ = ["INTERNAL", "UNFINISHED", "Codec", "Renderer", "stream_frames", "whole_body"]
@@ -58,13 +59,25 @@ class Codec(Protocol):
 
     def renderer(self, turn: Turn, *, streaming: bool) -> Renderer: ...
 
+    async def prepare(self, body: JSON, store: ResponseStore | None) -> JSON:
+        """The body with what it names from earlier responses filled in (before ``parse``)."""
+        ...
+
+    async def remember(self, body: JSON, reply: JSON, store: ResponseStore | None) -> None:
+        """Keep what a later request may name of this finished reply."""
+        ...
+
 
 async def stream_frames(
-    codec: Codec, turn: Turn, events: AsyncIterator[Event]
+    codec: Codec,
+    turn: Turn,
+    events: AsyncIterator[Event],
+    finished: Callable[[JSON], Awaitable[None]] | None = None,
 ) -> AsyncIterator[str]:
     """A streamed reply. Once the status line is sent a failure can only be told in-band: the
     loop's ``Failed``, an unexpected error, or events that stop before ``Finished`` all end the
-    stream with the protocol's own failure (error event, ``response.failed``, error chunk)."""
+    stream with the protocol's own failure (error event, ``response.failed``, error chunk).
+    ``finished`` receives the whole reply once it ended well."""
     renderer = codec.renderer(turn, streaming=True)
     yield renderer.start()
     try:
@@ -73,6 +86,8 @@ async def stream_frames(
             if frames:
                 yield frames
             if renderer.done:
+                if finished is not None and isinstance(event, Finished):
+                    await finished(renderer.body())
                 return
     except Exception:
         logger.exception("the %s stream failed", codec.protocol)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ...seam import WebRuntime
 from ...tools import ToolOptions
 from .sealing import PageSealer
+from .store import ResponseStore
 from .upstream import Upstream
 
 __all__ = ["ServerContext"]
@@ -18,3 +19,5 @@ class ServerContext:
     runtime: WebRuntime
     options: ToolOptions
     sealer: PageSealer
+    store: ResponseStore | None = None
+    """Where responses and read pages are kept between requests; None keeps nothing."""

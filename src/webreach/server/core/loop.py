@@ -29,6 +29,8 @@ from .events import (
     Event,
     Failed,
     Finished,
+    Outcome,
+    PageOutcome,
     SearchAction,
     SearchOutcome,
     StepReasoningDone,
@@ -109,7 +111,6 @@ class TurnRunner:
         if turn.web.search is not None and not turn.tools_off:
             name = "web_search" if "web_search" not in self._client_names else "webreach_search"
             self._search = search_tool(context.options, name)
-        self._restore_pages()
         self._links: list[str] = []
         self._read: ModelTool | None = None
         self._deep = self._search is not None and turn.thinking
@@ -124,20 +125,26 @@ class TurnRunner:
         self._first: AsyncStream[Any] | None = None
         self._real_searches = 0
 
-    def _restore_pages(self) -> None:
-        """Put pages read in earlier rounds back at the end of the user message of their round."""
-        for index, signature in self.turn.page_signatures:
-            page = self.context.sealer.open(signature)
-            if page is None or not 0 <= index < len(self._messages):
+    async def _restore_pages(self) -> None:
+        """Put pages read in earlier rounds back at the end of the user message of their round:
+        from their sealed signature, or, when the client dropped it, from the store by the call
+        id. An altered signature restores nothing."""
+        store = self.context.store
+        for ref in self.turn.pages:
+            page = self.context.sealer.open(ref.signature) if ref.signature else None
+            if ref.signature is None and ref.call_id and store is not None:
+                kept = await store.page(ref.call_id)
+                page = self.context.sealer.open(kept) if kept else None
+            if page is None or not 0 <= ref.round < len(self._messages):
                 continue
-            message = dict(self._messages[index])
+            message = dict(self._messages[ref.round])
             restored = page_text(page)
             content = message.get("content")
             if isinstance(content, list):
                 message["content"] = [*content, {"type": "text", "text": restored}]
             else:
                 message["content"] = f"{content or ''}\n\n{restored}".lstrip()
-            self._messages[index] = message
+            self._messages[ref.round] = message
 
     def _body(self, *, tools: bool, nudge: str | None = None) -> JSON:
         turn = self.turn
@@ -171,6 +178,7 @@ class TurnRunner:
 
     async def start(self) -> None:
         """Make the first upstream call; an ``UpstreamError`` here becomes an HTTP error."""
+        await self._restore_pages()
         self._first = await self._clock.timed(
             self.context.upstream.stream_chat(self._body(tools=True))
         )
@@ -307,10 +315,19 @@ class TurnRunner:
                     self.usage.tool_search += billed
                     if isinstance(outcome, SearchOutcome):
                         self._real_searches += 1
+                await self._keep_page(item.call.id, outcome)
                 yield WebCallCompleted(item.call, outcome)
         finally:
             await cancel_and_wait(tasks)
             self.web_seconds += time.perf_counter() - started
+
+    async def _keep_page(self, call_id: str, outcome: Outcome) -> None:
+        """A read page, kept by its call id for clients that send the call back unsealed."""
+        store = self.context.store
+        if not (store is not None and self.turn.store and isinstance(outcome, PageOutcome)):
+            return
+        if outcome.signature:
+            await store.save_page(call_id, outcome.signature)
 
     def _remember(
         self, state: StepState, calls: list[PendingCall], results: dict[str, str]

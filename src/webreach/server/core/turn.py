@@ -15,6 +15,7 @@ __all__ = [
     "JSON",
     "ClientTool",
     "DomainFilter",
+    "PageRef",
     "ReadUrlSpec",
     "SearchSpec",
     "ToolChoice",
@@ -138,6 +139,26 @@ class ClientTool:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class PageRef:
+    """A page read in an earlier round, to be put back at the end of its round's user message
+    (``round``: its index in ``Turn.messages``). The sealed ``signature`` restores it; without
+    one (a client that rebuilt the call from typed fields) the store may still hold it by
+    ``call_id``."""
+
+    round: int
+    signature: str | None = None
+    call_id: str | None = None
+
+    @classmethod
+    def of(cls, round_index: int, signature: object, call_id: object) -> PageRef | None:
+        sealed = signature if isinstance(signature, str) and signature else None
+        named = call_id if isinstance(call_id, str) and call_id else None
+        if sealed is None and named is None:
+            return None
+        return cls(round_index, sealed, named)
+
+
 @dataclass(slots=True)
 class Turn:
     """One request, ready for the loop.
@@ -155,9 +176,11 @@ class Turn:
     web: WebTools = field(default_factory=WebTools)
     thinking: bool = False
     params: JSON = field(default_factory=dict)
-    page_signatures: list[tuple[int, str]] = field(default_factory=list)
-    """Sealed pages of read links found in the history: (index in ``messages`` of the user
-    message that opened that round, signature). Restoring them is the loop's job."""
+    pages: list[PageRef] = field(default_factory=list)
+    """Pages of read links found in the history; restoring them is the loop's job."""
+    store: bool = True
+    """Whether this request may keep what it produces (Responses ``store``)."""
+    previous_response_id: str | None = None
 
     @property
     def tools_off(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.store import ResponseStore
 from ..core.turn import JSON, Turn
 from ..core.wire import error_type
 from .render import MessageRenderer
@@ -24,3 +25,9 @@ class MessagesCodec:
 
     def renderer(self, turn: Turn, *, streaming: bool) -> MessageRenderer:
         return MessageRenderer(turn, streaming=streaming)
+
+    async def prepare(self, body: JSON, store: ResponseStore | None) -> JSON:
+        return body
+
+    async def remember(self, body: JSON, reply: JSON, store: ResponseStore | None) -> None:
+        return None

@@ -2,7 +2,7 @@
 
 The conversation is translated into OpenAI Chat Completions messages, the upstream's language.
 Web blocks of earlier rounds are dropped (only answers stay in context); the sealed pages of
-read links are kept aside in ``turn.page_signatures`` for the loop to restore.
+read links are kept aside in ``turn.pages`` for the loop to restore.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ..core.fields import (
 from ..core.turn import (
     ClientTool,
     DomainFilter,
+    PageRef,
     ReadUrlSpec,
     SearchSpec,
     ToolChoice,
@@ -70,7 +71,7 @@ def parse_messages_request(body: JSON) -> Turn:
     tool_choice, serial = _tool_choice(request.tool_choice, web, client_tools)
     if serial and (client_tools or web.any):
         params["parallel_tool_calls"] = False
-    messages, signatures = _conversation(request)
+    messages, pages = _conversation(request)
     return Turn(
         protocol="messages",
         model=request.model,
@@ -81,7 +82,7 @@ def parse_messages_request(body: JSON) -> Turn:
         web=web,
         thinking=_thinking(request.thinking),
         params=params,
-        page_signatures=signatures,
+        pages=pages,
     )
 
 
@@ -265,7 +266,7 @@ class _History:
 
     def __init__(self) -> None:
         self.messages: list[JSON] = []
-        self.signatures: list[tuple[int, str]] = []
+        self.pages: list[PageRef] = []
         self.round_start: int | None = None
 
     def user(self, blocks: list[JSON], path: str) -> None:
@@ -308,9 +309,12 @@ class _History:
                 calls.append(_tool_call(block, where))
             elif kind in _WEB_HISTORY_BLOCKS:
                 used_web = True
-                signature = block.get("signature")
-                if isinstance(signature, str) and signature and self.round_start is not None:
-                    self.signatures.append((self.round_start, signature))
+                if kind == "web_fetch_tool_result" and self.round_start is not None:
+                    page = PageRef.of(
+                        self.round_start, block.get("signature"), block.get("tool_use_id")
+                    )
+                    if page is not None:
+                        self.pages.append(page)
             elif kind not in ("thinking", "redacted_thinking"):
                 raise bad(f"{where}.type", f"unsupported content block type `{kind}`")
         if last and used_web:
@@ -324,7 +328,7 @@ class _History:
         self.messages.append(message)
 
 
-def _conversation(request: MessagesRequest) -> tuple[list[JSON], list[tuple[int, str]]]:
+def _conversation(request: MessagesRequest) -> tuple[list[JSON], list[PageRef]]:
     history = _History()
     system = "\n\n".join(
         _text(block, f"system.{i}") for i, block in enumerate(request.system or ())
@@ -334,7 +338,7 @@ def _conversation(request: MessagesRequest) -> tuple[list[JSON], list[tuple[int,
     last = len(request.messages) - 1
     for i, message in enumerate(request.messages):
         _add(history, message, f"messages.{i}.content", last=i == last)
-    return history.messages, history.signatures
+    return history.messages, history.pages
 
 
 def _add(history: _History, message: MessageParam, path: str, *, last: bool) -> None:

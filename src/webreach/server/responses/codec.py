@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from ..core.store import ResponseStore
 from ..core.turn import JSON, Turn
 from ..core.wire import error_type
 from .render import ResponseRenderer
 from .request import parse_request
+from .stored import expand, remember
 
 __all__ = ["ResponsesCodec"]
 
@@ -22,3 +24,9 @@ class ResponsesCodec:
 
     def renderer(self, turn: Turn, *, streaming: bool) -> ResponseRenderer:
         return ResponseRenderer(turn, streaming=streaming)
+
+    async def prepare(self, body: JSON, store: ResponseStore | None) -> JSON:
+        return await expand(body, store)
+
+    async def remember(self, body: JSON, reply: JSON, store: ResponseStore | None) -> None:
+        await remember(body, reply, store)

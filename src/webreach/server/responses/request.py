@@ -7,6 +7,7 @@ only ever sees requests it can answer.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Annotated
 
 from ..core.errors import RequestError
@@ -27,6 +28,7 @@ from ..core.turn import (
     JSON,
     ClientTool,
     DomainFilter,
+    PageRef,
     ReadUrlSpec,
     SearchSpec,
     ToolChoice,
@@ -40,7 +42,6 @@ __all__ = ["parse_request"]
 _OPENAI_SEARCH = re.compile(r"web_search(?:_preview)?(?:_\d{4}_\d{2}_\d{2})?")
 _STATELESS = "not supported; send the whole conversation in `input`"
 _REFUSED_PARAMS = {
-    "previous_response_id": _STATELESS,
     "conversation": _STATELESS,
     "top_logprobs": "not supported",
 }
@@ -72,6 +73,7 @@ class ResponsesRequest(Request):
     reasoning: JsonObject | None = None
     text: JsonObject | None = None
     include: Array | None = None
+    previous_response_id: String | None = None
 
 
 def parse_request(body: JSON) -> Turn:
@@ -82,7 +84,7 @@ def parse_request(body: JSON) -> Turn:
     request = validate(ResponsesRequest, body)
     _check_text_format(request.text)
     web, client_tools = _tools(request.tools)
-    messages, signatures = _Input().convert(request.instructions, request.input)
+    messages, pages = _Input().convert(request.instructions, request.input)
     return Turn(
         protocol="responses",
         model=request.model,
@@ -93,7 +95,9 @@ def parse_request(body: JSON) -> Turn:
         web=web,
         thinking=_thinking(request.reasoning),
         params=_params(request),
-        page_signatures=signatures,
+        pages=pages,
+        store=request.store is not False,
+        previous_response_id=request.previous_response_id,
     )
 
 
@@ -237,12 +241,10 @@ class _Input:
     def __init__(self) -> None:
         self.system: list[str] = []
         self.messages: list[JSON] = []
-        self.signatures: list[tuple[int, str]] = []
+        self.pages: list[PageRef] = []
         self.last_user: int | None = None
 
-    def convert(
-        self, instructions: str | None, raw: object
-    ) -> tuple[list[JSON], list[tuple[int, str]]]:
+    def convert(self, instructions: str | None, raw: object) -> tuple[list[JSON], list[PageRef]]:
         if instructions:
             self.system.append(instructions)
         if raw is None:
@@ -257,9 +259,9 @@ class _Input:
         if items:
             _refuse_continuation(items[-1])
         if not self.system:
-            return self.messages, self.signatures
+            return self.messages, self.pages
         lead: JSON = {"role": "system", "content": "\n\n".join(self.system)}
-        shifted = [(index + 1, signature) for index, signature in self.signatures]
+        shifted = [replace(page, round=page.round + 1) for page in self.pages]
         return [lead, *self.messages], shifted
 
     def _item(self, item: JSON) -> None:
@@ -273,9 +275,11 @@ class _Input:
         elif kind == "function_call_output":
             self._function_output(item)
         elif kind == "web_search_call":
-            signature = item.get("signature")
-            if isinstance(signature, str) and signature and self.last_user is not None:
-                self.signatures.append((self.last_user, signature))
+            read = item.get("kind") == "read_link" or bool(item.get("signature"))
+            if read and self.last_user is not None:
+                page = PageRef.of(self.last_user, item.get("signature"), item.get("id"))
+                if page is not None:
+                    self.pages.append(page)
         elif kind == "reasoning":
             return
         elif kind == "item_reference":

@@ -29,7 +29,8 @@ _SDK_WEB_SEARCH_TYPES = frozenset(
 def base_response(turn: Turn, response_id: str) -> JSON:
     """Every field the SDK's ``Response`` requires, and the request's settings echoed back.
 
-    ``store`` is always false: the server keeps nothing between requests.
+    ``store`` says whether the server keeps this response (``previous_response_id`` and
+    ``item_reference`` can then name it and its items).
     """
     params = turn.params
     return {
@@ -45,8 +46,8 @@ def base_response(turn: Turn, response_id: str) -> JSON:
         "model": turn.model,
         "output": [],
         "parallel_tool_calls": True,
-        "previous_response_id": None,
-        "store": False,
+        "previous_response_id": turn.previous_response_id,
+        "store": turn.store,
         "temperature": params.get("temperature"),
         "text": {"format": {"type": "text"}},
         "tool_choice": _tool_choice_echo(turn.tool_choice),
