@@ -35,6 +35,7 @@ from webreach.server.core.errors import RequestError, ServerFailure
 from webreach.server.core.events import (
     Event,
     Finished,
+    ReasoningDelta,
     SearchOutcome,
     TextDelta,
     WebCallCompleted,
@@ -547,7 +548,8 @@ def test_a_search_round_reads_back_with_sources_and_citations(strict: bool) -> N
             "message",
         ]
         reasoning, first, second, message = response.output
-        assert reasoning.summary == []
+        # Both: openai-agents, pydantic-ai and the AI SDK show `summary`, others `content`.
+        assert [part.text for part in reasoning.summary] == ["需要搜索一下。"]
         assert [c.text for c in reasoning.content] == ["需要搜索一下。"]
         assert reasoning.encrypted_content is None
         assert first.status == "completed"
@@ -892,3 +894,29 @@ def test_multi_turn_round_trip_through_the_sdk() -> None:
         {"role": "user", "content": "Quote it."},
     ]
     assert [(page.round, page.signature) for page in turn.pages] == [(0, "sealed-page")]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_reasoning_is_streamed_and_kept_as_the_summary_too(strict: bool) -> None:
+    events: list[Event] = [
+        ReasoningDelta("Search "),
+        ReasoningDelta("first."),
+        TextDelta("Done."),
+        Finished("end_turn", usage()),
+    ]
+    frames = stream_frames(events)
+    kinds = [kind for kind, _ in frames]
+    deltas = [d["delta"] for k, d in frames if k == "response.reasoning_summary_text.delta"]
+    assert deltas == ["Search ", "first."]
+    assert kinds.index("response.reasoning_summary_part.added") < kinds.index(
+        "response.reasoning_summary_text.delta"
+    )
+    assert kinds.index("response.reasoning_summary_part.done") < kinds.index(
+        "response.output_item.done"
+    )
+    client = sdk_client(Scripted(events), strict=strict)
+    with client.responses.stream(model="m", input="hi") as stream:
+        final = stream.get_final_response()
+    reasoning = final.output[0]
+    assert reasoning.type == "reasoning"
+    assert [part.text for part in reasoning.summary] == ["Search first."]

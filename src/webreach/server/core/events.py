@@ -6,7 +6,9 @@ duration of a search.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Literal
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "WebCallCompleted",
     "WebCallStarted",
     "WebSource",
+    "rfc3339",
 ]
 
 CallKind = Literal["search", "deep_search", "read_link"]
@@ -43,6 +46,11 @@ ErrorCode = Literal[
     "max_uses_exceeded",
     "invalid_tool_input",
 ]
+
+
+def rfc3339(seconds: float) -> str:
+    """A moment as RFC 3339 in UTC, to the second (``2026-01-02T03:04:05Z``)."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +113,8 @@ class PageOutcome:
     title: str | None
     published_at: str | None
     signature: str | None = None
+    retrieved_at: str = field(default_factory=lambda: rfc3339(time.time()))
+    """When the server read it (RFC 3339, UTC): Anthropic's ``web_fetch_result`` requires it."""
 
 
 @dataclass(frozen=True, slots=True)

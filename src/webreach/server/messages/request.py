@@ -60,8 +60,8 @@ _THINKING_ON = ("enabled", "adaptive", "between_tools")
 def parse_messages_request(body: JSON) -> Turn:
     """Validate a Messages request body and translate it; refusals are ``RequestError``."""
     request = validate(MessagesRequest, body)
-    params: JSON = {"max_tokens": request.max_tokens}
-    for name in ("temperature", "top_p"):
+    params: JSON = {}
+    for name in ("max_tokens", "temperature", "top_p"):
         value = getattr(request, name)
         if value is not None:
             params[name] = value

@@ -78,6 +78,7 @@ def result_block(call: WebCall, outcome: SearchOutcome | PageOutcome | CallFaile
         block["content"] = {
             "type": "web_fetch_result",
             "url": outcome.url,
+            "retrieved_at": outcome.retrieved_at,
             "content": {
                 "type": "document",
                 "source": {"type": "text", "media_type": "text/plain", "data": ""},

@@ -137,7 +137,7 @@ class MessagesRequest(Request):
     """What the server reads of a Messages request; the rest passes through unread."""
 
     model: ModelName = when_missing()
-    max_tokens: PositiveInt
+    max_tokens: PositiveInt | None = None
     stream: Boolean = False
     temperature: Number | None = None
     top_p: Number | None = None

@@ -33,7 +33,14 @@ from ..core.events import (
 )
 from ..core.turn import JSON, Turn
 from ..core.wire import dumps, sse_frame
-from .shapes import action_shape, base_response, reasoning_part, text_part, usage_shape
+from .shapes import (
+    action_shape,
+    base_response,
+    reasoning_part,
+    summary_part,
+    text_part,
+    usage_shape,
+)
 
 __all__ = ["ResponseRenderer"]
 
@@ -118,12 +125,20 @@ class ResponseRenderer:
             self._out.append(sse_frame(dumps(data), kind))
         self._seq += 1
 
-    def _emit_delta(self, kind: str, item_id: str, index: int, text: str, tail: str) -> None:
+    def _emit_delta(
+        self,
+        kind: str,
+        item_id: str,
+        index: int,
+        text: str,
+        tail: str,
+        position: str = "content_index",
+    ) -> None:
         """Hot path: text and reasoning deltas are formatted without building a dict."""
         if self._frames:
             self._out.append(
                 f'event: {kind}\ndata: {{"type":"{kind}","sequence_number":{self._seq},'
-                f'"item_id":"{item_id}","output_index":{index},"content_index":0,'
+                f'"item_id":"{item_id}","output_index":{index},"{position}":0,'
                 f'"delta":{dumps(text)}{tail}}}\n\n'
             )
         self._seq += 1
@@ -164,10 +179,26 @@ class ResponseRenderer:
                 }
             )
             self._emit_part("response.content_part.added", item_id, index, reasoning_part(""))
+            self._emit_summary("response.reasoning_summary_part.added", item_id, index, "")
             self._reasoning = _Reasoning(index, item_id)
         reasoning = self._reasoning
         reasoning.chunks.append(text)
         self._emit_delta("response.reasoning_text.delta", reasoning.id, reasoning.index, text, "")
+        self._emit_delta(
+            "response.reasoning_summary_text.delta",
+            reasoning.id,
+            reasoning.index,
+            text,
+            "",
+            "summary_index",
+        )
+
+    def _emit_summary(self, kind: str, item_id: str, index: int, text: str) -> None:
+        """Reasoning is also the item's summary: clients show ``summary``, not ``content``."""
+        part = summary_part(text)
+        self._emit(
+            kind, {"item_id": item_id, "output_index": index, "summary_index": 0, "part": part}
+        )
 
     def _close_reasoning(self) -> None:
         reasoning, self._reasoning = self._reasoning, None
@@ -178,10 +209,15 @@ class ResponseRenderer:
         self._emit("response.reasoning_text.done", {**common, "text": text})
         part = reasoning_part(text)
         self._emit_part("response.content_part.done", reasoning.id, reasoning.index, part)
+        summary = {"item_id": reasoning.id, "output_index": reasoning.index, "summary_index": 0}
+        self._emit("response.reasoning_summary_text.done", {**summary, "text": text})
+        self._emit_summary(
+            "response.reasoning_summary_part.done", reasoning.id, reasoning.index, text
+        )
         item: JSON = {
             "id": reasoning.id,
             "type": "reasoning",
-            "summary": [],
+            "summary": [summary_part(text)],
             "content": [part],
             "status": "completed",
         }

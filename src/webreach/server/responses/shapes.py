@@ -19,7 +19,14 @@ from ..core.events import (
 from ..core.turn import JSON, Turn
 from ..core.wire import server_tool_use
 
-__all__ = ["action_shape", "base_response", "reasoning_part", "text_part", "usage_shape"]
+__all__ = [
+    "action_shape",
+    "base_response",
+    "reasoning_part",
+    "summary_part",
+    "text_part",
+    "usage_shape",
+]
 
 _SDK_WEB_SEARCH_TYPES = frozenset(
     {"web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11"}
@@ -108,6 +115,10 @@ def action_shape(action: Action) -> JSON:
 
 def reasoning_part(text: str) -> JSON:
     return {"type": "reasoning_text", "text": text}
+
+
+def summary_part(text: str) -> JSON:
+    return {"type": "summary_text", "text": text}
 
 
 def text_part(text: str, annotations: list[JSON]) -> JSON:
