@@ -4,7 +4,7 @@ Each case runs ``node tests/clients/ai_sdk.mjs <server url> <case>``: `generateT
 `streamText` with the provider's own web tools (`openai.tools.webSearch()` on Responses,
 `anthropic.tools.webSearch_20250305()` / `webFetch_20250910()` on Messages), a client function
 tool the SDK runs itself, and second turns built from the SDK's own `response.messages` with its
-defaults. Cases the server cannot serve yet are strict xfails naming the exact cause.
+defaults. A case the server cannot serve is a strict xfail naming the exact cause.
 """
 
 from __future__ import annotations
@@ -40,11 +40,6 @@ from providers_for_tests import ScriptedFetch
 from scripted_upstream import ScriptedUpstream
 
 STREAMING = pytest.mark.parametrize("stream", [False, True], ids=["generateText", "streamText"])
-
-NO_RETRIEVED_AT = (
-    "issue 10: @ai-sdk/anthropic rejects the web_fetch_tool_result block: type validation "
-    "failed, `retrieved_at` expected string, received undefined"
-)
 
 
 def output(url: str, case: str, stream: bool) -> dict[str, Any]:
@@ -167,11 +162,6 @@ def test_openai_search_then_function_tool_with_store_false(
     assert_search_then_function_tool(upstream, result)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10: reasoning items carry their text only in `content` (`summary: []`); "
-    "@ai-sdk/openai reads `summary`, so `reasoningText` is empty",
-)
 @STREAMING
 def test_openai_reasoning_is_shown(
     upstream: ScriptedUpstream, webreach_url: str, stream: bool
@@ -214,7 +204,6 @@ def test_anthropic_function_tool_beside_web_search(
     assert_function_tool(upstream, output(webreach_url, "anthropic-function-tool", stream))
 
 
-@pytest.mark.xfail(strict=True, reason=NO_RETRIEVED_AT)
 @STREAMING
 def test_anthropic_web_fetch_reads_the_link(
     upstream: ScriptedUpstream, webreach_url: str, fetcher: ScriptedFetch, stream: bool
@@ -230,7 +219,6 @@ def test_anthropic_web_fetch_reads_the_link(
     assert PAGE_TEXT in json.dumps(upstream.requests[1]["messages"])
 
 
-@pytest.mark.xfail(strict=True, reason=NO_RETRIEVED_AT)
 @STREAMING
 def test_anthropic_web_fetch_page_is_in_context_in_turn_two(
     upstream: ScriptedUpstream, webreach_url: str, fetcher: ScriptedFetch, stream: bool

@@ -3,7 +3,7 @@
 An `Agent` with `WebSearchTool()` on an `OpenAIResponsesModel` whose client points at the
 server, run with `Runner.run` and `Runner.run_streamed`; a second turn the way its docs chain
 turns (`result.to_input_list()` plus a new user message); a `@function_tool` beside web search
-that the SDK runs itself before it continues. Cases the server cannot serve yet are strict xfails
+that the SDK runs itself before it continues. A case the server cannot serve is a strict xfail
 naming the exact cause.
 """
 
@@ -159,11 +159,6 @@ async def test_function_tool_beside_web_search(
     assert upstream.requests[1]["messages"][-1]["content"] == WEATHER
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10: reasoning items carry their text only in `content` (`summary: []`), so "
-    "the ReasoningItem summary the SDK shows is empty",
-)
 @RUNS
 async def test_reasoning_summary_is_shown(
     upstream: ScriptedUpstream, client: AsyncOpenAI, streamed: bool

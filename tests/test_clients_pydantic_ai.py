@@ -4,7 +4,7 @@ Its native `WebSearchTool` (as `capabilities=[NativeTool(WebSearchTool())]`) ove
 `OpenAIResponsesModel` and over an `AnthropicModel` whose providers' clients point at the
 server, and `WebFetchTool` over the `AnthropicModel`; `agent.run` and `agent.run_stream`; a
 second turn with `message_history`; a client tool beside web search that the agent runs itself
-before it continues. Cases the server cannot serve yet are strict xfails naming the exact cause.
+before it continues. A case the server cannot serve is a strict xfail naming the exact cause.
 """
 
 from __future__ import annotations
@@ -215,11 +215,6 @@ async def test_web_fetch_page_is_in_context_in_turn_two(
     assert fetcher.calls == [ARTICLE_URL]  # restored in turn 2, not fetched again
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10: reasoning items carry their text only in `content` (`summary: []`); "
-    "pydantic-ai builds ThinkingPart.content from `summary`, so it is empty",
-)
 @STREAMING
 async def test_reasoning_is_shown(upstream: ScriptedUpstream, models: Models, stream: bool) -> None:
     upstream.queue(*reasoning_round())
