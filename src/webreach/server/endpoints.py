@@ -14,7 +14,7 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from .chat.request import check_chat, declares_web_tools
+from .chat.request import check_chat, needs_loop
 from .config import ServerConfig
 from .core.codec import Codec, stream_frames, whole_body
 from .core.context import ServerContext
@@ -57,7 +57,7 @@ class ProtocolEndpoint:
         try:
             raw = await read_body(request, config.max_body_bytes)
             body = parse_json(raw)
-            if self.codec.protocol == "chat" and not declares_web_tools(body):
+            if self.codec.protocol == "chat" and not needs_loop(body):
                 check_chat(body)
                 return await self._relay(request, context, body, raw, started)
             body = await self.codec.prepare(body, context.store)

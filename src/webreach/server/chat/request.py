@@ -30,11 +30,35 @@ from ..core.wire import (
     DEEPSEEK_TOOLS,
     refuse_deepseek_fields,
 )
+from .search_asks import OPENAI_SEARCH_TOOLS, asks_for_search, search_asked
 
-__all__ = ["ChatRequest", "check_chat", "declares_web_tools", "parse_chat"]
+__all__ = ["LATEST_REMINDER", "ChatRequest", "check_chat", "needs_loop", "parse_chat"]
 
-# Consumed here; everything else is passed to the upstream as the client sent it.
-_OWN_FIELDS = frozenset({"model", "messages", "tools", "tool_choice", "stream", "stream_options"})
+LATEST_REMINDER = "latest_reminder"
+"""A message role of the reference: a reminder for the model, given to it as a system message."""
+
+# Consumed here (or extensions the upstream must not see); everything else is passed on as sent.
+_OWN_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "tools",
+        "tool_choice",
+        "stream",
+        "stream_options",
+        "thinking",
+        "safety_check",
+        "title",
+        "web_search_options",
+        "plugins",
+    }
+)
+_EXTENSIONS = ("thinking", "safety_check", "title")
+_CLIENT_TOOL_TYPES = ("function", "custom")
+_REFUSED_WITH_WEB = {
+    "logprobs": "logprobs: not supported together with web tools",
+    "top_logprobs": "top_logprobs: not supported together with web tools",
+}
 
 
 def _objects(value: object) -> bool:
@@ -84,10 +108,30 @@ class ChatRequest(Request):
     logit_bias: JsonObject | None = None
 
 
-def declares_web_tools(body: JSON) -> bool:
+def _web_tool(kind: str) -> bool:
+    return kind in DEEPSEEK_TOOLS or OPENAI_SEARCH_TOOLS.fullmatch(kind) is not None
+
+
+def needs_loop(body: JSON) -> bool:
+    """Whether a Chat request needs the server (web tools asked for any way, web history, the
+    reference's extension fields) or can be relayed to the upstream as it is."""
     tools = body.get("tools")
-    return isinstance(tools, list) and any(
-        isinstance(tool, dict) and _type_of(tool) in DEEPSEEK_TOOLS for tool in tools
+    messages = body.get("messages")
+    return (
+        (
+            isinstance(tools, list)
+            and any(isinstance(tool, dict) and _web_tool(_type_of(tool)) for tool in tools)
+        )
+        or asks_for_search(body)
+        or any(body.get(name) is not None for name in _EXTENSIONS)
+        or (
+            isinstance(messages, list)
+            and any(
+                isinstance(m, dict)
+                and ("server_tool_calls" in m or m.get("role") == LATEST_REMINDER)
+                for m in messages
+            )
+        )
     )
 
 
@@ -107,17 +151,18 @@ def _web_tools(tools: list[JSON]) -> tuple[WebTools, list[ClientTool]]:
     client: list[ClientTool] = []
     for tool in tools:
         kind = _type_of(tool)
-        if kind not in DEEPSEEK_TOOLS:
-            client.append(ClientTool.sent(tool))
-            continue
+        if not _web_tool(kind):
+            if kind in _CLIENT_TOOL_TYPES or ("function" in tool and not kind):
+                client.append(ClientTool.sent(tool))
+            continue  # another server's own tool type: ignored, as the reference does
         if kind == DEEPSEEK_SEARCH:
             refuse_deepseek_fields(tool, kind)
-        if (kind == DEEPSEEK_SEARCH and search) or (kind == DEEPSEEK_READ_URL and read_url):
+        if (kind != DEEPSEEK_READ_URL and search) or (kind == DEEPSEEK_READ_URL and read_url):
             raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
-        if kind == DEEPSEEK_SEARCH:
-            search = SearchSpec(kind, kind)
-        else:
+        if kind == DEEPSEEK_READ_URL:
             read_url = ReadUrlSpec(kind, kind, domains=DomainFilter())
+        else:
+            search = SearchSpec(kind if kind == DEEPSEEK_SEARCH else "web_search", kind)
     return WebTools(search=search, read_url=read_url), client
 
 
@@ -140,6 +185,8 @@ def _history(messages: list[JSON]) -> tuple[list[JSON], list[PageRef]]:
     pages: list[PageRef] = []
     last_user = -1
     for message in messages:
+        if message.get("role") == LATEST_REMINDER:
+            message = {**message, "role": "system"}
         if message.get("role") == "user":
             last_user = len(cleaned)
         steps = message.get("server_tool_calls")
@@ -163,15 +210,26 @@ def _read(call: JSON) -> bool:
     return call.get("kind") == "read_link" or bool(call.get("signature"))
 
 
+def _refuse_with_web(body: JSON, request: ChatRequest) -> None:
+    """The reference's refusals for what cannot be honoured once web tools run the turn."""
+    for name, message in _REFUSED_WITH_WEB.items():
+        if body.get(name) not in (None, False):
+            raise RequestError(message, param=name)
+    kind = request.response_format.get("type") if request.response_format else None
+    if kind not in (None, "text"):
+        raise RequestError(
+            f"response_format: `{kind}` is not supported together with web tools; only `text` is",
+            param="response_format",
+        )
+
+
 def parse_chat(body: JSON) -> Turn:
     request = check_chat(body)
-    web, client_tools = _web_tools(request.tools or [])
-    if web.any and "web_search_options" in body:
-        raise RequestError(
-            "web_search_options: not supported together with `deepseek_web_search` or "
-            "`deepseek_read_url`; declare the web tools in `tools` instead",
-            param="web_search_options",
-        )
+    declared, client_tools = _web_tools(request.tools or [])
+    search, model = search_asked(body, declared.search)
+    web = WebTools(search=search, read_url=declared.read_url)
+    if web.any:
+        _refuse_with_web(body, request)
     history, pages = _history(request.messages)
     last = request.messages[-1]
     if last.get("role") == "assistant" and last.get("server_tool_calls"):
@@ -179,7 +237,7 @@ def parse_chat(body: JSON) -> Turn:
     thinking = body.get("thinking")
     return Turn(
         protocol="chat",
-        model=request.model,
+        model=model,
         messages=history,
         stream=request.stream is True,
         client_tools=client_tools,

@@ -41,7 +41,7 @@ from .events import (
 )
 from .plans import Done, Planned, Planner
 from .steps import PendingCall, StepState, UpstreamClock, read_step
-from .turn import JSON, Turn
+from .turn import JSON, SearchSpec, Turn
 
 __all__ = ["FORCED_ANSWER", "RETRY_ANSWER", "ServerContext", "TurnRunner"]
 
@@ -179,6 +179,7 @@ class TurnRunner:
     async def start(self) -> None:
         """Make the first upstream call; an ``UpstreamError`` here becomes an HTTP error."""
         await self._restore_pages()
+        self._messages = _with_location(self._messages, self.turn.web.search)
         self._first = await self._clock.timed(
             self.context.upstream.stream_chat(self._body(tools=True))
         )
@@ -352,6 +353,20 @@ class TurnRunner:
             self._messages.append(
                 {"role": "tool", "tool_call_id": call.id, "content": results[call.id]}
             )
+
+
+def _with_location(messages: list[JSON], search: SearchSpec | None) -> list[JSON]:
+    """The user's rough location, as the client gave it, told to the model after the leading
+    system messages (a search about the weather or news near them needs it)."""
+    if search is None or not search.location:
+        return messages
+    note: JSON = {
+        "role": "system",
+        "content": f"The user's approximate location: {search.location}. Use it when a "
+        "search depends on where the user is.",
+    }
+    lead = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
+    return [*messages[:lead], note, *messages[lead:]]
 
 
 async def _labelled(item: Planned) -> tuple[Planned, Done]:

@@ -61,6 +61,10 @@ class SearchSpec:
     declared_type: str
     max_uses: int | None = None
     domains: DomainFilter = field(default_factory=DomainFilter)
+    max_results: int | None = None
+    """Sources per search the model sees (``search_context_size``, say); None: the setting."""
+    location: str | None = None
+    """Where the user is, roughly, as the client said (``user_location``): a hint for the model."""
 
     @property
     def budget(self) -> int:

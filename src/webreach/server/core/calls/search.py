@@ -77,7 +77,8 @@ async def run_search_call(
 ) -> tuple[Outcome, str, int]:
     """Run one call; returns the client-facing outcome, the model's text and billed queries."""
     try:
-        result = await run_search(runtime, queries, max_results=options.search_max_results)
+        limit = min(spec.max_results or options.search_max_results, options.search_max_results)
+        result = await run_search(runtime, queries, max_results=limit)
     except ToolError as error:
         return CallFailed("unavailable"), f"The search failed ({error.code}): {error.message}", 0
     kept = tuple(s for s in result.sources if spec.domains.admits(urlsplit(s.url).hostname))
