@@ -4,16 +4,14 @@ Each case runs ``node tests/clients/node_sdks.mjs <server url> <case>``: npm `op
 (`client.responses.stream(...)` with `{type: "web_search"}`, `client.chat.completions.stream(...)`
 with `{type: "deepseek_web_search"}`) and `@anthropic-ai/sdk` (`client.messages.stream(...)`
 with `web_search_20250305` / `web_fetch_20250910`), each read to its final object
-(`finalResponse()`, `finalChatCompletion()`, `finalMessage()`). Cases the server cannot serve
-yet are strict xfails naming the exact cause.
+(`finalResponse()`, `finalChatCompletion()`, `finalMessage()`). A case the server cannot serve
+is a strict xfail naming the exact cause.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
-
-import pytest
 
 from clients.matrix import (
     ANSWER,
@@ -127,11 +125,6 @@ def test_chat_stream_answers_with_citations(upstream: ScriptedUpstream, webreach
     assert_answer(turn, "url_citation")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10: Chat `web_search_options` does not turn web search on yet: the request "
-    "is relayed without tools, so the model's web_search call reaches the client as a tool call",
-)
 def test_chat_stream_with_web_search_options(upstream: ScriptedUpstream, webreach_url: str) -> None:
     upstream.queue(*search_round())
     (turn,) = run(webreach_url, "chat-stream-web-search-options")
