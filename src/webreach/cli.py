@@ -375,6 +375,7 @@ def serve(
         upstream_connect_timeout=settings.upstream_connect_timeout,
         max_body_bytes=settings.server_max_body_bytes,
         store_ttl=settings.store_ttl,
+        upstream_dialect=settings.upstream_dialect,
     )
     try:
         runtime = build_runtime(settings, default_cache="memory")

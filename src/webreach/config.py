@@ -96,6 +96,7 @@ class Settings(BaseSettings):
     upstream_model: str | None = None
     upstream_timeout: Annotated[float, Field(gt=0)] = 600.0
     upstream_connect_timeout: Annotated[float, Field(gt=0)] = 10.0
+    upstream_dialect: Literal["openai", "deepseek"] = "openai"
     server_api_keys: SecretStr | None = None
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
     store_ttl: Annotated[float, Field(ge=0)] = 3600.0

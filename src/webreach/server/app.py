@@ -62,6 +62,7 @@ def create_app(
             model=config.upstream_model,
             timeout=config.upstream_timeout,
             connect_timeout=config.upstream_connect_timeout,
+            dialect=config.upstream_dialect,
         )
         kept = None
         if store is not None and config.store_ttl > 0:

@@ -25,10 +25,14 @@ class ServerConfig:
     upstream_timeout: float = 600.0
     upstream_connect_timeout: float = 10.0
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    upstream_dialect: str = "openai"
+    """How thinking reaches the upstream: ``openai`` (``reasoning_effort``) or ``deepseek``."""
     store_ttl: float = 3600.0
     """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
 
     def __post_init__(self) -> None:
+        if self.upstream_dialect not in ("openai", "deepseek"):
+            raise ValueError("WEBREACH_UPSTREAM_DIALECT must be `openai` or `deepseek`")
         parts = urlsplit(self.upstream_base_url)
         if parts.username is not None or parts.password is not None:
             raise ValueError(

@@ -235,6 +235,8 @@ def parse_chat(body: JSON) -> Turn:
     if last.get("role") == "assistant" and last.get("server_tool_calls"):
         raise RequestError(CANNOT_CONTINUE, param="messages")
     thinking = body.get("thinking")
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    effort = body.get("reasoning_effort")
     return Turn(
         protocol="chat",
         model=model,
@@ -243,7 +245,9 @@ def parse_chat(body: JSON) -> Turn:
         client_tools=client_tools,
         tool_choice=_check_tool_choice(request.tool_choice, web),
         web=web,
-        thinking=isinstance(thinking, dict) and thinking.get("type") == "enabled",
+        thinking=kind == "enabled",
+        effort=effort if isinstance(effort, str) else None,
+        thinking_off=kind == "disabled",
         params={k: v for k, v in body.items() if k not in _OWN_FIELDS},
         pages=pages,
     )

@@ -42,6 +42,7 @@ from .events import (
 from .plans import Done, Planned, Planner
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .turn import JSON, SearchSpec, Turn
+from .upstream import thinking_params
 
 __all__ = ["FORCED_ANSWER", "RETRY_ANSWER", "ServerContext", "TurnRunner"]
 
@@ -157,6 +158,10 @@ class TurnRunner:
             ]
         )
         body: JSON = {"model": turn.model, "messages": messages, **turn.params}
+        dialect = self.context.upstream.dialect
+        asked = thinking_params(dialect, turn.thinking, turn.effort, turn.thinking_off)
+        for name, value in asked.items():
+            body.setdefault(name, value)
         if not tools:
             return body
         offered = [tool.definition for tool in turn.client_tools]

@@ -179,6 +179,10 @@ class Turn:
     tool_choice: ToolChoice = None
     web: WebTools = field(default_factory=WebTools)
     thinking: bool = False
+    effort: str | None = None
+    """How hard the client asked the model to think (``low``…``high``), when it said."""
+    thinking_off: bool = False
+    """The client turned thinking off in so many words (not just left it unset)."""
     params: JSON = field(default_factory=dict)
     pages: list[PageRef] = field(default_factory=list)
     """Pages of read links found in the history; restoring them is the loop's job."""

@@ -23,6 +23,7 @@ __all__ = [
     "RawUpstreamResponse",
     "Upstream",
     "passed_headers",
+    "thinking_params",
 ]
 
 REJECTED_CREDENTIALS = (
@@ -79,6 +80,23 @@ def _translate(error: Exception, key: str | None) -> UpstreamError:
     return UpstreamError(502, f"upstream unreachable: {type(error).__name__}")
 
 
+DIALECTS = ("openai", "deepseek")
+"""How thinking is asked of the upstream: ``reasoning_effort``, or DeepSeek's ``thinking``."""
+
+
+def thinking_params(dialect: str, thinking: bool, effort: str | None, off: bool) -> JSON:
+    """What tells the upstream model to think, or not, in its dialect; nothing when the client
+    said nothing (a model that does not reason would refuse the field)."""
+    if dialect == "deepseek":
+        if thinking or off:
+            return {"thinking": {"type": "enabled" if thinking else "disabled"}}
+        return {}
+    if thinking:
+        named = effort and effort not in ("none", "minimal")
+        return {"reasoning_effort": effort if named else "medium"}
+    return {}
+
+
 class Upstream:
     def __init__(
         self,
@@ -88,10 +106,12 @@ class Upstream:
         model: str | None = None,
         timeout: float = 600.0,
         connect_timeout: float = 10.0,
+        dialect: str = "openai",
     ) -> None:
         """``timeout`` bounds each wait for the upstream's next bytes (its first answer
         included), ``connect_timeout`` the connection."""
         self.model = model
+        self.dialect = dialect
         self._key = api_key or None
         # The SDK's HTTP client, kept here too: the relay sends its raw requests through it.
         self._http = openai.DefaultAioHttpClient(

@@ -81,6 +81,8 @@ def parse_messages_request(body: JSON) -> Turn:
         tool_choice=tool_choice,
         web=web,
         thinking=_thinking(request.thinking),
+        effort=_effort(request.thinking),
+        thinking_off=request.thinking is not None and request.thinking.type == "disabled",
         params=params,
         pages=pages,
     )
@@ -88,6 +90,17 @@ def parse_messages_request(body: JSON) -> Turn:
 
 def _thinking(thinking: Thinking | None) -> bool:
     return thinking is not None and thinking.type in _THINKING_ON
+
+
+def _effort(thinking: Thinking | None) -> str | None:
+    """Anthropic's thinking budget as an OpenAI-style effort: under 4k tokens low, under 16k
+    medium, more high."""
+    if thinking is None or thinking.type not in _THINKING_ON:
+        return None
+    budget = thinking.budget_tokens
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        return "medium"
+    return "low" if budget < 4096 else "medium" if budget < 16384 else "high"
 
 
 # --- tools -----------------------------------------------------------------------------------

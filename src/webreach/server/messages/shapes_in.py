@@ -131,6 +131,7 @@ class Thinking(Request):
     type: Annotated[
         str, checked(lambda v: v in THINKING_TYPES, "must be `enabled`, `adaptive` or `disabled`")
     ] = when_missing()
+    budget_tokens: object = None
 
 
 class MessagesRequest(Request):

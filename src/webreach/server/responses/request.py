@@ -94,6 +94,8 @@ def parse_request(body: JSON) -> Turn:
         tool_choice=_tool_choice(request.tool_choice, web, client_tools),
         web=web,
         thinking=_thinking(request.reasoning),
+        effort=_effort_of(request.reasoning),
+        thinking_off=_effort_of(request.reasoning) in _NO_THINKING_EFFORTS,
         params=_params(request),
         pages=pages,
         store=request.store is not False,
@@ -112,6 +114,11 @@ def _check_text_format(text: JSON | None) -> None:
         raise RequestError(
             f"text.format: `{kind}` is not supported; only `text` is", param="text.format"
         )
+
+
+def _effort_of(reasoning: JSON | None) -> str | None:
+    effort = reasoning.get("effort") if reasoning is not None else None
+    return effort if isinstance(effort, str) else None
 
 
 def _thinking(reasoning: JSON | None) -> bool:
