@@ -154,9 +154,12 @@ def test_web_history_without_web_tools_is_stripped_and_its_pages_restored(
     client = openai.OpenAI(base_url=webreach_url, api_key="k")
     first = client.chat.completions.create(model="m", messages=ASK, tools=READ)  # type: ignore[arg-type]
     reply = first.choices[0].message.model_dump(exclude_none=True)
+    # What openai-node's finalChatCompletion() adds, and what only replies carry:
+    reply.update(parsed=None, refusal=None, annotations=[{"type": "url_citation"}])
     history = [*ASK, reply, {"role": "user", "content": "And in one word?"}]
     client.chat.completions.create(model="m", messages=history)  # type: ignore[arg-type]
     sent = upstream.requests[-1]["messages"]
     assert "server_tool_calls" not in json.dumps(sent)
+    assert sent[1] == {"role": "assistant", "content": "JIT."}
     assert "JIT compiler" in sent[0]["content"]
     assert "tools" not in upstream.requests[-1]

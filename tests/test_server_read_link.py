@@ -164,7 +164,7 @@ def test_failed_reads_are_results_not_failures(
     if url != ARTICLE_URL:
         assert fetcher.calls == []
     assert reply.usage is not None
-    assert reply.usage.model_extra["server_tool_use"]["tool_fetch"] == 0
+    assert "server_tool_use" not in (reply.usage.model_extra or {})  # nothing billed
 
 
 def test_no_link_no_reading_tool(upstream: ScriptedUpstream, webreach_url: str) -> None:

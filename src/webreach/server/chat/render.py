@@ -106,7 +106,7 @@ def usage_json(usage: Usage) -> JSON:
         "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
         "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
     }
-    if usage.has_server_tools:
+    if usage.billed:
         data["server_tool_use"] = server_tool_use(usage)
     return data
 

@@ -191,7 +191,7 @@ def _history(messages: list[JSON]) -> tuple[list[JSON], list[PageRef]]:
             last_user = len(cleaned)
         steps = message.get("server_tool_calls")
         if steps is None:
-            cleaned.append(message)
+            cleaned.append(_as_input(message))
             continue
         for step in steps if isinstance(steps, list) else ():
             calls = step.get("calls", ()) if isinstance(step, dict) else ()
@@ -201,8 +201,22 @@ def _history(messages: list[JSON]) -> tuple[list[JSON], list[PageRef]]:
                 page = PageRef.of(last_user, call.get("signature"), call.get("id"))
                 if page is not None:
                     pages.append(page)
-        cleaned.append({k: v for k, v in message.items() if k != "server_tool_calls"})
+        cleaned.append(_as_input(message))
     return cleaned, pages
+
+
+_REPLY_ONLY = frozenset({"server_tool_calls", "annotations", "parsed"})
+"""Fields of a reply that clients send back but an upstream does not take as input."""
+
+
+def _as_input(message: JSON) -> JSON:
+    """A history message without what only replies carry (``refusal: null`` included)."""
+    if message.get("role") != "assistant":
+        return message
+    kept = {k: v for k, v in message.items() if k not in _REPLY_ONLY}
+    if kept.get("refusal", "") is None:
+        del kept["refusal"]
+    return kept
 
 
 def _read(call: JSON) -> bool:

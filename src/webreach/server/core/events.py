@@ -196,6 +196,11 @@ class Usage:
         self.reasoning_tokens += reasoning
 
     @property
+    def billed(self) -> bool:
+        """Anything billed: Responses and Chat omit ``server_tool_use`` when nothing was."""
+        return bool(self.tool_search or self.tool_fetch or self.tool_image_search)
+
+    @property
     def has_server_tools(self) -> bool:
         return bool(
             self.web_search_requests

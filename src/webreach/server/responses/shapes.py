@@ -134,6 +134,6 @@ def usage_shape(usage: Usage) -> JSON:
         "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
         "total_tokens": usage.input_tokens + usage.output_tokens,
     }
-    if usage.has_server_tools:
+    if usage.billed:
         rendered["server_tool_use"] = server_tool_use(usage)
     return rendered
