@@ -163,3 +163,31 @@ def test_web_history_without_web_tools_is_stripped_and_its_pages_restored(
     assert sent[1] == {"role": "assistant", "content": "JIT."}
     assert "JIT compiler" in sent[0]["content"]
     assert "tools" not in upstream.requests[-1]
+
+
+def test_content_filter_keeps_the_calls_and_nothing_of_the_answer(
+    upstream: ScriptedUpstream, webreach_url: str
+) -> None:
+    """The reference's ``content_filter``: empty content, no annotations, the calls kept with
+    the thinking of each step cleared."""
+    steps = [
+        Step(reasoning="Let me look.", calls=[Call("web_search", {"queries": ["weather"]})]),
+        Step(content="Sunny【1】.", finish_reason="content_filter"),
+    ]
+    body = {"model": "m", "messages": USER, "tools": [{"type": "deepseek_web_search"}]}
+    for stream in (False, True):
+        upstream.queue(*steps)
+        client = openai.OpenAI(base_url=webreach_url, api_key="k")
+        if stream:
+            chunks = list(client.chat.completions.create(**body, stream=True))  # type: ignore[call-overload]
+            last = chunks[-1].choices[0]
+            assert last.finish_reason == "content_filter"
+            assert "annotations" not in (last.delta.model_extra or {})
+            calls = last.delta.model_extra["server_tool_calls"]
+        else:
+            reply = client.chat.completions.create(**body).choices[0]  # type: ignore[call-overload]
+            assert reply.finish_reason == "content_filter"
+            assert reply.message.content == ""
+            assert reply.message.annotations is None
+            calls = reply.message.model_extra["server_tool_calls"]
+        assert [step["calls"][0]["action"]["queries"] for step in calls] == [["weather"]]

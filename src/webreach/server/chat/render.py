@@ -179,6 +179,14 @@ class _Answer:
                 entry.update({"status": "failed", "error": {"code": "unavailable"}})
         return [self.steps[number] for number in sorted(self.steps)]
 
+    def refuse(self) -> None:
+        """Content review refused the answer: no text, no citations, and the thinking of each
+        step cleared; the calls that ran stay (the reference's ``content_filter``)."""
+        self.text, self.reasoning, self.annotations = "", "", []
+        for entry in self.steps.values():
+            if "reasoning_content" in entry:
+                entry["reasoning_content"] = ""
+
     def tool_call(self, call: ClientToolCall) -> JSON:
         entry = {
             "index": len(self.tool_calls),
@@ -248,6 +256,8 @@ class ChatRenderer:
             case Finished(stop_reason=reason, usage=usage):
                 self.done = True
                 self._finish, self._usage = _FINISH[reason], usage
+                if reason == "refusal":
+                    answer.refuse()
                 return self._last_chunk()
             case Failed(message=message, usage=usage):
                 self.done = True
