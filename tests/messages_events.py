@@ -50,6 +50,7 @@ STATS = WebSource(
     published_at="2026-01-02T03:04:05+00:00",
     number=1,
     site_name="Hagstofa",
+    site_icon="https://statice.is/favicon.ico",
 )
 HUAON = WebSource(
     url="https://huaon.example/iceland",

@@ -50,6 +50,7 @@ SOURCE_A = WebSource(
     published_at="2025-10-15T16:00:00+00:00",
     number=1,
     site_name="Example 新闻",
+    site_icon="https://example.com/favicon.ico",
 )
 SOURCE_B = WebSource(
     url="https://example.org/stats",

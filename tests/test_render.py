@@ -494,3 +494,26 @@ def test_several_equally_good_candidates_widen_the_choice_to_their_ancestor() ->
     for n in range(4):
         assert f"Part {n}, first, with commas." in markdown
     assert "Menu link" not in markdown
+
+
+@pytest.mark.parametrize(
+    ("head", "body", "expected"),
+    [
+        (
+            '<meta property="article:published_time" content="2026-01-02T03:04:05Z">',
+            "",
+            "2026-01-02T03:04:05Z",
+        ),
+        (
+            '<meta name="date" content="2025-10-15">'
+            '<meta itemprop="datePublished" content="2025-01-01">',
+            "",
+            "2025-01-01",
+        ),
+        ("", '<time datetime="2024-05-06">May 6</time>', "2024-05-06"),
+        ("", "<p>No date here.</p>", None),
+    ],
+)
+def test_the_page_says_when_it_was_published(head: str, body: str, expected: str | None) -> None:
+    page = render_page(f"<html><head><title>T</title>{head}</head><body>{body}</body></html>")
+    assert page.published == expected

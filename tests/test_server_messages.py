@@ -683,6 +683,7 @@ def test_search_round_frames() -> None:
         "page_age": "2026-01-02T03:04:05+00:00",
         "snippet": "394,000 at the start of 2026",
         "site_name": "Hagstofa",
+        "site_icon": "https://statice.is/favicon.ico",
     }
     assert all(r["encrypted_content"] for r in results["content"])
     assert results["content"][1]["title"] == ""
@@ -997,7 +998,11 @@ def test_sdk_builds_the_native_search_round(strict: bool) -> None:
     assert call.model_extra == {"kind": "search"}
     results = blocks[2]
     assert results.type == "web_search_tool_result" and isinstance(results.content, list)
-    assert results.content[0].model_extra == {"snippet": STATS.snippet, "site_name": "Hagstofa"}
+    assert results.content[0].model_extra == {
+        "snippet": STATS.snippet,
+        "site_name": "Hagstofa",
+        "site_icon": "https://statice.is/favicon.ico",
+    }
     text = blocks[4]
     assert text.type == "text" and text.citations is not None
     assert [(c.url, c.cited_text) for c in text.citations] == [  # type: ignore[union-attr]

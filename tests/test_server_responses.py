@@ -563,6 +563,7 @@ def test_a_search_round_reads_back_with_sources_and_citations(strict: bool) -> N
                 "title": "冰岛人口 2025",
                 "snippet": "冰岛人口约为 39.4 万。",
                 "site_name": "Example 新闻",
+                "site_icon": "https://example.com/favicon.ico",
                 "published_at": "2025-10-15T16:00:00+00:00",
             }
         ]

@@ -46,6 +46,7 @@ class RenderedBody:
     kind: Kind
     title: str | None
     text: str
+    published: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +154,7 @@ def render_body(result: FetchResult) -> RenderedBody:
     match body:
         case HtmlBody(content=html):
             page = render_page(html, base_url=result.url)
-            return RenderedBody("html", page.title, page.markdown.strip())
+            return RenderedBody("html", page.title, page.markdown.strip(), page.published)
         case TextBody(content=text):
             return RenderedBody("text", None, text)
         case PdfBody(content=text, page_count=count):

@@ -78,7 +78,7 @@ def outcome_json(outcome: Outcome, *, signature: bool) -> JSON:
                         "title": s.title,
                         "snippet": s.snippet,
                         "site_name": s.site_name,
-                        "site_icon": None,
+                        "site_icon": s.site_icon,
                         "published_at": s.published_at,
                     }
                     for s in sources

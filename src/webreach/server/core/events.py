@@ -63,6 +63,7 @@ class WebSource:
     published_at: str | None
     number: int
     site_name: str | None = None
+    site_icon: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

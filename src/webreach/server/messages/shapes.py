@@ -56,6 +56,7 @@ def _search_content(outcome: SearchOutcome | PageOutcome | CallFailed) -> Any:
                 "page_age": source.published_at,
                 "snippet": source.snippet,
                 "site_name": source.site_name,
+                "site_icon": source.site_icon,
             }
             for source in outcome.sources
         ]

@@ -333,6 +333,7 @@ class ResponseRenderer:
                         "title": s.title,
                         "snippet": s.snippet,
                         "site_name": s.site_name,
+                        "site_icon": s.site_icon,
                         "published_at": s.published_at,
                     }
                     for s in sources

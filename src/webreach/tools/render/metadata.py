@@ -1,4 +1,4 @@
-"""Page-level facts read from `<head>`: the title and the `<base href>`."""
+"""Page-level facts read from `<head>`: the title, the publication date and the `<base href>`."""
 
 from __future__ import annotations
 
@@ -35,6 +35,40 @@ def page_title(tree: LexborHTMLParser) -> str | None:
             if title:
                 return title
     return None
+
+
+_DATE_META: Final = (
+    "article:published_time",
+    "og:published_time",
+    "datepublished",
+    "dc.date",
+    "dc.date.issued",
+    "date",
+    "pubdate",
+    "publish-date",
+)
+_DATE_META_SELECTOR: Final = ",".join(
+    f'meta[{attr}="{key}" i]' for key in _DATE_META for attr in ("property", "name", "itemprop")
+)
+
+
+def page_published(tree: LexborHTMLParser) -> str | None:
+    """When the page says it was published, as it says it (normalising is the reader's job)."""
+    head = tree.head
+    if head is not None:
+        found: dict[str, str] = {}
+        for meta in head.css(_DATE_META_SELECTOR):
+            attrs = meta.attributes
+            key = attrs.get("property") or attrs.get("name") or attrs.get("itemprop") or ""
+            content = (attrs.get("content") or "").strip()
+            if content and key.lower() not in found:
+                found[key.lower()] = content
+        for key in _DATE_META:
+            if key in found:
+                return found[key]
+    node = tree.css_first("time[datetime]")
+    value = (node.attributes.get("datetime") or "").strip() if node is not None else ""
+    return value or None
 
 
 def base_href(tree: LexborHTMLParser) -> str | None:

@@ -9,7 +9,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from .extract import extract_article
 from .markdown import MarkdownWriter
-from .metadata import base_href, close_runaway_title, page_title
+from .metadata import base_href, close_runaway_title, page_published, page_title
 from .urls import UrlResolver, effective_base
 
 # Dropped: image syntax only adds URLs and alt text that readers of the extract rarely need (on the
@@ -26,6 +26,8 @@ class RenderedPage:
 
     title: str | None
     markdown: str
+    published: str | None = None
+    """The publication date the page declares, as written there."""
 
 
 def render_page(html: str, *, base_url: str | None = None) -> RenderedPage:
@@ -43,6 +45,7 @@ def render_page(html: str, *, base_url: str | None = None) -> RenderedPage:
         source = repaired
         tree = LexborHTMLParser(source)
     title = page_title(tree)
+    published = page_published(tree)
     writer = MarkdownWriter(
         UrlResolver(effective_base(base_url, base_href(tree))), images=KEEP_IMAGES
     )
@@ -54,7 +57,7 @@ def render_page(html: str, *, base_url: str | None = None) -> RenderedPage:
         whole = LexborHTMLParser(source)
         root = whole.body or whole.root
         markdown = writer.convert([root]) if root is not None else ""
-    return RenderedPage(title=title, markdown=markdown)
+    return RenderedPage(title=title, markdown=markdown, published=published)
 
 
 def render_html(html: str, *, base_url: str | None = None) -> str:

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 from ....seam import FetchRequest, WebError, WebRuntime
 from ....tools import ToolError, fence, render_body
 from ....tools.fetch import page_piece
+from ..display import published
 from ..events import CallFailed, Outcome, PageOutcome
 from ..sealing import PageSealer, SealedPage
 from ..turn import JSON, ReadUrlSpec
@@ -91,8 +92,9 @@ async def run_read_call(
         return CallFailed("url_not_accessible"), text, 0
     rendered = render_body(result)
     piece = page_piece(result, rendered, 0, max(1, room))
-    page = SealedPage(result.url, rendered.title, None, piece.content)
-    outcome = PageOutcome(result.url, rendered.title, None, sealer.seal(page))
+    date = published(rendered.published)
+    page = SealedPage(result.url, rendered.title, date, piece.content)
+    outcome = PageOutcome(result.url, rendered.title, date, sealer.seal(page))
     return outcome, page_text(page, cut=piece.truncated), 1
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from ....seam import FetchRequest, WebError, WebRuntime
 from ....tools import fence, render_body
+from ..display import published
 from ..events import CallFailed, Outcome, PageOutcome
 from ..sealing import SealedPage
 from ..turn import JSON
@@ -66,6 +67,16 @@ def parse_page_arguments(raw: str, *, pattern: bool) -> tuple[str, str]:
     return url, required_string(arguments, "pattern") if pattern else ""
 
 
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """A page opened for the model: where it ended up, its title and date, its text."""
+
+    url: str
+    title: str | None
+    published_at: str | None
+    text: str
+
+
 @dataclass
 class OpenedPages:
     """Pages opened during one deep search, so finding text in them fetches nothing again.
@@ -73,30 +84,29 @@ class OpenedPages:
     Calls of one step run concurrently, so a page being opened is shared while in flight too.
     """
 
-    pages: dict[str, asyncio.Future[tuple[str, str | None, str]]] = field(default_factory=dict)
-    """url -> (final url, title, rendered text), once fetched."""
+    pages: dict[str, asyncio.Future[Opened]] = field(default_factory=dict)
 
-    async def open(self, url: str, runtime: WebRuntime) -> tuple[str, str | None, str, bool]:
-        """``(final url, title, text, fetched now)``; raises ``WebError`` when unreadable."""
+    async def open(self, url: str, runtime: WebRuntime) -> tuple[Opened, bool]:
+        """The page, and whether it was fetched now; raises ``WebError`` when unreadable."""
         known = self.pages.get(url)
         if known is not None:
-            return (*await known, False)
+            return await known, False
         opening = asyncio.ensure_future(_open(url, runtime))
         self.pages[url] = opening
         try:
-            return (*await opening, True)
+            return await opening, True
         except BaseException:
             if self.pages.get(url) is opening:
                 del self.pages[url]
             raise
 
 
-async def _open(url: str, runtime: WebRuntime) -> tuple[str, str | None, str]:
+async def _open(url: str, runtime: WebRuntime) -> Opened:
     result = await runtime.fetch(FetchRequest(url))
     if result.status_code >= 400:
         raise WebError("WEB_PROVIDER_ERROR", f"{url} answered HTTP {result.status_code}")
     rendered = render_body(result)
-    return result.url, rendered.title, rendered.text
+    return Opened(result.url, rendered.title, published(rendered.published), rendered.text)
 
 
 def _unopened(url: str, error: WebError) -> tuple[Outcome, str, int]:
@@ -107,22 +117,24 @@ async def run_open_call(
     url: str, pages: OpenedPages, runtime: WebRuntime, max_chars: int
 ) -> tuple[Outcome, str, int]:
     try:
-        final, title, text, fetched = await pages.open(url, runtime)
+        opened, fetched = await pages.open(url, runtime)
     except WebError as error:
         return _unopened(url, error)
-    shown = text[:max_chars]
-    page = SealedPage(final, title, None, shown)
-    note = len(shown) < len(text)
-    return PageOutcome(final, title, None), page_text(page, cut=note), int(fetched)
+    shown = opened.text[:max_chars]
+    page = SealedPage(opened.url, opened.title, opened.published_at, shown)
+    note = len(shown) < len(opened.text)
+    outcome = PageOutcome(opened.url, opened.title, opened.published_at)
+    return outcome, page_text(page, cut=note), int(fetched)
 
 
 async def run_find_call(
     url: str, pattern: str, pages: OpenedPages, runtime: WebRuntime
 ) -> tuple[Outcome, str, int]:
     try:
-        final, _title, text, fetched = await pages.open(url, runtime)
+        opened, fetched = await pages.open(url, runtime)
     except WebError as error:
         return _unopened(url, error)
+    final, text = opened.url, opened.text
     lowered, wanted = text.lower(), pattern.lower()
     snippets: list[str] = []
     start = lowered.find(wanted)

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from ....seam import WebRuntime
 from ....tools import ToolError, ToolOptions, format_search, parse_queries, run_search
 from ....tools.search import SearchToolResult, search_schema
+from ..display import published, site_icon, site_name
 from ..events import CallFailed, Outcome, SearchOutcome, WebSource
 from ..turn import SearchSpec
 from .tool import ModelTool, function_tool
@@ -88,9 +89,10 @@ async def run_search_call(
                 url=s.url,
                 title=s.title,
                 snippet=s.snippet,
-                published_at=s.published_at,
+                published_at=published(s.published_at),
                 number=0,
-                site_name=None,
+                site_name=site_name(s.url),
+                site_icon=site_icon(s.url),
             )
         )
         for s in kept
