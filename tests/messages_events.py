@@ -52,6 +52,7 @@ STATS = WebSource(
     site_name="Hagstofa",
     site_icon="https://statice.is/favicon.ico",
 )
+CITED = "Iceland has about **394,000** people"
 HUAON = WebSource(
     url="https://huaon.example/iceland",
     title=None,
@@ -111,12 +112,12 @@ def search_round(call: WebCall | None = None) -> list[Event]:
         ReasoningDelta("Two sources."),
         TextDelta("Iceland has about "),
         TextDelta("**394,000** people"),
-        TextCitation(STATS.url, STATS.title, 0, 36, "Iceland has about **394,000** people"),
-        TextCitation(STATS.url, STATS.title, 0, 36, "Iceland has about **394,000** people"),
-        TextCitation(HUAON.url, None, 0, 36, "Iceland has about **394,000** people"),
+        TextCitation(STATS.url, STATS.title, 0, 36, CITED, STATS.snippet),
+        TextCitation(STATS.url, STATS.title, 0, 36, CITED, STATS.snippet),
+        TextCitation(HUAON.url, None, 0, 36, CITED, HUAON.snippet),
         TextDelta(". In 2024: "),
         TextDelta("404,600"),
-        TextCitation(HUAON.url, None, 36, 54, ". In 2024: 404,600"),
+        TextCitation(HUAON.url, None, 36, 54, ". In 2024: 404,600", HUAON.snippet),
         TextDelta("."),
         Finished("end_turn", usage(web_search_requests=1, tool_search=2)),
     ]

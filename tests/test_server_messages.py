@@ -1005,9 +1005,10 @@ def test_sdk_builds_the_native_search_round(strict: bool) -> None:
     }
     text = blocks[4]
     assert text.type == "text" and text.citations is not None
+    # Anthropic's own web search declared: the source's words, as its clients show them.
     assert [(c.url, c.cited_text) for c in text.citations] == [  # type: ignore[union-attr]
-        (STATS.url, "Iceland has about **394,000** people"),
-        (HUAON.url, "Iceland has about **394,000** people"),
+        (STATS.url, STATS.snippet),
+        (HUAON.url, HUAON.snippet),
     ]
     assert streamed.usage.server_tool_use is not None
     assert streamed.usage.server_tool_use.web_search_requests == 1
@@ -1197,8 +1198,8 @@ def test_live_search_round_with_citations(
         assert all(r.encrypted_content for r in results.content)
         assert cited.text == "Iceland has about 390,000 people"
         assert [(c.url, c.cited_text, c.encrypted_index) for c in cited.citations] == [
-            (FOUND[0], "Iceland has about 390,000 people", ""),
-            (FOUND[1], "Iceland has about 390,000 people", ""),
+            (FOUND[0], "About Iceland population 2025.", ""),
+            (FOUND[1], "About Iceland population 2025.", ""),
         ]
         assert (rest.text, rest.citations) == (". Reykjavík is the capital.", None)
         assert message.stop_reason == "end_turn"

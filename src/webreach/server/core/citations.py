@@ -95,6 +95,7 @@ class CitationStream:
                     start=self._span_start,
                     end=self._position,
                     cited_text=self._span_text,
+                    snippet=source.snippet,
                 )
             )
 

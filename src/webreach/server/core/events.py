@@ -149,6 +149,8 @@ class TextCitation:
     start: int
     end: int
     cited_text: str
+    snippet: str | None = None
+    """The cited source's own text (its search snippet), for clients that show that."""
 
 
 @dataclass(frozen=True, slots=True)

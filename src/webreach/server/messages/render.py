@@ -47,6 +47,10 @@ class MessageRenderer:
         self._cited = False
         self._cited_urls: set[str] = set()
         self._citations: list[JSON] = []
+        search = turn.web.search
+        self._native = search is not None and search.declared_type.startswith("web_search_20")
+        """Anthropic's own web search was declared: its clients show ``cited_text`` as the
+        source's words; the reference's answer-text-so-far stays for ``deepseek_web_search``."""
         """The citations of the open text block."""
         self._step_spoke = False
 
@@ -214,7 +218,7 @@ class MessageRenderer:
             "type": "web_search_result_location",
             "url": event.url,
             "title": event.title,
-            "cited_text": "".join(self._parts),
+            "cited_text": (event.snippet or "") if self._native else "".join(self._parts),
             "encrypted_index": "",
         }
         self._citations.append(citation)
