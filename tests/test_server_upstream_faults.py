@@ -8,6 +8,7 @@ upstream key never reaches a client.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,7 +56,7 @@ def server_config(upstream: ScriptedUpstream) -> ServerConfig:
         upstream_base_url=upstream.url,
         upstream_api_key=KEY,
         signing_key="k",
-        keepalive_seconds=0.2,
+        keepalive_seconds=5.0,  # longer than the upstream timeout: nothing is sent before it
         upstream_timeout=1.0,
     )
 
@@ -228,3 +229,34 @@ def test_an_unreachable_upstream_with_a_short_connect_timeout(live: str) -> None
             response = httpx.post(server.url + path_of(variant), json=BODIES[variant])
             assert response.status_code == 502
             assert message_of(response).startswith("upstream unreachable")
+
+
+def test_a_long_answer_is_preceded_by_newlines_and_a_late_failure_is_the_error_body(
+    upstream: ScriptedUpstream,
+) -> None:
+    """Past the keep-alive interval a non-streamed answer sends newlines (valid leading JSON
+    whitespace) so proxies keep the connection; the status is then sent, so a failure after
+    that is the protocol's error body, as the reference does."""
+    config = ServerConfig(
+        upstream_base_url=upstream.url, keepalive_seconds=0.2, upstream_timeout=1.0
+    )
+    with LiveServer(create_app(config, WebRuntime(), ToolOptions())) as server:
+        for check in ("raw", "sdk"):
+            gate = threading.Event()
+            upstream.queue(Step(content="Late but fine.", hold=gate))
+            threading.Timer(0.7, gate.set).start()
+            if check == "raw":
+                response = httpx.post(server.url + PATHS["chat"], json=BODIES["chat"], timeout=30)
+                assert response.status_code == 200
+                assert response.content.startswith(b"\n")
+                assert response.json()["choices"][0]["message"]["content"] == "Late but fine."
+            else:
+                client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+                reply = client.chat.completions.create(**BODIES["chat"])
+                assert reply.choices[0].message.content == "Late but fine."
+
+        upstream.queue(Step(hang=True))
+        late = httpx.post(server.url + PATHS["responses"], json=BODIES["responses"], timeout=30)
+        assert late.status_code == 200
+        assert late.content.startswith(b"\n")
+        assert "did not answer in time" in late.json()["error"]["message"]

@@ -6,14 +6,17 @@ Resources live on ``request.app.state`` (set up by the app's lifespan): the loop
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from ..seam import cancel_and_wait
 from .chat.request import check_chat, needs_loop
 from .config import ServerConfig
 from .core.codec import Codec, stream_frames, whole_body
@@ -66,7 +69,7 @@ class ProtocolEndpoint:
             runner = TurnRunner(turn, context)
             if turn.stream:
                 return await self._stream(request, runner, body, config, started)
-            return await self._whole(request, runner, body, started)
+            return await self._whole(request, runner, body, config, started)
         except (RequestError, ServerFailure) as failure:
             return _error(self.codec, failure)
         except ClientGone:
@@ -126,8 +129,17 @@ class ProtocolEndpoint:
         )
 
     async def _whole(
-        self, request: Request, runner: TurnRunner, body: JSON, started: float
+        self,
+        request: Request,
+        runner: TurnRunner,
+        body: JSON,
+        config: ServerConfig,
+        started: float,
     ) -> Response:
+        """One JSON body. An answer that takes longer than the keep-alive interval is preceded
+        by newlines (valid leading JSON whitespace) so proxies do not cut a long deep search;
+        from then on the status is sent, and a failure is the protocol's error body."""
+
         async def answer() -> JSON:
             try:
                 await runner.start()
@@ -137,8 +149,35 @@ class ProtocolEndpoint:
             await self.codec.remember(body, reply, runner.context.store)
             return reply
 
-        reply = await until_disconnected(request, answer())
-        return json_response(200, reply, {"Server-Timing": _timing(runner, started)})
+        work = asyncio.ensure_future(answer())
+        try:
+            await until_disconnected(
+                request, asyncio.wait({work}, timeout=config.keepalive_seconds)
+            )
+        except BaseException:
+            await cancel_and_wait([work])
+            raise
+        headers = {"Server-Timing": _timing(runner, started)}
+        if work.done():
+            return json_response(200, work.result(), headers)
+        frames = _newlines_then(work, self.codec, config.keepalive_seconds)
+        return StreamingResponse(frames, 200, headers, media_type="application/json")
+
+
+async def _newlines_then(
+    work: asyncio.Future[JSON], codec: Codec, interval: float
+) -> AsyncIterator[bytes]:
+    """A newline every ``interval`` until the answer is ready, then the answer."""
+    try:
+        while not (await asyncio.wait({work}, timeout=interval))[0]:
+            yield b"\n"
+        try:
+            reply = work.result()
+        except ServerFailure as failure:
+            reply = codec.error_body(failure.status, failure.message)
+        yield dumps(reply).encode()
+    finally:
+        await cancel_and_wait([work])
 
 
 def _timing(runner: TurnRunner, started: float) -> str:
