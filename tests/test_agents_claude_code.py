@@ -120,15 +120,6 @@ def assert_searched_and_answered(here: World, run: AgentRun) -> None:
     assert any(CITED_URL in json.dumps(content) for content in tool_results)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 11: with its default model Claude Code sends `system` messages mid-conversation "
-        "(beta mid-conversation-system-2026-04-07): 400 `messages.1.role: must be `user` or "
-        "`assistant``; then its WebSearch tool forces web_search_20250305: 400 "
-        "`tool_choice: `web_search` cannot be forced`"
-    ),
-)
 def test_web_search_with_the_default_model(claude: Path, tmp_path: Path) -> None:
     with world(tmp_path) as here:
         run = run_claude(claude, here, tmp_path)
@@ -138,14 +129,6 @@ def test_web_search_with_the_default_model(claude: Path, tmp_path: Path) -> None
         assert_searched_and_answered(here, run)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 11: Claude Code's WebSearch tool declares web_search_20250305 with tool_choice "
-        '{"type": "tool", "name": "web_search"}: 400 `tool_choice: `web_search` cannot be '
-        "forced` (Claude Code then answers from the error in the tool's result)"
-    ),
-)
 def test_web_search_with_a_model_without_mid_conversation_system(
     claude: Path, tmp_path: Path
 ) -> None:

@@ -46,12 +46,6 @@ UPSTREAM_MODEL = "deepseek-chat"
 """A model outside Codex's catalog, as a webreach user's upstream model is."""
 CATALOG_MODEL = "gpt-5.5"
 
-NAMESPACE = (
-    "issue 11: Codex declares a `namespace` tool (multi_agent_v1) beside web_search: 400 "
-    "`tools: tool type `namespace` is not supported`"
-)
-
-
 @pytest.fixture
 def codex() -> Path:
     return agent_binary("codex")
@@ -131,7 +125,6 @@ def assert_searched_and_answered(here: World, run: AgentRun) -> None:
     assert "turn.completed" in [event.get("type") for event in run.events()]
 
 
-@pytest.mark.xfail(strict=True, reason=NAMESPACE)
 def test_exec_searches_the_web(codex: Path, tmp_path: Path) -> None:
     with world(tmp_path) as here:
         run = run_codex(codex, here, tmp_path, QUESTION)
@@ -142,7 +135,6 @@ def test_exec_searches_the_web(codex: Path, tmp_path: Path) -> None:
         assert messages(run) == [SEARCH_ANSWER]
 
 
-@pytest.mark.xfail(strict=True, reason=NAMESPACE)
 def test_exec_resume_last_continues_the_conversation(codex: Path, tmp_path: Path) -> None:
     with world(tmp_path) as here:
         first = run_codex(codex, here, tmp_path, QUESTION)
@@ -158,14 +150,6 @@ def test_exec_resume_last_continues_the_conversation(codex: Path, tmp_path: Path
         assert context[-1] == {"role": "user", "content": FOLLOW_UP}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 11: WEBREACH_CITATIONS / X-Webreach-Citations markdown is not implemented yet; "
-        "and Codex's `namespace` tool is refused: 400 `tools: tool type `namespace` is not "
-        "supported`"
-    ),
-)
 @pytest.mark.parametrize(
     ("settings", "provider_extra"),
     [

@@ -131,7 +131,7 @@ async def test_web_search_answers_with_citations(
     assert cited_urls(messages) == [CITED_URL]
     (call,) = parts(messages, NativeToolCallPart)
     assert call.tool_name == "web_search"
-    assert call.args["query"] == "iceland population"
+    assert call.args_as_dict()["query"] == "iceland population"
     (result,) = parts(messages, NativeToolReturnPart)
     assert CITED_URL in json.dumps(result.content)
 
@@ -193,7 +193,7 @@ async def test_web_fetch_reads_the_link(
     output, messages = await run(fetch_agent(models), f"Summarise {ARTICLE_URL}, please.", stream)
     assert output == READ_ANSWER
     (call,) = parts(messages, NativeToolCallPart)
-    assert (call.tool_name, call.args["url"]) == ("web_fetch", ARTICLE_URL)
+    assert (call.tool_name, call.args_as_dict()["url"]) == ("web_fetch", ARTICLE_URL)
     (result,) = parts(messages, NativeToolReturnPart)
     assert result.content["url"] == ARTICLE_URL
     assert result.content["content"]["title"] == "Release notes"

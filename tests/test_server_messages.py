@@ -441,16 +441,22 @@ def test_web_tool_declarations_refused(tools: list[dict[str, Any]], message: str
     [
         (DEEPSEEK_TOOLS, "deepseek_web_search"),
         (DEEPSEEK_TOOLS, "deepseek_read_url"),
-        (NATIVE_TOOLS, "web_search"),
-        (NATIVE_TOOLS, "web_fetch"),
         ([{"type": "deepseek_web_search", "name": "search"}], "deepseek_web_search"),
     ],
 )
-def test_web_tools_cannot_be_forced(tools: list[dict[str, Any]], name: str) -> None:
+def test_the_reference_web_tools_cannot_be_forced(tools: list[dict[str, Any]], name: str) -> None:
     choice = {"type": "tool", "name": name}
     assert refused(messages=USER, tools=tools, tool_choice=choice) == (
         f"tool_choice: `{name}` cannot be forced"
     )
+
+
+@pytest.mark.parametrize(("name", "forced"), [("web_search", "search"), ("web_fetch", "read")])
+def test_forcing_a_native_web_tool_forces_it_in_the_first_step(name: str, forced: str) -> None:
+    choice = {"type": "tool", "name": name, "disable_parallel_tool_use": True}
+    turn = parse(messages=USER, tools=NATIVE_TOOLS, tool_choice=choice)
+    assert (turn.tool_choice, turn.forced_web) == ("auto", forced)
+    assert turn.params["parallel_tool_calls"] is False
 
 
 def test_continuing_a_web_reply_is_refused() -> None:
@@ -530,8 +536,8 @@ def test_thinking_and_sampling_parameters() -> None:
         ({"messages": USER, "max_tokens": 5, "model": None}, "model: Field required"),
         ({"messages": USER, "max_tokens": 5, "stream": "yes"}, "stream: must be a boolean"),
         (
-            {"messages": [{"role": "system", "content": "x"}], "max_tokens": 5},
-            "messages.0.role: must be `user` or `assistant`",
+            {"messages": [{"role": "tool", "content": "x"}], "max_tokens": 5},
+            "messages.0.role: must be `user`, `assistant` or `system`",
         ),
         (
             {"messages": [{"role": "user"}], "max_tokens": 5},
@@ -665,13 +671,21 @@ def test_search_round_frames() -> None:
         "type": "server_tool_use",
         "id": "srvtoolu_s_00_a1",
         "name": "deepseek_web_search",
-        "input": {
-            "action": "search",
-            "queries": ["Iceland population 2025", "Iceland population 2026"],
-            "query": "Iceland population 2025",
-        },
+        "input": {},
         "caller": {"type": "direct"},
         "kind": "search",
+    }
+    index = next(
+        d["index"]
+        for n, d in parsed
+        if n == "content_block_start" and d["content_block"] is starts[1]
+    )
+    streamed = [d["delta"] for n, d in parsed if n == "content_block_delta" and d["index"] == index]
+    assert [d["type"] for d in streamed] == ["input_json_delta"]
+    assert json.loads(streamed[0]["partial_json"]) == {
+        "action": "search",
+        "queries": ["Iceland population 2025", "Iceland population 2026"],
+        "query": "Iceland population 2025",
     }
     results = starts[2]
     assert results["tool_use_id"] == "srvtoolu_s_00_a1" and results["kind"] == "search"

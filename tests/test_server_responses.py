@@ -282,12 +282,16 @@ def test_openai_web_search_tools_are_accepted(kind: str) -> None:
     assert parse(tools=[{"type": kind}]).web.search == SearchSpec("web_search", kind)
 
 
-@pytest.mark.parametrize(
-    "kind",
-    ["custom", "namespace", "tool_search", "file_search", "computer_use_preview", "mcp", "shell"],
-)
-def test_other_tool_types_are_refused_by_name(kind: str) -> None:
-    assert refused(tools=[{"type": kind}]) == f"tools: tool type `{kind}` is not supported"
+def test_tool_search_is_refused_by_name_as_the_reference_does() -> None:
+    assert refused(tools=[{"type": "tool_search"}]) == (
+        "tools: tool type `tool_search` is not supported"
+    )
+
+
+@pytest.mark.parametrize("kind", ["file_search", "computer_use_preview", "mcp", "shell"])
+def test_other_servers_tool_types_are_ignored(kind: str) -> None:
+    turn = parse(tools=[{"type": kind}, WEATHER])
+    assert [tool.name for tool in turn.client_tools] == ["get_weather"]
 
 
 @pytest.mark.parametrize(
@@ -335,17 +339,27 @@ def test_domain_and_location_fields_on_deepseek_tools_are_refused(field: str, va
     [
         (WEB, {"type": "deepseek_web_search"}, "deepseek_web_search"),
         (WEB, {"type": "web_search"}, "deepseek_web_search"),
-        ([{"type": "web_search"}], {"type": "web_search"}, "web_search"),
-        ([{"type": "web_search_preview"}], {"type": "web_search_preview"}, "web_search_preview"),
         ([{"type": "deepseek_read_url"}], {"type": "deepseek_read_url"}, "deepseek_read_url"),
         (WEB, {"type": "function", "name": "deepseek_web_search"}, "deepseek_web_search"),
-        ([{"type": "web_search"}], {"type": "function", "name": "web_search"}, "web_search"),
     ],
 )
-def test_tool_choice_cannot_force_a_web_tool(
+def test_tool_choice_cannot_force_the_reference_web_tools(
     tools: list[dict[str, Any]], choice: dict[str, Any], named: str
 ) -> None:
     assert refused(tools=tools, tool_choice=choice) == f"tool_choice: `{named}` cannot be forced"
+
+
+@pytest.mark.parametrize(
+    ("kind", "choice"),
+    [
+        ("web_search", {"type": "web_search"}),
+        ("web_search_preview", {"type": "web_search_preview"}),
+        ("web_search", {"type": "function", "name": "web_search"}),
+    ],
+)
+def test_forcing_openai_web_search_forces_the_first_step(kind: str, choice: Any) -> None:
+    turn = parse(tools=[{"type": kind}], tool_choice=choice)
+    assert (turn.tool_choice, turn.forced_web) == ("auto", "search")
 
 
 def test_tool_choice_mapping() -> None:
@@ -370,6 +384,9 @@ def test_tool_choice_mapping() -> None:
     }
     assert refused(tool_choice={"type": "allowed_tools", "mode": "auto", "tools": []}) == (
         "tool_choice: `allowed_tools` is not supported"
+    )
+    assert refused(tool_choice={"type": "function", "name": "nope"}, tools=[WEATHER]) == (
+        "tool_choice: `nope` is not a declared tool"
     )
 
 

@@ -235,10 +235,7 @@ def test_a_failure_after_the_stream_started_is_response_failed(
             {"tools": [{"type": "deepseek_web_search", "user_location": {"type": "approximate"}}]},
             "tools: `user_location` is not supported by `deepseek_web_search`",
         ),
-        (
-            {"tools": [{"type": "file_search", "vector_store_ids": []}]},
-            "tools: tool type `file_search`",
-        ),
+        ({"tools": [{"type": "tool_search"}]}, "tools: tool type `tool_search`"),
         (
             {
                 "input": [

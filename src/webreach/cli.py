@@ -376,6 +376,7 @@ def serve(
         max_body_bytes=settings.server_max_body_bytes,
         store_ttl=settings.store_ttl,
         upstream_dialect=settings.upstream_dialect,
+        citations=settings.citations,
     )
     try:
         runtime = build_runtime(settings, default_cache="memory")

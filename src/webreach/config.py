@@ -100,6 +100,7 @@ class Settings(BaseSettings):
     server_api_keys: SecretStr | None = None
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
     store_ttl: Annotated[float, Field(ge=0)] = 3600.0
+    citations: Literal["annotations", "markdown"] = "annotations"
     signing_key: SecretStr | None = None
 
     @field_validator("upstream_base_url")

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "ServerConfig"]
+__all__ = ["CITATION_STYLES", "DEFAULT_MAX_BODY_BYTES", "ServerConfig"]
 
+CITATION_STYLES = ("annotations", "markdown")
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
@@ -29,8 +30,12 @@ class ServerConfig:
     """How thinking reaches the upstream: ``openai`` (``reasoning_effort``) or ``deepseek``."""
     store_ttl: float = 3600.0
     """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
+    citations: str = "annotations"
+    """The citation style when a request names none (``X-Webreach-Citations``)."""
 
     def __post_init__(self) -> None:
+        if self.citations not in CITATION_STYLES:
+            raise ValueError("WEBREACH_CITATIONS must be `annotations` or `markdown`")
         if self.upstream_dialect not in ("openai", "deepseek"):
             raise ValueError("WEBREACH_UPSTREAM_DIALECT must be `openai` or `deepseek`")
         parts = urlsplit(self.upstream_base_url)

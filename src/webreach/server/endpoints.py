@@ -26,7 +26,7 @@ from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from .core.loop import TurnRunner
 from .core.relay import relay
 from .core.streaming import server_timing, with_keepalive
-from .core.turn import JSON, Turn
+from .core.turn import JSON, CitationStyle, Turn
 from .core.wire import dumps
 
 __all__ = ["ProtocolEndpoint", "healthz", "json_response", "models_endpoint"]
@@ -44,6 +44,20 @@ def json_response(status: int, body: JSON, headers: dict[str, str] | None = None
 def _error(codec: Codec, failure: RequestError | ServerFailure) -> Response:
     headers = failure.headers if isinstance(failure, ServerFailure) else None
     return json_response(failure.status, codec.error_body(failure.status, failure.message), headers)
+
+
+CITATIONS_HEADER = "x-webreach-citations"
+
+
+def _citation_style(request: Request, config: ServerConfig) -> CitationStyle:
+    """The request's header, else the server's setting."""
+    asked = request.headers.get(CITATIONS_HEADER)
+    style = config.citations if asked is None else asked.strip().lower()
+    if style == "markdown":
+        return "markdown"
+    if style == "annotations":
+        return "annotations"
+    raise RequestError("X-Webreach-Citations: must be `annotations` or `markdown`")
 
 
 class ProtocolEndpoint:
@@ -66,6 +80,7 @@ class ProtocolEndpoint:
             body = await self.codec.prepare(body, context.store)
             turn = self._parse(body)
             turn.store = turn.store and context.store is not None
+            turn.citations = _citation_style(request, config)
             runner = TurnRunner(turn, context)
             if turn.stream:
                 return await self._stream(request, runner, body, config, started)

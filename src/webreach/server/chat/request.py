@@ -22,7 +22,17 @@ from ..core.fields import (
     validate,
     when_missing,
 )
-from ..core.turn import ClientTool, DomainFilter, PageRef, ReadUrlSpec, SearchSpec, Turn, WebTools
+from ..core.turn import (
+    ClientTool,
+    DomainFilter,
+    ForcedWeb,
+    PageRef,
+    ReadUrlSpec,
+    SearchSpec,
+    ToolChoice,
+    Turn,
+    WebTools,
+)
 from ..core.wire import (
     CANNOT_CONTINUE,
     DEEPSEEK_READ_URL,
@@ -166,7 +176,11 @@ def _web_tools(tools: list[JSON]) -> tuple[WebTools, list[ClientTool]]:
     return WebTools(search=search, read_url=read_url), client
 
 
-def _check_tool_choice(choice: str | JSON | None, web: WebTools) -> str | JSON | None:
+def _check_tool_choice(
+    choice: str | JSON | None, web: WebTools, client: list[ClientTool]
+) -> tuple[ToolChoice, ForcedWeb]:
+    """The upstream ``tool_choice``, and the search the first step must make when the client
+    forced OpenAI's own web search (the reference's ``deepseek_*`` tools stay a 400)."""
     if isinstance(choice, dict):
         named = choice.get("type")
         function = choice.get("function")
@@ -174,9 +188,18 @@ def _check_tool_choice(choice: str | JSON | None, web: WebTools) -> str | JSON |
             named = function.get("name", named)
         if isinstance(named, str) and named in DEEPSEEK_TOOLS:
             raise RequestError(f"tool_choice: `{named}` cannot be forced", param="tool_choice")
+        search = web.search
+        own = {tool.name for tool in client}
+        if (
+            isinstance(named, str)
+            and named not in own
+            and search is not None
+            and named in (search.name, search.declared_type)
+        ):
+            return "auto", "search"
     if choice == "required" and web.any:
-        return "auto"
-    return choice
+        return "auto", None
+    return choice, None
 
 
 def _history(messages: list[JSON]) -> tuple[list[JSON], list[PageRef]]:
@@ -244,6 +267,7 @@ def parse_chat(body: JSON) -> Turn:
     web = WebTools(search=search, read_url=declared.read_url)
     if web.any:
         _refuse_with_web(body, request)
+    tool_choice, forced = _check_tool_choice(request.tool_choice, web, client_tools)
     history, pages = _history(request.messages)
     last = request.messages[-1]
     if last.get("role") == "assistant" and last.get("server_tool_calls"):
@@ -257,7 +281,8 @@ def parse_chat(body: JSON) -> Turn:
         messages=history,
         stream=request.stream is True,
         client_tools=client_tools,
-        tool_choice=_check_tool_choice(request.tool_choice, web),
+        tool_choice=tool_choice,
+        forced_web=forced,
         web=web,
         thinking=kind == "enabled",
         effort=effort if isinstance(effort, str) else None,

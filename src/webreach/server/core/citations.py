@@ -3,16 +3,20 @@
 The model is told to cite numbered sources as 【n】. The text returned to the client has no
 markers: each one becomes a :class:`TextCitation` at that point, spanning the text since the
 previous citation point. A marker for an unknown number is dropped.
+
+In ``markdown`` style the cited spans also carry their sources as inline links, written into the
+text right after the citation point, for clients that show no annotations (Codex, terminals).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from .events import TextCitation, TextDelta, WebSource
 
-__all__ = ["CitationStream"]
+__all__ = ["CitationStream", "markdown_links"]
 
 _OPEN, _CLOSE = "【", "】"
 _MAX_MARKER = 40
@@ -23,8 +27,12 @@ _NUMBER = re.compile(r"\d+")
 class CitationStream:
     """Feed raw model text; get clean text deltas and citations, in order."""
 
-    def __init__(self, lookup: Callable[[int], WebSource | None]) -> None:
+    def __init__(
+        self, lookup: Callable[[int], WebSource | None], *, markdown: bool = False
+    ) -> None:
         self._lookup = lookup
+        self._markdown = markdown
+        self._linked: list[WebSource] = []
         self._pending = ""
         self._position = 0
         self._span_start = 0
@@ -65,11 +73,23 @@ class CitationStream:
         out: list[TextDelta | TextCitation] = []
         pending, self._pending = self._pending, ""
         self._emit(pending, out)
+        self._write_links(out)
         return out
+
+    def _write_links(self, out: list[TextDelta | TextCitation]) -> None:
+        """The links of the citation point just passed, once its markers are all read; they
+        belong to no cited span."""
+        if not self._linked:
+            return
+        links, self._linked = markdown_links(self._linked), []
+        out.append(TextDelta(links, links=True))
+        self.text += links
+        self._position += len(links)
 
     def _emit(self, text: str, out: list[TextDelta | TextCitation]) -> None:
         if not text:
             return
+        self._write_links(out)
         out.append(TextDelta(text))
         self.text += text
         self._position += len(text)
@@ -87,6 +107,8 @@ class CitationStream:
             self._span_start = self._position - len(self._since_point)
             self._span_text = self._since_point
             self._since_point = ""
+        if self._markdown:
+            self._linked.extend(s for s in sources if s not in self._linked)
         for source in sources:
             out.append(
                 TextCitation(
@@ -98,6 +120,20 @@ class CitationStream:
                     snippet=source.snippet,
                 )
             )
+
+
+def markdown_links(sources: list[WebSource]) -> str:
+    """`` ([site](url), …)``: each source once, named by its host, its URL safe in Markdown."""
+    seen: dict[str, str] = {}
+    for source in sources:
+        host = urlsplit(source.url).hostname or source.url
+        seen.setdefault(source.url, host.removeprefix("www."))
+    links = ", ".join(f"[{name}]({_safe_url(url)})" for url, name in seen.items())
+    return f" ({links})"
+
+
+def _safe_url(url: str) -> str:
+    return url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
 def _could_be_marker(partial: str) -> bool:

@@ -134,6 +134,9 @@ class ReasoningDelta:
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     text: str
+    links: bool = False
+    """Markdown links to the sources just cited (``markdown`` citation style), not the model's
+    own words: Messages gives them a text block of their own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +179,9 @@ class ClientToolCall:
     id: str
     name: str
     arguments: str
+    """JSON arguments; a ``custom`` tool's free-form input as it is."""
+    namespace: str | None = None
+    custom: bool = False
 
 
 @dataclass(slots=True)

@@ -25,7 +25,6 @@ from .citations import CitationStream
 from .context import ServerContext
 from .errors import ServerFailure, UpstreamError
 from .events import (
-    ClientToolCall,
     Event,
     Failed,
     Finished,
@@ -105,12 +104,14 @@ class TurnRunner:
         self._clock = UpstreamClock()
         self.web_seconds = 0.0
         self._registry = SourceRegistry()
-        self._citations = CitationStream(self._registry.lookup)
+        self._citations = CitationStream(
+            self._registry.lookup, markdown=turn.citations == "markdown"
+        )
         self._messages = list(turn.messages)
-        self._client_names = {tool.name for tool in turn.client_tools}
+        self._client_tools = {tool.name: tool for tool in turn.client_tools}
         self._search: ModelTool | None = None
         if turn.web.search is not None and not turn.tools_off:
-            name = "web_search" if "web_search" not in self._client_names else "webreach_search"
+            name = "web_search" if "web_search" not in self._client_tools else "webreach_search"
             self._search = search_tool(context.options, name)
         self._links: list[str] = []
         self._read: ModelTool | None = None
@@ -120,7 +121,7 @@ class TurnRunner:
             last_user = next((m for m in reversed(turn.messages) if m.get("role") == "user"), None)
             self._links = links_in(last_user)
             if self._links:
-                name = "read_link" if "read_link" not in self._client_names else "webreach_read"
+                name = "read_link" if "read_link" not in self._client_tools else "webreach_read"
                 self._read = read_tool(READ_LINKS_LIMIT, name)
         self._planner = Planner(turn, context, self._registry, self._links, self._deep)
         self._first: AsyncStream[Any] | None = None
@@ -147,7 +148,7 @@ class TurnRunner:
                 message["content"] = f"{content or ''}\n\n{restored}".lstrip()
             self._messages[ref.round] = message
 
-    def _body(self, *, tools: bool, nudge: str | None = None) -> JSON:
+    def _body(self, *, tools: bool, nudge: str | None = None, first: bool = False) -> JSON:
         turn = self.turn
         messages = (
             self._messages
@@ -173,6 +174,9 @@ class TurnRunner:
             choice = turn.tool_choice
             if choice == "required" and own:
                 choice = "auto"
+            forced = self._forced() if first else None
+            if forced is not None:
+                choice = {"type": "function", "function": {"name": forced.name}}
             if choice is not None:
                 body["tool_choice"] = choice
         return body
@@ -186,8 +190,17 @@ class TurnRunner:
         await self._restore_pages()
         self._messages = _with_location(self._messages, self.turn.web.search)
         self._first = await self._clock.timed(
-            self.context.upstream.stream_chat(self._body(tools=True))
+            self.context.upstream.stream_chat(self._body(tools=True, first=True))
         )
+
+    def _forced(self) -> ModelTool | None:
+        """The tool the first step must call: the search (deep search included) or the link
+        reader the client forced, when it is offered at all."""
+        if self.turn.forced_web == "search":
+            return self._search
+        if self.turn.forced_web == "read":
+            return self._read
+        return None
 
     async def aclose(self) -> None:
         """Close the first upstream stream if the loop never took it (a client that left)."""
@@ -253,7 +266,7 @@ class TurnRunner:
                 yield event
             if kinds.client:
                 for call in kinds.client:
-                    yield ClientToolCall(call.id, call.name, call.arguments or "{}")
+                    yield call.for_client(self._client_tools[call.name])
                 yield Finished("tool_use", self.usage)
                 return
             self._remember(state, calls, results)
@@ -266,7 +279,7 @@ class TurnRunner:
             web=[c for c in calls if search is not None and c.name == search.name],
             links=[c for c in calls if read is not None and c.name == read.name],
             opened=[c for c in calls if c.name in page_names],
-            client=[c for c in calls if c.name in self._client_names],
+            client=[c for c in calls if c.name in self._client_tools],
         )
         known = {id(c) for c in (*kinds.web, *kinds.links, *kinds.opened, *kinds.client)}
         kinds.unknown = [c for c in calls if id(c) not in known]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
@@ -12,8 +13,8 @@ from openai import AsyncStream
 from ...seam import settled
 from .citations import CitationStream
 from .errors import UpstreamError
-from .events import Event, ReasoningDelta, Usage
-from .turn import JSON
+from .events import ClientToolCall, Event, ReasoningDelta, Usage
+from .turn import JSON, ClientTool
 
 __all__ = ["PendingCall", "StepState", "UpstreamClock", "read_step"]
 
@@ -39,6 +40,24 @@ class PendingCall:
     id: str = ""
     name: str = ""
     arguments: str = ""
+
+    def for_client(self, tool: ClientTool) -> ClientToolCall:
+        """This call as the client declared its tool: namespaced, or a custom tool's input."""
+        arguments = self.arguments or "{}"
+        if tool.custom:
+            arguments = _free_form(arguments)
+        return ClientToolCall(self.id, tool.shown, arguments, tool.namespace, tool.custom)
+
+
+def _free_form(arguments: str) -> str:
+    """The ``input`` of a custom tool's upstream function; arguments that are not the object
+    the function declared reach the client as the model wrote them."""
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return arguments
+    value = parsed.get("input") if isinstance(parsed, dict) else None
+    return value if isinstance(value, str) else arguments
 
 
 @dataclass

@@ -13,8 +13,10 @@ from typing import Literal
 __all__ = [
     "DEFAULT_SEARCH_BUDGET",
     "JSON",
+    "CitationStyle",
     "ClientTool",
     "DomainFilter",
+    "ForcedWeb",
     "PageRef",
     "ReadUrlSpec",
     "SearchSpec",
@@ -27,6 +29,10 @@ JSON = dict[str, object]
 """A JSON object: the wire shapes of requests and of the upstream's messages and tools."""
 ToolChoice = str | JSON | None
 """A Chat Completions ``tool_choice``: ``"auto"``, ``"none"``, ``"required"`` or an object."""
+CitationStyle = Literal["annotations", "markdown"]
+"""How citations reach the client: the protocol's annotations, or those and inline links."""
+ForcedWeb = Literal["search", "read"] | None
+"""The web tool the first model step must call, when the client forced a native one."""
 
 DEFAULT_SEARCH_BUDGET = 5
 """Searches per round when the client sets no ``max_uses``."""
@@ -100,6 +106,9 @@ class ClientTool:
 
     ``definition`` is the Chat Completions tool the upstream is given, as sent when the
     client spoke Chat Completions (so fields the server does not know still reach the model).
+    ``name`` is the upstream's name for it; a Responses client may know it as ``shown`` inside
+    a ``namespace``, or as a ``custom`` tool taking one string (the upstream function's
+    ``input``).
     """
 
     name: str
@@ -107,6 +116,14 @@ class ClientTool:
     description: str | None = None
     parameters: JSON | None = None
     strict: bool | None = None
+    shown_name: str | None = None
+    namespace: str | None = None
+    custom: bool = False
+
+    @property
+    def shown(self) -> str:
+        """The tool's name as the client declared it."""
+        return self.shown_name or self.name
 
     @classmethod
     def function(
@@ -115,6 +132,10 @@ class ClientTool:
         description: str | None = None,
         parameters: JSON | None = None,
         strict: bool | None = None,
+        *,
+        shown: str | None = None,
+        namespace: str | None = None,
+        custom: bool = False,
     ) -> ClientTool:
         function: JSON = {"name": name}
         if description is not None:
@@ -124,7 +145,8 @@ class ClientTool:
         if strict is not None:
             function["strict"] = strict
         definition: JSON = {"type": "function", "function": function}
-        return cls(name, definition, description, parameters, strict)
+        kept = shown if shown != name else None
+        return cls(name, definition, description, parameters, strict, kept, namespace, custom)
 
     @classmethod
     def sent(cls, tool: JSON) -> ClientTool:
@@ -177,6 +199,9 @@ class Turn:
     stream: bool
     client_tools: list[ClientTool] = field(default_factory=list)
     tool_choice: ToolChoice = None
+    forced_web: ForcedWeb = None
+    """Anthropic's and OpenAI's own APIs let a client force their web search: the first step
+    is made to call it, later steps are ``auto``."""
     web: WebTools = field(default_factory=WebTools)
     thinking: bool = False
     effort: str | None = None
@@ -189,6 +214,8 @@ class Turn:
     store: bool = True
     """Whether this request may keep what it produces (Responses ``store``)."""
     previous_response_id: str | None = None
+    citations: CitationStyle = "annotations"
+    """Set by the endpoint from the setting or the ``X-Webreach-Citations`` header."""
 
     @property
     def tools_off(self) -> bool:

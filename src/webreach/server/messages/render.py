@@ -89,6 +89,10 @@ class MessageRenderer:
         if self.done:
             return ""
         match event:
+            case TextDelta(text=text, links=True):
+                self._close()
+                self._text(text)
+                self._close()
             case TextDelta(text=text):
                 self._text(text)
             case ReasoningDelta(text=text):
@@ -98,16 +102,17 @@ class MessageRenderer:
             case StepReasoningDone():
                 self._step_done()
             case WebCallStarted(call=call):
-                self._whole(
-                    {
-                        "type": "server_tool_use",
-                        "id": call.id,
-                        "name": call.tool_name,
-                        "input": call_input(call),
-                        "caller": {"type": "direct"},
-                        "kind": call.kind,
-                    }
-                )
+                arguments = call_input(call)
+                block: JSON = {
+                    "type": "server_tool_use",
+                    "id": call.id,
+                    "name": call.tool_name,
+                    "input": arguments,
+                    "caller": {"type": "direct"},
+                    "kind": call.kind,
+                }
+                self._close()
+                self._with_input(block, dumps(arguments))
             case WebCallCompleted(call=call, outcome=outcome):
                 self._whole(result_block(call, outcome))
             case ClientToolCall():
@@ -242,19 +247,21 @@ class MessageRenderer:
     def _tool_use(self, event: ClientToolCall) -> None:
         self._close()
         arguments, partial = tool_input(event.arguments)
-        index = self._begin({"type": "tool_use", "id": event.id, "name": event.name, "input": {}})
+        block: JSON = {"type": "tool_use", "id": event.id, "name": event.name, "input": arguments}
+        self._with_input(block, partial)
+
+    def _with_input(self, block: JSON, partial: str) -> None:
+        """A block that starts with an empty ``input`` and receives it as ``input_json_delta``,
+        as Anthropic streams it (Claude Code shows a search's query from the delta); the body
+        keeps the whole input."""
+        index = self._begin({**block, "input": {}})
         if partial:
             delta = {"type": "input_json_delta", "partial_json": partial}
             self._emit(
                 "content_block_delta",
                 {"type": "content_block_delta", "index": index, "delta": delta},
             )
-        self.blocks[index] = {
-            "type": "tool_use",
-            "id": event.id,
-            "name": event.name,
-            "input": arguments,
-        }
+        self.blocks[index] = block
         self._stop(index)
 
     def _close(self) -> None:

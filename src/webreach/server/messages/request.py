@@ -7,7 +7,7 @@ read links are kept aside in ``turn.pages`` for the loop to restore.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 from ..core.errors import RequestError
 from ..core.fields import (
@@ -24,6 +24,7 @@ from ..core.fields import (
 from ..core.turn import (
     ClientTool,
     DomainFilter,
+    ForcedWeb,
     PageRef,
     ReadUrlSpec,
     SearchSpec,
@@ -68,7 +69,7 @@ def parse_messages_request(body: JSON) -> Turn:
     if request.stop_sequences:
         params["stop"] = request.stop_sequences
     web, client_tools = _tools(request.tools)
-    tool_choice, serial = _tool_choice(request.tool_choice, web, client_tools)
+    tool_choice, serial, forced = _tool_choice(request.tool_choice, web, client_tools)
     if serial and (client_tools or web.any):
         params["parallel_tool_calls"] = False
     messages, pages = _conversation(request)
@@ -79,6 +80,7 @@ def parse_messages_request(body: JSON) -> Turn:
         stream=request.stream,
         client_tools=client_tools,
         tool_choice=tool_choice,
+        forced_web=forced,
         web=web,
         thinking=_thinking(request.thinking),
         effort=_effort(request.thinking),
@@ -195,31 +197,40 @@ def _tools(declared: list[JSON] | None) -> tuple[WebTools, list[ClientTool]]:
     return WebTools(search=search, read_url=read_url), client
 
 
-def _tool_choice(
-    choice: ChoiceParam | None, web: WebTools, client: list[ClientTool]
-) -> tuple[ToolChoice, bool]:
-    """The Chat Completions ``tool_choice``, and whether parallel tool calls are disabled."""
+class _Choice(NamedTuple):
+    """The Chat Completions ``tool_choice``, whether parallel calls are off, and the web tool
+    the first step must call (an Anthropic-native one the client forced)."""
+
+    choice: ToolChoice
+    serial: bool = False
+    forced: ForcedWeb = None
+
+
+def _tool_choice(choice: ChoiceParam | None, web: WebTools, client: list[ClientTool]) -> _Choice:
     if choice is None:
-        return None, False
+        return _Choice(None)
     serial = choice.disable_parallel_tool_use is True
     kind = choice.type
     if not client and not web.any and kind != "tool":
-        return None, False
+        return _Choice(None)
     if kind == "none":
-        return "none", False
+        return _Choice("none")
     if kind == "auto":
-        return "auto", serial
+        return _Choice("auto", serial)
     if kind == "any":
-        return ("required" if client and not web.any else "auto"), serial
+        return _Choice("required" if client and not web.any else "auto", serial)
     name = choice.name
     if not isinstance(name, str) or not name:
         raise bad("tool_choice.name", "Field required")
-    specs = [spec for spec in (web.search, web.read_url) if spec is not None]
-    if any(name in (spec.name, spec.declared_type) for spec in specs):
-        raise RequestError(f"tool_choice: `{name}` cannot be forced", param="tool_choice")
+    for spec in (web.search, web.read_url):
+        if spec is None or name not in (spec.name, spec.declared_type):
+            continue
+        if not spec.declared_type.startswith(_NATIVE_SEARCH + _NATIVE_FETCH):
+            raise RequestError(f"tool_choice: `{name}` cannot be forced", param="tool_choice")
+        return _Choice("auto", serial, "search" if isinstance(spec, SearchSpec) else "read")
     if all(tool.name != name for tool in client):
         raise bad("tool_choice.name", f"`{name}` is not a declared tool")
-    return {"type": "function", "function": {"name": name}}, serial
+    return _Choice({"type": "function", "function": {"name": name}}, serial)
 
 
 # --- conversation ----------------------------------------------------------------------------
@@ -310,6 +321,17 @@ class _History:
         else:
             self.messages.append({"role": "user", "content": parts})
 
+    def system(self, blocks: list[JSON], path: str) -> None:
+        """A system message where the client put it: the upstream reads it at that point."""
+        texts = []
+        for i, block in enumerate(blocks):
+            if block["type"] != "text":
+                raise bad(f"{path}.{i}.type", "must be `text` in a `system` message")
+            texts.append(_text(block, f"{path}.{i}"))
+        text = "\n\n".join(t for t in texts if t)
+        if text:
+            self.messages.append({"role": "system", "content": text})
+
     def assistant(self, blocks: list[JSON], path: str, *, last: bool) -> None:
         texts: list[str] = []
         calls: list[JSON] = []
@@ -357,5 +379,7 @@ def _conversation(request: MessagesRequest) -> tuple[list[JSON], list[PageRef]]:
 def _add(history: _History, message: MessageParam, path: str, *, last: bool) -> None:
     if message.role == "user":
         history.user(message.content, path)
+    elif message.role == "system":
+        history.system(message.content, path)
     else:
         history.assistant(message.content, path, last=last)

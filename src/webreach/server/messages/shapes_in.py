@@ -109,9 +109,16 @@ System = Annotated[
 
 
 class MessageParam(Request):
+    """A turn of the history; ``system`` ones may come anywhere (Claude Code sends them between
+    user turns)."""
+
     content: Content
     role: Annotated[
-        str, checked(lambda v: v in ("user", "assistant"), "must be `user` or `assistant`")
+        str,
+        checked(
+            lambda v: v in ("user", "assistant", "system"),
+            "must be `user`, `assistant` or `system`",
+        ),
     ] = when_missing()
 
 

@@ -366,24 +366,34 @@ class ResponseRenderer:
             self._done_item(index, item)
 
     def _client_call(self, call: ClientToolCall) -> None:
+        """A ``function_call`` item (with its namespace), or a ``custom_tool_call`` carrying
+        the free-form input, with the argument events each has."""
         self._close_open("completed")
-        item_id = f"fc_{self._hex}_{len(self._items)}"
+        custom = call.custom
+        item_id = f"{'ctc' if custom else 'fc'}_{self._hex}_{len(self._items)}"
+        field, event = (
+            ("input", "custom_tool_call_input")
+            if custom
+            else ("arguments", "function_call_arguments")
+        )
         started: JSON = {
             "id": item_id,
-            "type": "function_call",
+            "type": "custom_tool_call" if custom else "function_call",
             "call_id": call.id,
             "name": call.name,
-            "arguments": "",
+            field: "",
             "status": "in_progress",
         }
+        if call.namespace is not None:
+            started["namespace"] = call.namespace
         index = self._add_item(started)
         common = {"item_id": item_id, "output_index": index}
-        self._emit("response.function_call_arguments.delta", {**common, "delta": call.arguments})
-        self._emit(
-            "response.function_call_arguments.done",
-            {**common, "name": call.name, "arguments": call.arguments},
-        )
-        self._done_item(index, {**started, "arguments": call.arguments, "status": "completed"})
+        self._emit(f"response.{event}.delta", {**common, "delta": call.arguments})
+        done: JSON = {**common, field: call.arguments}
+        if not custom:
+            done["name"] = call.name
+        self._emit(f"response.{event}.done", done)
+        self._done_item(index, {**started, field: call.arguments, "status": "completed"})
 
     # --- the end ---------------------------------------------------------------------------
 

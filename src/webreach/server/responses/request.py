@@ -26,16 +26,10 @@ from ..core.fields import (
 )
 from ..core.turn import (
     JSON,
-    ClientTool,
-    DomainFilter,
     PageRef,
-    ReadUrlSpec,
-    SearchSpec,
-    ToolChoice,
     Turn,
-    WebTools,
 )
-from ..core.wire import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
+from .tools import custom_arguments, parse_tool_choice, parse_tools, upstream_name
 
 __all__ = ["parse_request"]
 
@@ -83,7 +77,8 @@ def parse_request(body: JSON) -> Turn:
             raise RequestError(f"{name}: {why}", param=name)
     request = validate(ResponsesRequest, body)
     _check_text_format(request.text)
-    web, client_tools = _tools(request.tools)
+    web, client_tools = parse_tools(request.tools)
+    tool_choice, forced = parse_tool_choice(request.tool_choice, web, client_tools)
     messages, pages = _Input().convert(request.instructions, request.input)
     return Turn(
         protocol="responses",
@@ -91,7 +86,8 @@ def parse_request(body: JSON) -> Turn:
         messages=messages,
         stream=request.stream is True,
         client_tools=client_tools,
-        tool_choice=_tool_choice(request.tool_choice, web, client_tools),
+        tool_choice=tool_choice,
+        forced_web=forced,
         web=web,
         thinking=_thinking(request.reasoning),
         effort=_effort_of(request.reasoning),
@@ -140,105 +136,6 @@ def _params(request: ResponsesRequest) -> JSON:
     return params
 
 
-# --- tools ---------------------------------------------------------------------------------
-
-
-def _tools(raw: list[object] | None) -> tuple[WebTools, list[ClientTool]]:
-    search: SearchSpec | None = None
-    read_url: ReadUrlSpec | None = None
-    client_tools: list[ClientTool] = []
-    for tool in raw or ():
-        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
-            raise RequestError("tools: every tool needs a `type`", param="tools")
-        kind = str(tool["type"])
-        if kind == "function":
-            client_tools.append(_function_tool(tool))
-        elif kind == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(kind):
-            if search is not None:
-                raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
-            search = _search_tool(tool, kind)
-        elif kind == DEEPSEEK_READ_URL:
-            if read_url is not None:
-                raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
-            refuse_deepseek_fields(tool, kind)
-            read_url = ReadUrlSpec(DEEPSEEK_READ_URL, DEEPSEEK_READ_URL)
-        else:
-            raise RequestError(f"tools: tool type `{kind}` is not supported", param="tools")
-    return WebTools(search=search, read_url=read_url), client_tools
-
-
-def _function_tool(tool: JSON) -> ClientTool:
-    name, description = tool.get("name"), tool.get("description")
-    parameters, strict = tool.get("parameters"), tool.get("strict")
-    if not isinstance(name, str) or not name:
-        raise RequestError("tools: a `function` tool needs a `name`", param="tools")
-    return ClientTool.function(
-        name,
-        description if isinstance(description, str) else None,
-        parameters if isinstance(parameters, dict) and parameters else _NO_PARAMETERS,
-        strict if isinstance(strict, bool) else None,
-    )
-
-
-def _search_tool(tool: JSON, kind: str) -> SearchSpec:
-    if kind == DEEPSEEK_SEARCH:
-        refuse_deepseek_fields(tool, kind)
-        return SearchSpec(DEEPSEEK_SEARCH, DEEPSEEK_SEARCH)
-    filters = tool.get("filters")
-    if filters is None:
-        return SearchSpec("web_search", kind)
-    if not isinstance(filters, dict):
-        raise RequestError("tools: `filters` must be an object", param="tools")
-    domains = DomainFilter(
-        allowed=_domains(filters.get("allowed_domains")),
-        blocked=_domains(filters.get("blocked_domains")),
-    )
-    return SearchSpec("web_search", kind, domains=domains)
-
-
-def _domains(raw: object) -> tuple[str, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list) or not all(isinstance(d, str) for d in raw):
-        raise RequestError("tools: domain filters must be arrays of strings", param="tools")
-    return tuple(raw)
-
-
-def _tool_choice(
-    raw: str | JSON | None, web: WebTools, client_tools: list[ClientTool]
-) -> ToolChoice:
-    if raw is None:
-        return None
-    if isinstance(raw, str):
-        if raw not in ("auto", "none", "required"):
-            raise RequestError(f"tool_choice: `{raw}` is not a valid choice", param="tool_choice")
-        return "auto" if raw == "required" and web.any else raw
-    kind = raw.get("type")
-    if kind == "function":
-        name = raw.get("name")
-        if not isinstance(name, str) or not name:
-            raise RequestError(
-                "tool_choice: a `function` choice needs a `name`", param="tool_choice"
-            )
-        if name not in {tool.name for tool in client_tools}:
-            _refuse_forcing_web_tool(name, web)
-        return {"type": "function", "function": {"name": name}}
-    if isinstance(kind, str):
-        _refuse_forcing_web_tool(kind, web)
-    raise RequestError(f"tool_choice: `{kind}` is not supported", param="tool_choice")
-
-
-def _refuse_forcing_web_tool(name: str, web: WebTools) -> None:
-    """A choice naming a web tool, as a type or as a function name, names it as declared."""
-    if name == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(name):
-        named = web.search.declared_type if web.search else name
-    elif name == DEEPSEEK_READ_URL:
-        named = name
-    else:
-        return
-    raise RequestError(f"tool_choice: `{named}` cannot be forced", param="tool_choice")
-
-
 # --- input ---------------------------------------------------------------------------------
 
 
@@ -277,10 +174,10 @@ class _Input:
             kind = "message"
         if kind == "message":
             self._message(item)
-        elif kind == "function_call":
-            self._function_call(item)
-        elif kind == "function_call_output":
-            self._function_output(item)
+        elif kind in ("function_call", "custom_tool_call"):
+            self._function_call(item, kind)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            self._function_output(item, kind)
         elif kind == "web_search_call":
             read = item.get("kind") == "read_link" or bool(item.get("signature"))
             if read and self.last_user is not None:
@@ -321,18 +218,22 @@ class _Input:
         else:
             raise RequestError(f"input: message role `{role}` is not supported", param="input")
 
-    def _function_call(self, item: JSON) -> None:
-        call_id, name = item.get("call_id"), item.get("name")
+    def _function_call(self, item: JSON, kind: str) -> None:
+        """A call of the client's tool, under the name its upstream function has."""
+        call_id, name, namespace = item.get("call_id"), item.get("name"), item.get("namespace")
         if not isinstance(call_id, str) or not isinstance(name, str):
-            raise RequestError("input: a `function_call` needs `call_id` and `name`", param="input")
-        arguments = item.get("arguments")
+            raise RequestError(f"input: a `{kind}` needs `call_id` and `name`", param="input")
+        if kind == "custom_tool_call":
+            given = item.get("input")
+            arguments = custom_arguments(given if isinstance(given, str) else "")
+        else:
+            given = item.get("arguments")
+            arguments = given if isinstance(given, str) else ""
+        called = upstream_name(name, namespace if isinstance(namespace, str) else None)
         call = {
             "id": call_id,
             "type": "function",
-            "function": {
-                "name": name,
-                "arguments": arguments if isinstance(arguments, str) else "",
-            },
+            "function": {"name": called, "arguments": arguments},
         }
         previous = self.messages[-1] if self.messages else None
         calls = previous.get("tool_calls") if previous else None
@@ -343,15 +244,13 @@ class _Input:
         else:
             self.messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
 
-    def _function_output(self, item: JSON) -> None:
+    def _function_output(self, item: JSON, kind: str) -> None:
         call_id = item.get("call_id")
         if not isinstance(call_id, str):
-            raise RequestError("input: a `function_call_output` needs a `call_id`", param="input")
+            raise RequestError(f"input: a `{kind}` needs a `call_id`", param="input")
         output = _content(item.get("output"), "tool")
         if not isinstance(output, str):
-            raise RequestError(
-                "input: images are not supported in `function_call_output`", param="input"
-            )
+            raise RequestError(f"input: images are not supported in `{kind}`", param="input")
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
 
 

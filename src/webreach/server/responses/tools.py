@@ -1,0 +1,215 @@
+"""The tools of a Responses request: web tools, functions, and the kinds coding agents send.
+
+Codex declares ``namespace`` tools (functions grouped under a name) and ``custom`` tools (one
+free-form string in, no JSON schema). A Chat upstream knows neither, so a namespace's
+functions become upstream functions named ``{namespace}__{name}`` and a custom tool a function
+of one string, ``input``; the calls go back to the client in its own shapes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from ..core.errors import RequestError
+from ..core.turn import (
+    JSON,
+    ClientTool,
+    DomainFilter,
+    ForcedWeb,
+    ReadUrlSpec,
+    SearchSpec,
+    ToolChoice,
+    WebTools,
+)
+from ..core.wire import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
+
+__all__ = ["custom_arguments", "parse_tool_choice", "parse_tools", "upstream_name"]
+
+_OPENAI_SEARCH = re.compile(r"web_search(?:_preview)?(?:_\d{4}_\d{2}_\d{2})?")
+_REFUSED_TYPES = ("tool_search",)
+"""The reference refuses these by name; other unknown tool types are ignored."""
+_NO_PARAMETERS: JSON = {"type": "object", "properties": {}}
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+_MAX_NAME = 64
+"""The longest function name OpenAI-compatible upstreams accept."""
+
+
+def upstream_name(name: str, namespace: str | None = None) -> str:
+    """The function name the upstream sees for a client tool: ``{namespace}__{name}`` in the
+    characters upstreams accept, shortened with a hash of the original when too long, so the
+    same tool always gets the same name (history and declarations must agree)."""
+    full = f"{namespace}__{name}" if namespace else name
+    if len(full) <= _MAX_NAME and _UNSAFE.search(full) is None:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:8]
+    return f"{_UNSAFE.sub('_', full)[: _MAX_NAME - 9]}_{digest}"
+
+
+def custom_arguments(text: str) -> str:
+    """A custom tool's free-form input as the arguments of its upstream function."""
+    return json.dumps({"input": text}, ensure_ascii=False)
+
+
+def parse_tools(raw: list[object] | None) -> tuple[WebTools, list[ClientTool]]:
+    search: SearchSpec | None = None
+    read_url: ReadUrlSpec | None = None
+    client_tools: list[ClientTool] = []
+    for tool in raw or ():
+        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
+            raise RequestError("tools: every tool needs a `type`", param="tools")
+        kind = str(tool["type"])
+        if kind in ("function", "custom"):
+            client_tools.append(_client_tool(tool, None))
+        elif kind == "namespace":
+            client_tools.extend(_namespace(tool))
+        elif kind == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(kind):
+            if search is not None:
+                raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
+            search = _search_tool(tool, kind)
+        elif kind == DEEPSEEK_READ_URL:
+            if read_url is not None:
+                raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
+            refuse_deepseek_fields(tool, kind)
+            read_url = ReadUrlSpec(DEEPSEEK_READ_URL, DEEPSEEK_READ_URL)
+        elif kind in _REFUSED_TYPES:
+            raise RequestError(f"tools: tool type `{kind}` is not supported", param="tools")
+    _unique(client_tools)
+    return WebTools(search=search, read_url=read_url), client_tools
+
+
+def _unique(tools: list[ClientTool]) -> None:
+    seen: dict[str, ClientTool] = {}
+    for tool in tools:
+        if tool.name in seen:
+            raise RequestError(
+                f"tools: `{tool.shown}` and `{seen[tool.name].shown}` have the same name",
+                param="tools",
+            )
+        seen[tool.name] = tool
+
+
+def _namespace(tool: JSON) -> list[ClientTool]:
+    name, inner = tool.get("name"), tool.get("tools")
+    if not isinstance(name, str) or not name:
+        raise RequestError("tools: a `namespace` tool needs a `name`", param="tools")
+    if not isinstance(inner, list):
+        raise RequestError(f"tools: namespace `{name}` needs a `tools` array", param="tools")
+    described = tool.get("description")
+    tools: list[ClientTool] = []
+    for member in inner:
+        kind = member.get("type") if isinstance(member, dict) else None
+        if not isinstance(member, dict) or kind not in ("function", "custom"):
+            raise RequestError(
+                f"tools: namespace `{name}` may only hold `function` and `custom` tools",
+                param="tools",
+            )
+        tools.append(_client_tool(member, name, described if isinstance(described, str) else None))
+    return tools
+
+
+def _client_tool(tool: JSON, namespace: str | None, context: str | None = None) -> ClientTool:
+    kind = tool["type"]
+    name, description = tool.get("name"), tool.get("description")
+    if not isinstance(name, str) or not name:
+        raise RequestError(f"tools: a `{kind}` tool needs a `name`", param="tools")
+    about = description if isinstance(description, str) else None
+    if context:
+        about = f"{context}\n\n{about}" if about else context
+    if kind == "custom":
+        parameters = _free_form(tool.get("format"))
+        strict = None
+    else:
+        given, strict_given = tool.get("parameters"), tool.get("strict")
+        parameters = given if isinstance(given, dict) and given else _NO_PARAMETERS
+        strict = strict_given if isinstance(strict_given, bool) else None
+    return ClientTool.function(
+        upstream_name(name, namespace),
+        about,
+        parameters,
+        strict,
+        shown=name,
+        namespace=namespace,
+        custom=kind == "custom",
+    )
+
+
+def _free_form(fmt: object) -> JSON:
+    """One string argument; a grammar the input must follow is given to the model to read."""
+    about = "The tool's whole input, as free-form text."
+    if isinstance(fmt, dict) and fmt.get("type") == "grammar":
+        syntax, definition = fmt.get("syntax"), fmt.get("definition")
+        if isinstance(definition, str) and definition:
+            about += f" It must follow this {syntax or 'formal'} grammar:\n{definition}"
+    return {
+        "type": "object",
+        "properties": {"input": {"type": "string", "description": about}},
+        "required": ["input"],
+    }
+
+
+def _search_tool(tool: JSON, kind: str) -> SearchSpec:
+    if kind == DEEPSEEK_SEARCH:
+        refuse_deepseek_fields(tool, kind)
+        return SearchSpec(DEEPSEEK_SEARCH, DEEPSEEK_SEARCH)
+    filters = tool.get("filters")
+    if filters is None:
+        return SearchSpec("web_search", kind)
+    if not isinstance(filters, dict):
+        raise RequestError("tools: `filters` must be an object", param="tools")
+    domains = DomainFilter(
+        allowed=_domains(filters.get("allowed_domains")),
+        blocked=_domains(filters.get("blocked_domains")),
+    )
+    return SearchSpec("web_search", kind, domains=domains)
+
+
+def _domains(raw: object) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(d, str) for d in raw):
+        raise RequestError("tools: domain filters must be arrays of strings", param="tools")
+    return tuple(raw)
+
+
+def parse_tool_choice(
+    raw: str | JSON | None, web: WebTools, client_tools: list[ClientTool]
+) -> tuple[ToolChoice, ForcedWeb]:
+    """The upstream ``tool_choice``, and the web search the first step must make when the
+    client forced OpenAI's own ``web_search`` (the reference's ``deepseek_*`` stay a 400)."""
+    if raw is None:
+        return None, None
+    if isinstance(raw, str):
+        if raw not in ("auto", "none", "required"):
+            raise RequestError(f"tool_choice: `{raw}` is not a valid choice", param="tool_choice")
+        return ("auto" if raw == "required" and web.any else raw), None
+    kind = raw.get("type")
+    if kind in ("function", "custom"):
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            raise RequestError(
+                f"tool_choice: a `{kind}` choice needs a `name`", param="tool_choice"
+            )
+        named = [tool for tool in client_tools if name in (tool.name, tool.shown)]
+        if named:
+            return {"type": "function", "function": {"name": named[0].name}}, None
+        return "auto", _forced_web(name, web, "is not a declared tool")
+    if isinstance(kind, str):
+        return "auto", _forced_web(kind, web, "is not supported")
+    raise RequestError(f"tool_choice: `{kind}` is not supported", param="tool_choice")
+
+
+def _forced_web(name: str, web: WebTools, otherwise: str) -> ForcedWeb:
+    """A choice naming a web tool, as a type or as a function name: OpenAI's own search is
+    forced for the first step; the reference's tools cannot be forced (named as declared)."""
+    if name == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(name):
+        declared = web.search.declared_type if web.search else name
+        if web.search is not None and _OPENAI_SEARCH.fullmatch(declared):
+            return "search"
+        named = declared
+    elif name == DEEPSEEK_READ_URL:
+        named = name
+    else:
+        raise RequestError(f"tool_choice: `{name}` {otherwise}", param="tool_choice")
+    raise RequestError(f"tool_choice: `{named}` cannot be forced", param="tool_choice")
