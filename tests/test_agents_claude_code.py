@@ -11,8 +11,7 @@ request of its own declaring ``web_search_20250305`` with ``tool_choice: {"type"
 "name": "web_search"}``; webreach runs that search through Exa (a local replay) and answers with
 the protocol's blocks, which Claude Code turns into the tool's result, and the main loop answers.
 With its default model, Claude Code also sends ``system`` messages mid-conversation (beta
-``mid-conversation-system-2026-04-07``). A case the server cannot serve is a strict xfail naming
-the exact cause.
+``mid-conversation-system-2026-04-07``). Every case runs with no request refused.
 """
 
 from __future__ import annotations

@@ -425,3 +425,65 @@ def test_flattened_names_are_what_upstreams_accept_and_stable() -> None:
     long = upstream_name("x" * 80, "ns")
     assert len(long) == 64 and long == upstream_name("x" * 80, "ns")
     assert long != upstream_name("x" * 81, "ns")
+
+
+# --- tools the client loads later ---------------------------------------------------------------
+
+
+TOOL_SEARCH = {
+    "type": "tool_search",
+    "execution": "client",
+    "description": "Searches over deferred tool metadata.",
+    "parameters": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
+    },
+}
+
+
+def test_a_tool_search_the_client_runs_loads_tools_for_the_next_request(
+    upstream: ScriptedUpstream, webreach_url: str
+) -> None:
+    client = openai_client(webreach_url)
+    upstream.queue(Step(calls=[Call("tool_search", {"query": "customers"})]))
+    tools: Any = [TOOL_SEARCH, {"type": "web_search"}]
+    response = client.responses.create(model="m", input="Who is Jón?", tools=tools)
+    (call,) = response.output
+    assert call.type == "tool_search_call"
+    assert (call.execution, call.arguments) == ("client", {"query": "customers"})
+    offered = [t["function"]["name"] for t in upstream.requests[0]["tools"]]
+    assert offered == ["tool_search", "web_search"]
+    found = {
+        "type": "tool_search_output",
+        "call_id": call.call_id,
+        "execution": "client",
+        "status": "completed",
+        "tools": [CRM],
+    }
+    back: Any = [{"role": "user", "content": "Who is Jón?"}, call.model_dump(), found]
+    client.responses.create(model="m", input=back, tools=tools, store=False)
+    sent = upstream.requests[-1]
+    offered = [t["function"]["name"] for t in sent["tools"]]
+    assert offered == ["tool_search", "crm__lookup", "web_search"]
+    assistant, result = sent["messages"][-2:]
+    assert assistant["tool_calls"][0]["function"]["name"] == "tool_search"
+    assert result["tool_call_id"] == call.call_id
+    assert result["content"].startswith("These tools can be called now:\n- crm__lookup:")
+
+
+def test_additional_tools_items_declare_tools_and_say_nothing(
+    upstream: ScriptedUpstream, webreach_url: str
+) -> None:
+    extra = {"type": "additional_tools", "role": "developer", "tools": [CRM, PATCH]}
+    question = {"role": "user", "content": QUESTION}
+    openai_client(webreach_url).responses.create(model="m", input=[extra, question])  # type: ignore[list-item]
+    sent = upstream.requests[0]
+    assert [t["function"]["name"] for t in sent["tools"]] == ["crm__lookup", "apply_patch"]
+    assert sent["messages"] == [question]
+
+
+def test_a_hosted_tool_search_is_ignored(upstream: ScriptedUpstream, webreach_url: str) -> None:
+    tools: Any = [{"type": "tool_search"}, CRM]
+    openai_client(webreach_url).responses.create(model="m", input=QUESTION, tools=tools)
+    assert [t["function"]["name"] for t in upstream.requests[0]["tools"]] == ["crm__lookup"]

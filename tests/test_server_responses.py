@@ -282,13 +282,9 @@ def test_openai_web_search_tools_are_accepted(kind: str) -> None:
     assert parse(tools=[{"type": kind}]).web.search == SearchSpec("web_search", kind)
 
 
-def test_tool_search_is_refused_by_name_as_the_reference_does() -> None:
-    assert refused(tools=[{"type": "tool_search"}]) == (
-        "tools: tool type `tool_search` is not supported"
-    )
-
-
-@pytest.mark.parametrize("kind", ["file_search", "computer_use_preview", "mcp", "shell"])
+@pytest.mark.parametrize(
+    "kind", ["file_search", "computer_use_preview", "mcp", "shell", "tool_search"]
+)
 def test_other_servers_tool_types_are_ignored(kind: str) -> None:
     turn = parse(tools=[{"type": kind}, WEATHER])
     assert [tool.name for tool in turn.client_tools] == ["get_weather"]

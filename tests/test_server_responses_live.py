@@ -235,7 +235,10 @@ def test_a_failure_after_the_stream_started_is_response_failed(
             {"tools": [{"type": "deepseek_web_search", "user_location": {"type": "approximate"}}]},
             "tools: `user_location` is not supported by `deepseek_web_search`",
         ),
-        ({"tools": [{"type": "tool_search"}]}, "tools: tool type `tool_search`"),
+        (
+            {"tools": [{"type": "namespace", "name": "crm", "tools": [{"type": "mcp"}]}]},
+            "tools: namespace `crm` may only hold `function` and `custom` tools",
+        ),
         (
             {
                 "input": [

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
+from .turn import ClientToolKind
+
 __all__ = [
     "Action",
     "CallFailed",
@@ -181,7 +183,7 @@ class ClientToolCall:
     arguments: str
     """JSON arguments; a ``custom`` tool's free-form input as it is."""
     namespace: str | None = None
-    custom: bool = False
+    kind: ClientToolKind = "function"
 
 
 @dataclass(slots=True)

@@ -44,9 +44,9 @@ class PendingCall:
     def for_client(self, tool: ClientTool) -> ClientToolCall:
         """This call as the client declared its tool: namespaced, or a custom tool's input."""
         arguments = self.arguments or "{}"
-        if tool.custom:
+        if tool.kind == "custom":
             arguments = _free_form(arguments)
-        return ClientToolCall(self.id, tool.shown, arguments, tool.namespace, tool.custom)
+        return ClientToolCall(self.id, tool.shown, arguments, tool.namespace, tool.kind)
 
 
 def _free_form(arguments: str) -> str:

@@ -15,6 +15,7 @@ __all__ = [
     "JSON",
     "CitationStyle",
     "ClientTool",
+    "ClientToolKind",
     "DomainFilter",
     "ForcedWeb",
     "PageRef",
@@ -31,6 +32,9 @@ ToolChoice = str | JSON | None
 """A Chat Completions ``tool_choice``: ``"auto"``, ``"none"``, ``"required"`` or an object."""
 CitationStyle = Literal["annotations", "markdown"]
 """How citations reach the client: the protocol's annotations, or those and inline links."""
+ClientToolKind = Literal["function", "custom", "tool_search"]
+"""What a client tool is to a Responses client: a function, a ``custom`` tool of one free-form
+string, or a ``tool_search`` the client runs itself (each call returned in its own item type)."""
 ForcedWeb = Literal["search", "read"] | None
 """The web tool the first model step must call, when the client forced a native one."""
 
@@ -107,8 +111,7 @@ class ClientTool:
     ``definition`` is the Chat Completions tool the upstream is given, as sent when the
     client spoke Chat Completions (so fields the server does not know still reach the model).
     ``name`` is the upstream's name for it; a Responses client may know it as ``shown`` inside
-    a ``namespace``, or as a ``custom`` tool taking one string (the upstream function's
-    ``input``).
+    a ``namespace``, and as another ``kind`` than a function.
     """
 
     name: str
@@ -118,7 +121,7 @@ class ClientTool:
     strict: bool | None = None
     shown_name: str | None = None
     namespace: str | None = None
-    custom: bool = False
+    kind: ClientToolKind = "function"
 
     @property
     def shown(self) -> str:
@@ -135,7 +138,7 @@ class ClientTool:
         *,
         shown: str | None = None,
         namespace: str | None = None,
-        custom: bool = False,
+        kind: ClientToolKind = "function",
     ) -> ClientTool:
         function: JSON = {"name": name}
         if description is not None:
@@ -146,7 +149,7 @@ class ClientTool:
             function["strict"] = strict
         definition: JSON = {"type": "function", "function": function}
         kept = shown if shown != name else None
-        return cls(name, definition, description, parameters, strict, kept, namespace, custom)
+        return cls(name, definition, description, parameters, strict, kept, namespace, kind)
 
     @classmethod
     def sent(cls, tool: JSON) -> ClientTool:

@@ -39,6 +39,7 @@ from .shapes import (
     reasoning_part,
     summary_part,
     text_part,
+    tool_search_item,
     usage_shape,
 )
 
@@ -366,10 +367,14 @@ class ResponseRenderer:
             self._done_item(index, item)
 
     def _client_call(self, call: ClientToolCall) -> None:
-        """A ``function_call`` item (with its namespace), or a ``custom_tool_call`` carrying
-        the free-form input, with the argument events each has."""
+        """A ``function_call`` item (with its namespace), a ``custom_tool_call`` carrying the
+        free-form input, with the argument events each has, or a ``tool_search_call``."""
         self._close_open("completed")
-        custom = call.custom
+        if call.kind == "tool_search":
+            item = tool_search_item(call, f"tsc_{self._hex}_{len(self._items)}")
+            self._done_item(self._add_item(item), item)
+            return
+        custom = call.kind == "custom"
         item_id = f"{'ctc' if custom else 'fc'}_{self._hex}_{len(self._items)}"
         field, event = (
             ("input", "custom_tool_call_input")

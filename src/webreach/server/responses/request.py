@@ -29,7 +29,15 @@ from ..core.turn import (
     PageRef,
     Turn,
 )
-from .tools import custom_arguments, parse_tool_choice, parse_tools, upstream_name
+from ..core.wire import dumps
+from .tools import (
+    TOOL_SEARCH,
+    custom_arguments,
+    loaded_tools_text,
+    parse_tool_choice,
+    parse_tools,
+    upstream_name,
+)
 
 __all__ = ["parse_request"]
 
@@ -77,9 +85,10 @@ def parse_request(body: JSON) -> Turn:
             raise RequestError(f"{name}: {why}", param=name)
     request = validate(ResponsesRequest, body)
     _check_text_format(request.text)
-    web, client_tools = parse_tools(request.tools)
+    given = _Input()
+    messages, pages = given.convert(request.instructions, request.input)
+    web, client_tools = parse_tools(request.tools, given.loaded)
     tool_choice, forced = parse_tool_choice(request.tool_choice, web, client_tools)
-    messages, pages = _Input().convert(request.instructions, request.input)
     return Turn(
         protocol="responses",
         model=request.model,
@@ -147,6 +156,8 @@ class _Input:
         self.messages: list[JSON] = []
         self.pages: list[PageRef] = []
         self.last_user: int | None = None
+        self.loaded: list[object] = []
+        """Tools the client added in the input (``additional_tools``, a tool search's)."""
 
     def convert(self, instructions: str | None, raw: object) -> tuple[list[JSON], list[PageRef]]:
         if instructions:
@@ -178,6 +189,12 @@ class _Input:
             self._function_call(item, kind)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             self._function_output(item, kind)
+        elif kind == "tool_search_call":
+            self._tool_search_call(item)
+        elif kind == "tool_search_output":
+            self._tool_search_output(item)
+        elif kind == "additional_tools":
+            self.loaded.extend(_tools_of(item, kind))
         elif kind == "web_search_call":
             read = item.get("kind") == "read_link" or bool(item.get("signature"))
             if read and self.last_user is not None:
@@ -244,6 +261,23 @@ class _Input:
         else:
             self.messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
 
+    def _tool_search_call(self, item: JSON) -> None:
+        arguments = item.get("arguments")
+        call = {
+            "type": "function_call",
+            "call_id": item.get("call_id") or item.get("id"),
+            "name": TOOL_SEARCH,
+            "arguments": dumps(arguments if isinstance(arguments, dict) else {}),
+        }
+        self._function_call(call, "tool_search_call")
+
+    def _tool_search_output(self, item: JSON) -> None:
+        tools = _tools_of(item, "tool_search_output")
+        self.loaded.extend(tools)
+        call_id = item.get("call_id") or item.get("id")
+        output = {"call_id": call_id, "output": loaded_tools_text(tools)}
+        self._function_output(output, "tool_search_output")
+
     def _function_output(self, item: JSON, kind: str) -> None:
         call_id = item.get("call_id")
         if not isinstance(call_id, str):
@@ -252,6 +286,13 @@ class _Input:
         if not isinstance(output, str):
             raise RequestError(f"input: images are not supported in `{kind}`", param="input")
         self.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
+
+
+def _tools_of(item: JSON, kind: str) -> list[object]:
+    tools = item.get("tools")
+    if not isinstance(tools, list):
+        raise RequestError(f"input: a `{kind}` item needs a `tools` array", param="input")
+    return tools
 
 
 def _refuse_continuation(last: JSON) -> None:

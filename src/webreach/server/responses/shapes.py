@@ -5,11 +5,13 @@ Every shape here is one the official SDK's models accept, also with strict valid
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, assert_never
 
 from ..core.events import (
     Action,
+    ClientToolCall,
     FindInPageAction,
     OpenPageAction,
     ReadLinkAction,
@@ -25,6 +27,7 @@ __all__ = [
     "reasoning_part",
     "summary_part",
     "text_part",
+    "tool_search_item",
     "usage_shape",
 ]
 
@@ -123,6 +126,22 @@ def summary_part(text: str) -> JSON:
 
 def text_part(text: str, annotations: list[JSON]) -> JSON:
     return {"type": "output_text", "text": text, "annotations": annotations, "logprobs": []}
+
+
+def tool_search_item(call: ClientToolCall, item_id: str) -> JSON:
+    """A ``tool_search_call`` the client runs itself (Codex's deferred tools)."""
+    try:
+        arguments = json.loads(call.arguments)
+    except ValueError:
+        arguments = {}
+    return {
+        "id": item_id,
+        "type": "tool_search_call",
+        "call_id": call.id,
+        "arguments": arguments if isinstance(arguments, dict) else {},
+        "execution": "client",
+        "status": "completed",
+    }
 
 
 def usage_shape(usage: Usage) -> JSON:

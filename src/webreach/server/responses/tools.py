@@ -1,9 +1,11 @@
 """The tools of a Responses request: web tools, functions, and the kinds coding agents send.
 
-Codex declares ``namespace`` tools (functions grouped under a name) and ``custom`` tools (one
-free-form string in, no JSON schema). A Chat upstream knows neither, so a namespace's
-functions become upstream functions named ``{namespace}__{name}`` and a custom tool a function
-of one string, ``input``; the calls go back to the client in its own shapes.
+Codex declares ``namespace`` tools (functions grouped under a name), ``custom`` tools (one
+free-form string in, no JSON schema) and a ``tool_search`` it runs itself to load deferred
+tools. A Chat upstream knows none of them, so a namespace's functions become upstream functions
+named ``{namespace}__{name}``, a custom tool a function of one string, ``input``, and the tool
+search a function; the calls go back to the client in its own shapes. Tools the client loads
+later (a ``tool_search_output``, an ``additional_tools`` item) join the declared ones.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 
 from ..core.errors import RequestError
 from ..core.turn import (
@@ -25,11 +28,22 @@ from ..core.turn import (
 )
 from ..core.wire import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
 
-__all__ = ["custom_arguments", "parse_tool_choice", "parse_tools", "upstream_name"]
+__all__ = [
+    "TOOL_SEARCH",
+    "custom_arguments",
+    "loaded_tools_text",
+    "parse_tool_choice",
+    "parse_tools",
+    "upstream_name",
+]
 
 _OPENAI_SEARCH = re.compile(r"web_search(?:_preview)?(?:_\d{4}_\d{2}_\d{2})?")
-_REFUSED_TYPES = ("tool_search",)
-"""The reference refuses these by name; other unknown tool types are ignored."""
+TOOL_SEARCH = "tool_search"
+_TOOL_SEARCH_PARAMETERS: JSON = {
+    "type": "object",
+    "properties": {"query": {"type": "string"}, "limit": {"type": "number"}},
+    "required": ["query"],
+}
 _NO_PARAMETERS: JSON = {"type": "object", "properties": {}}
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 _MAX_NAME = 64
@@ -52,7 +66,21 @@ def custom_arguments(text: str) -> str:
     return json.dumps({"input": text}, ensure_ascii=False)
 
 
-def parse_tools(raw: list[object] | None) -> tuple[WebTools, list[ClientTool]]:
+def parse_tools(
+    raw: Sequence[object] | None, loaded: Sequence[object] = ()
+) -> tuple[WebTools, list[ClientTool]]:
+    """The declared tools, then those the client loaded since (one of a name: the first)."""
+    web, client_tools = _declared(raw)
+    _unique(client_tools)
+    names = {tool.name for tool in client_tools}
+    for tool in _declared(loaded)[1]:
+        if tool.name not in names:
+            names.add(tool.name)
+            client_tools.append(tool)
+    return web, client_tools
+
+
+def _declared(raw: Sequence[object] | None) -> tuple[WebTools, list[ClientTool]]:
     search: SearchSpec | None = None
     read_url: ReadUrlSpec | None = None
     client_tools: list[ClientTool] = []
@@ -73,9 +101,8 @@ def parse_tools(raw: list[object] | None) -> tuple[WebTools, list[ClientTool]]:
                 raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
             refuse_deepseek_fields(tool, kind)
             read_url = ReadUrlSpec(DEEPSEEK_READ_URL, DEEPSEEK_READ_URL)
-        elif kind in _REFUSED_TYPES:
-            raise RequestError(f"tools: tool type `{kind}` is not supported", param="tools")
-    _unique(client_tools)
+        elif kind == TOOL_SEARCH and tool.get("execution") == "client":
+            client_tools.append(_tool_search(tool))
     return WebTools(search=search, read_url=read_url), client_tools
 
 
@@ -131,8 +158,29 @@ def _client_tool(tool: JSON, namespace: str | None, context: str | None = None) 
         strict,
         shown=name,
         namespace=namespace,
-        custom=kind == "custom",
+        kind="custom" if kind == "custom" else "function",
     )
+
+
+def _tool_search(tool: JSON) -> ClientTool:
+    """The client's own tool search: a function the model calls, answered by the client with
+    the tools it loads. (A hosted one is ignored: every declared tool is offered at once.)"""
+    description, parameters = tool.get("description"), tool.get("parameters")
+    return ClientTool.function(
+        TOOL_SEARCH,
+        description if isinstance(description, str) else "Find more tools by a query.",
+        parameters if isinstance(parameters, dict) and parameters else _TOOL_SEARCH_PARAMETERS,
+        kind="tool_search",
+    )
+
+
+def loaded_tools_text(tools: Sequence[object]) -> str:
+    """What the model reads as a tool search's result: the tools it may call from now on."""
+    found = _declared(tools)[1]
+    if not found:
+        return "No tools found."
+    lines = [f"- {tool.name}: {tool.description or ''}".rstrip(": ") for tool in found]
+    return "These tools can be called now:\n" + "\n".join(lines)
 
 
 def _free_form(fmt: object) -> JSON:
