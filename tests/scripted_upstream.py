@@ -22,6 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from webreach.server.core.title import TITLE_ASK
+
 
 @dataclass
 class Call:
@@ -78,6 +80,10 @@ class ScriptedUpstream:
         """``time.monotonic()`` of every client that left while a ``hang`` step waited."""
         self.waiting = 0
         """Requests of ``hang`` steps whose client is still connected."""
+        self.title = Step(content="Iceland in numbers")
+        """The answer to the server's title asks, which never take a step of the script."""
+        self.asides: list[dict[str, Any]] = []
+        """The server's own small asks (titles), kept apart from :attr:`requests`."""
         self._lock = threading.Lock()
         app = Starlette(
             routes=[
@@ -129,7 +135,11 @@ class ScriptedUpstream:
 
     async def _completions(self, request: Request) -> Response:
         body = await request.json()
-        if self.respond is not None:
+        if _is_title_ask(body):
+            with self._lock:
+                self.asides.append(body)
+            step = self.title
+        elif self.respond is not None:
             step = self.respond(body)
         else:
             with self._lock:
@@ -268,6 +278,11 @@ class ScriptedUpstream:
                 and b'"finish_reason": "' in payload
             ):
                 self.last_tool_call_sent = time.monotonic()
+
+
+def _is_title_ask(body: dict[str, Any]) -> bool:
+    messages = body.get("messages") or [{}]
+    return bool(messages[0].get("content") == TITLE_ASK)
 
 
 async def _torn(whole: bytes) -> AsyncIterator[bytes]:

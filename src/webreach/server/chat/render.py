@@ -209,6 +209,7 @@ class ChatRenderer:
         self._created = int(time.time())
         self._finish = "stop"
         self._usage = Usage()
+        self._title: str | None = None
         self.done = False
 
     def _chunk(self, delta: JSON, **extra: Any) -> str:
@@ -253,9 +254,9 @@ class ChatRenderer:
                 return self._progress("call_completed", call.step, call=public)
             case ClientToolCall():
                 return self._chunk({"tool_calls": [answer.tool_call(event)]})
-            case Finished(stop_reason=reason, usage=usage):
+            case Finished(stop_reason=reason, usage=usage, title=title):
                 self.done = True
-                self._finish, self._usage = _FINISH[reason], usage
+                self._finish, self._usage, self._title = _FINISH[reason], usage, title
                 if reason == "refusal":
                     answer.refuse()
                 return self._last_chunk()
@@ -274,6 +275,8 @@ class ChatRenderer:
             delta["server_tool_calls"] = answer.server_tool_calls()
         if answer.annotations:
             delta["annotations"] = answer.annotations
+        if self._turn.extensions.title:
+            delta["title"] = self._title
         last = {
             **self._head(),
             "choices": [{"index": 0, "delta": delta, "finish_reason": self._finish}],
@@ -300,6 +303,8 @@ class ChatRenderer:
             message["annotations"] = answer.annotations
         if answer.steps:
             message["server_tool_calls"] = answer.server_tool_calls()
+        if self._turn.extensions.title:
+            message["title"] = self._title
         if answer.tool_calls:
             message["tool_calls"] = [
                 {k: v for k, v in call.items() if k != "index"} for call in answer.tool_calls

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from ..core.errors import RequestError
+from ..core.extensions import parse_extensions
 from ..core.fields import (
     JSON,
     Boolean,
@@ -289,4 +290,5 @@ def parse_chat(body: JSON) -> Turn:
         thinking_off=kind == "disabled",
         params={k: v for k, v in body.items() if k not in _OWN_FIELDS},
         pages=pages,
+        extensions=parse_extensions(body),
     )

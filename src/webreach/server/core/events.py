@@ -200,6 +200,12 @@ class Usage:
     tool_fetch: int = 0
     tool_image_search: int = 0
 
+    def add(self, other: Usage) -> None:
+        """Another completion's tokens (the title's, say) in this request's usage."""
+        self.add_step(
+            other.input_tokens, other.output_tokens, other.cached_tokens, other.reasoning_tokens
+        )
+
     def add_step(self, prompt: int, completion: int, cached: int, reasoning: int) -> None:
         self.input_tokens += prompt
         self.output_tokens += completion
@@ -226,6 +232,8 @@ class Usage:
 class Finished:
     stop_reason: StopReason
     usage: Usage = field(default_factory=Usage)
+    title: str | None = None
+    """The conversation title, when the client asked for one and it was written in time."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from .events import (
 )
 from .plans import Done, Planned, Planner
 from .steps import PendingCall, StepState, UpstreamClock, read_step
+from .title import TitleTask
 from .turn import JSON, SearchSpec, Turn
 from .upstream import thinking_params
 
@@ -126,6 +127,7 @@ class TurnRunner:
         self._planner = Planner(turn, context, self._registry, self._links, self._deep)
         self._first: AsyncStream[Any] | None = None
         self._real_searches = 0
+        self._title: TitleTask | None = None
 
     async def _restore_pages(self) -> None:
         """Put pages read in earlier rounds back at the end of the user message of their round:
@@ -189,6 +191,8 @@ class TurnRunner:
         """Make the first upstream call; an ``UpstreamError`` here becomes an HTTP error."""
         await self._restore_pages()
         self._messages = _with_location(self._messages, self.turn.web.search)
+        if self.turn.extensions.title:
+            self._title = TitleTask(self.context.upstream, self.turn)
         self._first = await self._clock.timed(
             self.context.upstream.stream_chat(self._body(tools=True, first=True))
         )
@@ -207,6 +211,9 @@ class TurnRunner:
         stream, self._first = self._first, None
         if stream is not None:
             await settled(stream.close())
+        title, self._title = self._title, None
+        if title is not None:
+            await title.aclose()
 
     async def events(self) -> AsyncIterator[Event]:
         """The turn's events. A failure becomes a ``Failed`` event when streaming (the status
@@ -214,6 +221,8 @@ class TurnRunner:
         :class:`ServerFailure` and answered with an HTTP error."""
         try:
             async for event in self._rounds():
+                if isinstance(event, Finished) and self._title is not None:
+                    event = await self._titled(event)
                 yield event
         except UpstreamError as error:
             if not self.turn.stream:
@@ -224,6 +233,19 @@ class TurnRunner:
             if not self.turn.stream:
                 raise ServerFailure(500, _INTERNAL) from None
             yield Failed(_INTERNAL, self.usage)
+        finally:
+            title, self._title = self._title, None
+            if title is not None:
+                await title.aclose()
+
+    async def _titled(self, finished: Finished) -> Finished:
+        """The ending with the conversation title, once written (or given up on)."""
+        task, self._title = self._title, None
+        if task is None:
+            return finished
+        title = await task.result()
+        self.usage.add(task.usage)
+        return Finished(finished.stop_reason, self.usage, title)
 
     def _spend(self) -> _Spend:
         search, read = self.turn.web.search, self.turn.web.read_url

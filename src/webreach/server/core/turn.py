@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .extensions import Extensions
+
 __all__ = [
     "DEFAULT_SEARCH_BUDGET",
     "JSON",
@@ -217,6 +219,8 @@ class Turn:
     store: bool = True
     """Whether this request may keep what it produces (Responses ``store``)."""
     previous_response_id: str | None = None
+    extensions: Extensions = field(default_factory=Extensions)
+    """``title`` and ``safety_check``, the reference's top-level asks."""
     citations: CitationStyle = "annotations"
     """Set by the endpoint from the setting or the ``X-Webreach-Citations`` header."""
 

@@ -150,6 +150,15 @@ class Upstream:
         except openai.APIError as error:
             raise _translate(error, self._key) from None
 
+    async def complete_chat(self, body: JSON) -> JSON:
+        """One completion, not streamed: for the server's own small asks (a title, a verdict)."""
+        payload = {**body, "model": self.model_for(str(body.get("model", ""))), "stream": False}
+        try:
+            answer = await self._client.post("/chat/completions", body=payload, cast_to=object)
+        except openai.APIError as error:
+            raise _translate(error, self._key) from None
+        return answer if isinstance(answer, dict) else {}
+
     @asynccontextmanager
     async def relay(
         self, method: str, path: str, body: bytes | None = None

@@ -134,9 +134,12 @@ class MessageRenderer:
         self._emit("error", self.error_payload(event))
 
     def delta_payload(self, event: Finished) -> JSON:
+        delta: JSON = {"stop_reason": event.stop_reason, "stop_sequence": None}
+        if self.turn.extensions.title:
+            delta["title"] = event.title
         return {
             "type": "message_delta",
-            "delta": {"stop_reason": event.stop_reason, "stop_sequence": None},
+            "delta": delta,
             "usage": usage_json(event.usage, self.turn),
         }
 
@@ -150,6 +153,7 @@ class MessageRenderer:
     def body(self) -> JSON:
         """The final message body (after ``Finished``)."""
         assert self.finished is not None
+        titled = {"title": self.finished.title} if self.turn.extensions.title else {}
         return {
             "id": self.id,
             "type": "message",
@@ -159,6 +163,7 @@ class MessageRenderer:
             "stop_reason": self.finished.stop_reason,
             "stop_sequence": None,
             "usage": usage_json(self.finished.usage, self.turn),
+            **titled,
         }
 
     # --- blocks ------------------------------------------------------------------------------

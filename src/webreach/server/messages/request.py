@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, NamedTuple
 
 from ..core.errors import RequestError
+from ..core.extensions import parse_extensions
 from ..core.fields import (
     JSON,
     PositiveInt,
@@ -87,6 +88,7 @@ def parse_messages_request(body: JSON) -> Turn:
         thinking_off=request.thinking is not None and request.thinking.type == "disabled",
         params=params,
         pages=pages,
+        extensions=parse_extensions(body),
     )
 
 

@@ -79,6 +79,7 @@ class ResponseRenderer:
         self._calls: dict[str, tuple[int, JSON]] = {}
         self._answer_length = 0
         self.done = False
+        self._titled = turn.extensions.title
         self.response = base_response(turn, f"resp_{self._hex}")
 
     def start(self) -> str:
@@ -105,7 +106,9 @@ class ResponseRenderer:
                 self._call_completed(call, outcome)
             case ClientToolCall():
                 self._client_call(event)
-            case Finished(stop_reason=reason, usage=usage):
+            case Finished(stop_reason=reason, usage=usage, title=title):
+                if self._titled:
+                    self.response["title"] = title
                 if reason == "max_tokens":
                     self._finish("incomplete", usage, incomplete="max_output_tokens")
                 elif reason == "refusal":

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Annotated
 
 from ..core.errors import RequestError
+from ..core.extensions import parse_extensions
 from ..core.fields import (
     Boolean,
     JsonObject,
@@ -105,6 +106,7 @@ def parse_request(body: JSON) -> Turn:
         pages=pages,
         store=request.store is not False,
         previous_response_id=request.previous_response_id,
+        extensions=parse_extensions(body),
     )
 
 
