@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from _servers import LocalServer, respond
@@ -333,3 +335,82 @@ async def test_allow_list_opens_a_named_destination() -> None:
             await provider.aclose()
         assert caught.value.code == WebErrorCode.WEB_BLOCKED_URL
         assert server.connections == 3
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ("http://127.0.0.1", "is a URL, not a host; write '127.0.0.1' alone"),
+        ("https://intranet.example/wiki", "is a URL, not a host; write 'intranet.example' alone"),
+        ("10.0.0.0/33", "is not a CIDR network"),
+        ("10.0.0.0/8:80", "is not a CIDR network"),
+        ("not a host!!", "is not a host name, IP address, CIDR network or host:port"),
+        ("exa mple.com", "is not a host name"),
+        ("localhost:0", "a port is 1 to 65535"),
+        ("localhost:99999", "a port is 1 to 65535"),
+        ("localhost:http", "a port is 1 to 65535"),
+        ("*.", "is not a host name"),
+    ],
+)
+def test_allow_list_rejects_what_is_not_a_destination(entry: str, problem: str) -> None:
+    with pytest.raises(ValueError, match="^" + re.escape(repr(entry)) + ".*" + re.escape(problem)):
+        AllowList.parse(f"example.com, {entry}")
+
+
+def test_allow_list_entries_with_a_port_open_that_port_only() -> None:
+    from ipaddress import ip_address
+
+    allow = AllowList.parse("localhost:8080, 127.0.0.1:8765, [::1]:9000, *.corp.example:8443")
+    assert allow.hosts == frozenset() and allow.networks == ()
+    assert allow.allows_host("localhost", 8080)
+    assert not allow.allows_host("localhost", 8081)
+    assert not allow.allows_host("localhost")
+    assert allow.allows_host("wiki.corp.example", 8443)
+    assert not allow.allows_host("wiki.corp.example", 443)
+    assert allow.allows_address(ip_address("127.0.0.1"), 8765)
+    assert allow.allows_address(ip_address("::ffff:127.0.0.1"), 8765)
+    assert not allow.allows_address(ip_address("127.0.0.1"), 80)
+    assert allow.allows_address(ip_address("::1"), 9000)
+    assert allow.entries() == [
+        "*.corp.example:8443",
+        "127.0.0.1:8765",
+        "[::1]:9000",
+        "localhost:8080",
+    ]
+    check_host("localhost", allow, 8080)
+    check_host("127.0.0.1", allow, 8765)
+    for host, port in (("localhost", 80), ("127.0.0.1", 8080), ("[::1]", 8765)):
+        with pytest.raises(WebError) as caught:
+            check_host(host, allow, port)
+        assert caught.value.code == WebErrorCode.WEB_BLOCKED_URL
+
+
+async def test_an_allowed_port_reaches_its_service_and_no_other() -> None:
+    ok = {"/": lambda ex: respond(ex, 200, b"ok")}
+    async with LocalServer(dict(ok)) as opened, LocalServer(dict(ok)) as other:
+        for entry in (f"127.0.0.1:{opened.port}", f"localhost:{opened.port}"):
+            provider = HttpFetchProvider(allow=entry)
+            try:
+                host = entry.split(":")[0]
+                assert (
+                    await provider.fetch(FetchRequest(opened.url("/", host)))
+                ).status_code == 200
+                with pytest.raises(WebError) as caught:
+                    await provider.fetch(FetchRequest(other.url("/", host)))
+                assert caught.value.code == WebErrorCode.WEB_BLOCKED_URL
+            finally:
+                await provider.aclose()
+        assert other.connections == 0
+        assert opened.connections == 2
+
+
+async def test_the_cache_scope_follows_the_ports_of_the_allow_list() -> None:
+    providers = [
+        HttpFetchProvider(allow=allow)
+        for allow in ("127.0.0.1:8080", " 127.0.0.1:8080 ", "127.0.0.1:8081", "127.0.0.1")
+    ]
+    one, same, other, every_port = (provider.cache_scope() for provider in providers)
+    for provider in providers:
+        await provider.aclose()
+    assert one == same
+    assert len({one, other, every_port}) == 3

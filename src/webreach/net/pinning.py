@@ -57,7 +57,7 @@ class PinningBackend(httpcore.AsyncNetworkBackend):
         """Resolve ``host`` once and return its addresses, all vetted, or raise ``WebError``."""
         literal = parse_ip_literal(host)
         addresses = [literal] if literal is not None else await self._lookup(host, port, within)
-        refused = [a for a in addresses if not address_allowed(host, a, self._allow)]
+        refused = [a for a in addresses if not address_allowed(host, a, self._allow, port)]
         if refused:
             raise blocked_error(host, [str(a) for a in refused])
         return addresses

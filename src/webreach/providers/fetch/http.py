@@ -120,7 +120,7 @@ class HttpFetchProvider:
     def _vet(self, url: str) -> httpx.URL:
         try:
             checked = check_url(url)
-            check_host(checked.host, self._allow)
+            check_host(checked.host, self._allow, _port(checked))
         except WebError as error:
             error.provider = error.provider or self.id
             raise
@@ -150,7 +150,7 @@ class HttpFetchProvider:
     async def _follow(self, url: httpx.URL) -> FetchResult:
         current = url
         for hop in range(MAX_REDIRECTS + 1):
-            check_host(current.host, self._allow)
+            check_host(current.host, self._allow, _port(current))
             async with self._client.stream("GET", current) as response:
                 target = _redirect_target(response, current)
                 if target is None:
@@ -231,9 +231,7 @@ def _scope(
     tls = "custom" if isinstance(verify, ssl.SSLContext) else "on" if verify else "off"
     return json.dumps(
         {
-            "allow_hosts": sorted(allow.hosts),
-            "allow_suffixes": sorted(set(allow.suffixes)),
-            "allow_networks": sorted({str(network) for network in allow.networks}),
+            "allow": allow.entries(),
             "max_bytes": max_bytes,
             "max_chars": max_chars,
             "tls": tls,
@@ -243,6 +241,11 @@ def _scope(
         sort_keys=True,
         separators=(",", ":"),
     )
+
+
+def _port(url: httpx.URL) -> int:
+    """The port ``url`` connects to; an allow-list entry with a port opens only that one."""
+    return url.port or (443 if url.scheme == "https" else 80)
 
 
 def _name_of(hook: object) -> str:
