@@ -5,6 +5,6 @@ They ship with the package as :mod:`webreach.testing`; this module keeps the tes
 
 from __future__ import annotations
 
-from webreach.testing import ScriptedFetch, ScriptedSearch, sources
+from webreach.testing import ScriptedFetch, ScriptedImageSearch, ScriptedSearch, sources
 
-__all__ = ["ScriptedFetch", "ScriptedSearch", "sources"]
+__all__ = ["ScriptedFetch", "ScriptedImageSearch", "ScriptedSearch", "sources"]

@@ -8,8 +8,9 @@ The stable public surface, importable from here::
         result = await runtime.search(webreach.SearchRequest("python 3.13", max_results=5))
 
 - settings and a ready runtime: :func:`build_runtime`, :func:`load_settings`, :class:`Settings`;
-- the seam (:mod:`webreach.seam`): :class:`WebRuntime`, the request and result types and bodies,
-  the provider protocols, and the errors (:class:`WebreachError` is the root of them all);
+- the seam (:mod:`webreach.seam`): :class:`WebRuntime`, the request and result types and bodies
+  (image search's too), the provider protocols, and the errors (:class:`WebreachError` is the
+  root of them all);
 - the model-facing tools (:mod:`webreach.tools`): :class:`WebToolkit`, :func:`web_search_tool`,
   :func:`web_fetch_tool`, :class:`ToolOptions`, :class:`ToolResult`, :func:`render_html` …
 
@@ -36,6 +37,13 @@ if TYPE_CHECKING:
         FetchRequest,
         FetchResult,
         HtmlBody,
+        ImageBytes,
+        ImageInput,
+        ImageMatch,
+        ImageSearchProvider,
+        ImageSearchRequest,
+        ImageSearchResult,
+        ImageUrl,
         PdfBody,
         SearchProvider,
         SearchRequest,
@@ -46,6 +54,7 @@ if TYPE_CHECKING:
         WebErrorCode,
         WebreachError,
         WebRuntime,
+        image_from_url,
     )
     from .tools import (
         INVALID_ARGUMENTS,
@@ -77,6 +86,13 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "FetchRequest",
         "FetchResult",
         "HtmlBody",
+        "ImageBytes",
+        "ImageInput",
+        "ImageMatch",
+        "ImageSearchProvider",
+        "ImageSearchRequest",
+        "ImageSearchResult",
+        "ImageUrl",
         "PdfBody",
         "SearchProvider",
         "SearchRequest",
@@ -87,6 +103,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "WebErrorCode",
         "WebRuntime",
         "WebreachError",
+        "image_from_url",
     ),
     "webreach.tools": (
         "INVALID_ARGUMENTS",
@@ -120,6 +137,13 @@ __all__ = [
     "FetchResult",
     "FetchToolResult",
     "HtmlBody",
+    "ImageBytes",
+    "ImageInput",
+    "ImageMatch",
+    "ImageSearchProvider",
+    "ImageSearchRequest",
+    "ImageSearchResult",
+    "ImageUrl",
     "PdfBody",
     "SearchProvider",
     "SearchRequest",
@@ -140,6 +164,7 @@ __all__ = [
     "__version__",
     "anthropic_tools",
     "build_runtime",
+    "image_from_url",
     "load_settings",
     "openai_chat_tools",
     "openai_responses_tools",

@@ -1,9 +1,11 @@
-"""Scripted search and fetch providers for your tests, as ``httpx`` ships ``MockTransport``.
+"""Scripted search, fetch and image search providers for your tests, as ``httpx`` ships
+``MockTransport``.
 
-They implement :class:`~webreach.seam.SearchProvider` and :class:`~webreach.seam.FetchProvider`
-in memory: no network, no keys, no settings. Register them on a :class:`~webreach.seam.WebRuntime`
-and everything above the seam (the tools, :class:`~webreach.tools.WebToolkit`, your agent loop)
-runs for real, while the providers record what they were asked::
+They implement :class:`~webreach.seam.SearchProvider`, :class:`~webreach.seam.FetchProvider`
+and :class:`~webreach.seam.ImageSearchProvider` in memory: no network, no keys, no settings.
+Register them on a :class:`~webreach.seam.WebRuntime` and everything above the seam (the tools,
+:class:`~webreach.tools.WebToolkit`, your agent loop) runs for real, while the providers record
+what they were asked::
 
     from webreach import FetchResult, HtmlBody, SearchResult, WebRuntime, web_search_tool
     from webreach.testing import ScriptedFetch, ScriptedSearch, sources
@@ -31,6 +33,11 @@ from dataclasses import dataclass, field
 from .seam import (
     FetchRequest,
     FetchResult,
+    ImageBytes,
+    ImageInput,
+    ImageSearchRequest,
+    ImageSearchResult,
+    ImageUrl,
     SearchRequest,
     SearchResult,
     SearchSource,
@@ -38,7 +45,7 @@ from .seam import (
     WebErrorCode,
 )
 
-__all__ = ["ScriptedFetch", "ScriptedSearch", "sources"]
+__all__ = ["ScriptedFetch", "ScriptedImageSearch", "ScriptedSearch", "sources"]
 
 
 def sources(*urls: str) -> tuple[SearchSource, ...]:
@@ -127,3 +134,54 @@ class ScriptedFetch:
         if isinstance(page, WebError):
             raise page
         return page
+
+
+@dataclass
+class ScriptedImageSearch:
+    """An image search provider that answers from ``answers``, or from ``behaviour``.
+
+    - ``answers`` maps an image to its :class:`~webreach.seam.ImageSearchResult` (or to the
+      :class:`~webreach.seam.WebError` to raise): a key is an image URL (a ``str``) or an
+      :class:`~webreach.seam.ImageUrl` / :class:`~webreach.seam.ImageBytes`. An image it does
+      not name gets an empty result (no matches).
+    - ``behaviour``, when given, is awaited instead, with the request.
+    - ``accepts_bytes=False`` makes it refuse an image given by bytes with
+      ``WEB_UNSUPPORTED_CONTENT_TYPE``, as a service that takes URLs only does.
+    - ``is_available=False`` makes :meth:`available` false, as an unconfigured provider is.
+
+    Every request is recorded in ``calls``; the requests cancelled in ``cancelled``.
+    """
+
+    id: str = "scripted"
+    is_available: bool = True
+    accepts_bytes: bool = True
+    answers: dict[str | ImageInput, ImageSearchResult | WebError] = field(default_factory=dict)
+    behaviour: Callable[[ImageSearchRequest], Awaitable[ImageSearchResult]] | None = None
+    calls: list[ImageSearchRequest] = field(default_factory=list)
+    cancelled: list[ImageSearchRequest] = field(default_factory=list)
+
+    def available(self) -> bool:
+        return self.is_available
+
+    async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult:
+        self.calls.append(request)
+        image = request.image
+        if isinstance(image, ImageBytes) and not self.accepts_bytes:
+            raise WebError(
+                WebErrorCode.WEB_UNSUPPORTED_CONTENT_TYPE,
+                f"{self.id}: takes an image URL only, not bytes",
+                provider=self.id,
+            )
+        try:
+            if self.behaviour is not None:
+                return await self.behaviour(request)
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            self.cancelled.append(request)
+            raise
+        answer = self.answers.get(image)
+        if answer is None and isinstance(image, ImageUrl):
+            answer = self.answers.get(image.url)
+        if isinstance(answer, WebError):
+            raise answer
+        return answer if answer is not None else ImageSearchResult(matches=())

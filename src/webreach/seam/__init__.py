@@ -1,6 +1,7 @@
-"""The web seam: one provider-neutral contract for search and fetch.
+"""The web seam: one provider-neutral contract for search, fetch and image search.
 
-It imports nothing else of webreach. Providers register here; tools call ``search()``/``fetch()``.
+It imports nothing else of webreach. Providers register here; tools and the server call
+``search()``/``fetch()``/``image_search()``.
 """
 
 from .cache import CacheStore
@@ -16,12 +17,20 @@ from .types import (
     FetchRequest,
     FetchResult,
     HtmlBody,
+    ImageBytes,
+    ImageInput,
+    ImageMatch,
+    ImageSearchProvider,
+    ImageSearchRequest,
+    ImageSearchResult,
+    ImageUrl,
     PdfBody,
     SearchProvider,
     SearchRequest,
     SearchResult,
     SearchSource,
     TextBody,
+    image_from_url,
 )
 
 __all__ = [
@@ -36,6 +45,13 @@ __all__ = [
     "FetchRequest",
     "FetchResult",
     "HtmlBody",
+    "ImageBytes",
+    "ImageInput",
+    "ImageMatch",
+    "ImageSearchProvider",
+    "ImageSearchRequest",
+    "ImageSearchResult",
+    "ImageUrl",
     "PdfBody",
     "SearchProvider",
     "SearchRequest",
@@ -47,6 +63,7 @@ __all__ = [
     "WebRuntime",
     "WebreachError",
     "cancel_and_wait",
+    "image_from_url",
     "parse_provider_ids",
     "settled",
 ]

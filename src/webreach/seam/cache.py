@@ -17,13 +17,22 @@ from .types import (
     FetchBody,
     FetchResult,
     HtmlBody,
+    ImageMatch,
+    ImageSearchResult,
     PdfBody,
     SearchResult,
     SearchSource,
     TextBody,
 )
 
-__all__ = ["CacheStore", "GuardedCache", "decode_fetch", "decode_search", "encode"]
+__all__ = [
+    "CacheStore",
+    "GuardedCache",
+    "decode_fetch",
+    "decode_image_search",
+    "decode_search",
+    "encode",
+]
 
 logger = logging.getLogger("webreach.cache")
 
@@ -67,10 +76,18 @@ def _body_from(data: dict[str, Any]) -> FetchBody:
     raise ValueError(f"unknown body kind {kind!r}")
 
 
-def encode(result: SearchResult | FetchResult) -> bytes:
+def encode(result: SearchResult | FetchResult | ImageSearchResult) -> bytes:
     if isinstance(result, SearchResult):
         data: dict[str, Any] = {
             "sources": [[s.url, s.title, s.snippet, s.published_at] for s in result.sources],
+            "content": result.content,
+            "truncated": result.truncated,
+        }
+    elif isinstance(result, ImageSearchResult):
+        data = {
+            "matches": [
+                [m.url, m.title, m.image_url, m.snippet, m.thumbnail_url] for m in result.matches
+            ],
             "content": result.content,
             "truncated": result.truncated,
         }
@@ -88,6 +105,15 @@ def decode_search(raw: bytes) -> SearchResult:
     data = json.loads(raw)
     return SearchResult(
         sources=tuple(SearchSource(*row) for row in data["sources"]),
+        content=data["content"],
+        truncated=data["truncated"],
+    )
+
+
+def decode_image_search(raw: bytes) -> ImageSearchResult:
+    data = json.loads(raw)
+    return ImageSearchResult(
+        matches=tuple(ImageMatch(*row) for row in data["matches"]),
         content=data["content"],
         truncated=data["truncated"],
     )

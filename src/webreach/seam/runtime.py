@@ -1,174 +1,77 @@
-"""The provider registry and the one place where a provider is chosen for a call."""
+"""The runtime: one registry per capability, and the calls that go through them.
+
+Selection itself (the table of SPEC §2, fallback lists) lives in :mod:`.registry`; this module
+adds what each capability does around a provider's call: checks, the cache, the cut to
+``max_results`` and the provider stamp.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
-from typing import Generic, Protocol, Self, TypeVar
+from typing import Protocol, Self, TypeVar, assert_never
 
-from .cache import CacheStore, GuardedCache, cache_key, decode_fetch, decode_search, encode
+from .cache import (
+    CacheStore,
+    GuardedCache,
+    decode_fetch,
+    decode_image_search,
+    decode_search,
+    encode,
+)
 from .errors import WebError, WebErrorCode
+from .registry import FALLBACK_CODES, Disposer, Registry, parse_provider_ids, scoped_cache_key
 from .tasks import settled
 from .types import (
-    CacheScoped,
     FetchPrecheck,
     FetchProvider,
     FetchRequest,
     FetchResult,
+    ImageBytes,
+    ImageInput,
+    ImageSearchProvider,
+    ImageSearchRequest,
+    ImageSearchResult,
+    ImageUrl,
     SearchProvider,
     SearchRequest,
     SearchResult,
+    check_image,
 )
 
 __all__ = ["AsyncCloseable", "Disposer", "WebRuntime", "parse_provider_ids"]
 
-Disposer = Callable[[], None]
+# An image search also passes on when a provider cannot take the image the way it was given
+# (bytes, to a service that takes URLs only): the next one in the list may.
+_IMAGE_FALLBACK_CODES = FALLBACK_CODES | {WebErrorCode.WEB_UNSUPPORTED_CONTENT_TYPE}
 
-# Failures after which the next provider of an explicit fallback list is tried.
-_FALLBACK_CODES = frozenset({WebErrorCode.WEB_PROVIDER_ERROR, WebErrorCode.WEB_FETCH_TIMEOUT})
+R = TypeVar("R")
 
 
 class AsyncCloseable(Protocol):
     async def aclose(self) -> None: ...
 
 
-class _Provider(Protocol):
-    @property
-    def id(self) -> str: ...
-
-    def available(self) -> bool: ...
-
-
-P = TypeVar("P", bound=_Provider)
-R = TypeVar("R")
-
-
-def parse_provider_ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    """Normalise a configured id, a comma list, or a sequence of ids into an ordered tuple."""
-    if value is None:
-        return ()
-    items = value.split(",") if isinstance(value, str) else list(value)
-    ids = tuple(item.strip() for item in items if item.strip())
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"provider list {','.join(ids)!r} names a provider twice")
-    return ids
-
-
-class _Registry(Generic[P]):
-    """Providers of one kind, keyed by id; selection never depends on registration order."""
-
-    def __init__(
-        self,
-        kind: str,
-        configured: tuple[str, ...],
-        env_var: str,
-        timeout_code: WebErrorCode,
-    ) -> None:
-        self.kind = kind
-        self.configured = configured
-        self.env_var = env_var
-        self.timeout_code = timeout_code
-        self._providers: dict[str, P] = {}
-
-    def register(self, provider: P) -> Disposer:
-        pid = provider.id
-        if pid in self._providers:
-            raise WebError(
-                WebErrorCode.WEB_DUPLICATE_PROVIDER,
-                f"a {self.kind} provider with id {pid!r} is already registered",
-                provider=pid,
-            )
-        self._providers[pid] = provider
-
-        def dispose() -> None:
-            if self._providers.get(pid) is provider:
-                del self._providers[pid]
-
-        return dispose
-
-    def chain(self) -> list[P]:
-        """The providers to try for one call, in order, resolved now."""
-        if self.configured:
-            return [self._configured(pid) for pid in self.configured]
-        available = sorted(
-            (p for p in self._providers.values() if p.available()), key=lambda p: p.id
-        )
-        if not available:
-            raise WebError(
-                WebErrorCode.WEB_PROVIDER_UNAVAILABLE,
-                f"no {self.kind} provider is available; configure one and set {self.env_var}",
-            )
-        if len(available) > 1:
-            ids = ", ".join(p.id for p in available)
-            raise WebError(
-                WebErrorCode.WEB_PROVIDER_AMBIGUOUS,
-                f"several {self.kind} providers are available ({ids}); choose one by setting "
-                f"{self.env_var} to one of them (or a comma list for fallback, e.g. "
-                f"{self.env_var}={available[0].id},{available[1].id})",
-            )
-        return available
-
-    def _configured(self, pid: str) -> P:
-        provider = self._providers.get(pid)
-        if provider is None:
-            known = ", ".join(sorted(self._providers)) or "none"
-            raise WebError(
-                WebErrorCode.WEB_PROVIDER_CONFIGURED_MISSING,
-                f"{self.env_var} names {self.kind} provider {pid!r}, which is not registered "
-                f"(registered: {known})",
-                provider=pid,
-            )
-        if not provider.available():
-            raise WebError(
-                WebErrorCode.WEB_PROVIDER_CONFIGURED_UNAVAILABLE,
-                f"{self.kind} provider {pid!r} is configured but not available "
-                "(is its API key or base URL set?)",
-                provider=pid,
-            )
-        return provider
-
-    async def run(self, call: Callable[[P], Awaitable[R]]) -> R:
-        chain = self.chain()
-        for index, provider in enumerate(chain):
-            try:
-                return await call(provider)
-            except WebError as error:
-                if error.code not in _FALLBACK_CODES or index == len(chain) - 1:
-                    raise
-            except TimeoutError as error:
-                if index == len(chain) - 1:
-                    raise WebError(
-                        self.timeout_code, f"{provider.id}: timed out", provider=provider.id
-                    ) from error
-            except Exception as error:
-                raise _unexpected(provider.id, error) from error
-        raise AssertionError("unreachable: the chain is never empty")
-
-
-def _cache_key(kind: str, provider: _Provider, *request: object) -> str:
-    """The key of one request: by provider id, and by its scope when it declares one.
-
-    A provider without :class:`CacheScoped` keeps the plain ``(kind, id, request)`` key; a scoped
-    key can never equal it, so entries written before scopes existed are never read as scoped.
-    """
-    if isinstance(provider, CacheScoped):
-        return cache_key(kind, provider.id, {"scope": str(provider.cache_scope())}, *request)
-    return cache_key(kind, provider.id, *request)
-
-
-def _unexpected(pid: str, error: Exception) -> WebError:
-    return WebError(
-        WebErrorCode.WEB_PROVIDER_ERROR,
-        f"{pid}: unexpected failure ({type(error).__name__})",
-        provider=pid,
-    )
+def _image_key(image: ImageInput) -> dict[str, str]:
+    """What identifies an image in a cache key: its URL, or its bytes' hash and media type."""
+    match image:
+        case ImageUrl(url=url):
+            return {"url": url}
+        case ImageBytes(media_type=media_type):
+            return {"sha256": image.sha256, "media_type": media_type.lower()}
+        case _:
+            assert_never(image)
 
 
 class WebRuntime:
-    """Registry plus execution: ``search()`` and ``fetch()`` pick a provider at every call.
+    """Registry plus execution: ``search()``, ``fetch()`` and ``image_search()`` pick a provider
+    at every call.
 
     The runtime never reads the environment; :func:`webreach.config.build_runtime` does.
+    ``image_search_timeout`` bounds each image search provider's attempt (seconds; None: only
+    the provider's own request timeouts apply).
     """
 
     def __init__(
@@ -176,21 +79,33 @@ class WebRuntime:
         *,
         search_provider: str | Sequence[str] | None = None,
         fetch_provider: str | Sequence[str] | None = None,
+        image_search_provider: str | Sequence[str] | None = None,
         cache: CacheStore | None = None,
         cache_ttl: float = 600.0,
+        image_search_timeout: float | None = None,
     ) -> None:
-        self._search: _Registry[SearchProvider] = _Registry(
+        if image_search_timeout is not None and image_search_timeout <= 0:
+            raise ValueError(f"image_search_timeout must be positive, not {image_search_timeout}")
+        self._search: Registry[SearchProvider] = Registry(
             "search",
             parse_provider_ids(search_provider),
             "WEBREACH_SEARCH_PROVIDER",
             WebErrorCode.WEB_PROVIDER_ERROR,
         )
-        self._fetch: _Registry[FetchProvider] = _Registry(
+        self._fetch: Registry[FetchProvider] = Registry(
             "fetch",
             parse_provider_ids(fetch_provider),
             "WEBREACH_FETCH_PROVIDER",
             WebErrorCode.WEB_FETCH_TIMEOUT,
         )
+        self._image_search: Registry[ImageSearchProvider] = Registry(
+            "image search",
+            parse_provider_ids(image_search_provider),
+            "WEBREACH_IMAGE_SEARCH_PROVIDER",
+            WebErrorCode.WEB_PROVIDER_ERROR,
+            _IMAGE_FALLBACK_CODES,
+        )
+        self._image_search_timeout = image_search_timeout
         self._owned: list[AsyncCloseable] = []
         self._closed = False
         self._cache = GuardedCache(cache, cache_ttl) if cache is not None else None
@@ -202,6 +117,9 @@ class WebRuntime:
 
     def register_fetch_provider(self, provider: FetchProvider) -> Disposer:
         return self._fetch.register(provider)
+
+    def register_image_search_provider(self, provider: ImageSearchProvider) -> Disposer:
+        return self._image_search.register(provider)
 
     def own(self, resource: AsyncCloseable) -> None:
         """Close ``resource`` (an HTTP client, say) when the runtime closes."""
@@ -215,7 +133,7 @@ class WebRuntime:
         """
 
         async def call(provider: SearchProvider) -> SearchResult:
-            key = _cache_key("search", provider, request.query, request.max_results)
+            key = scoped_cache_key("search", provider, request.query, request.max_results)
             result = await self._cached(key, decode_search)
             if result is None:
                 result = await provider.search(request)
@@ -244,7 +162,7 @@ class WebRuntime:
         async def call(provider: FetchProvider) -> FetchResult:
             if isinstance(provider, FetchPrecheck):
                 provider.precheck(request)
-            key = _cache_key("fetch", provider, request.url)
+            key = scoped_cache_key("fetch", provider, request.url)
             result = await self._cached(key, decode_fetch)
             if result is None:
                 result = await provider.fetch(request)
@@ -253,6 +171,57 @@ class WebRuntime:
 
         self._refuse_if_closed()
         return await settled(self._fetch.run(call))
+
+    async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult:
+        """Find the pages that show an image, with the selected image search provider.
+
+        The image is checked first (``WEB_INVALID_URL`` for a URL no service could fetch,
+        ``WEB_UNSUPPORTED_CONTENT_TYPE`` for bytes that are not an image), before any provider
+        or the cache is consulted. Results are cached by provider (and its ``cache_scope``), by
+        the image's URL or the SHA-256 of its bytes, and by ``max_results``; more matches than
+        ``max_results`` are cut here. Each provider's attempt is bounded by
+        ``image_search_timeout``: past it the attempt is cancelled and is a
+        ``WEB_PROVIDER_ERROR``, after which an explicit fallback list tries the next provider
+        (as it does after a provider error, or after ``WEB_UNSUPPORTED_CONTENT_TYPE`` from a
+        provider that cannot take the image the way it was given).
+        """
+        check_image(request.image)
+
+        async def call(provider: ImageSearchProvider) -> ImageSearchResult:
+            key = scoped_cache_key(
+                "image_search", provider, _image_key(request.image), request.max_results
+            )
+            result = await self._cached(key, decode_image_search)
+            if result is None:
+                result = await self._bounded(provider, provider.image_search(request))
+                await self._store(key, result)
+            limit = request.max_results
+            if limit is not None and len(result.matches) > limit:
+                result = dataclasses.replace(result, matches=result.matches[:limit], truncated=True)
+            return dataclasses.replace(result, provider=provider.id)
+
+        self._refuse_if_closed()
+        return await settled(self._image_search.run(call))
+
+    async def _bounded(
+        self, provider: ImageSearchProvider, attempt: Awaitable[ImageSearchResult]
+    ) -> ImageSearchResult:
+        """``attempt`` within ``image_search_timeout``; past it, a provider error naming it."""
+        limit = self._image_search_timeout
+        if limit is None:
+            return await attempt
+        deadline = asyncio.timeout(limit)
+        try:
+            async with deadline:
+                return await attempt
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # the provider's own; the registry reports it
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_ERROR,
+                f"{provider.id}: no answer within {limit:g} s",
+                provider=provider.id,
+            ) from None
 
     async def _cached(self, key: str, decode: Callable[[bytes], R]) -> R | None:
         """A cached result, or None; an entry that no longer decodes counts as a miss."""
@@ -264,7 +233,9 @@ class WebRuntime:
         except (ValueError, KeyError, TypeError):
             return None
 
-    async def _store(self, key: str, result: SearchResult | FetchResult) -> None:
+    async def _store(
+        self, key: str, result: SearchResult | FetchResult | ImageSearchResult
+    ) -> None:
         if self._cache is not None and self._cache.active:
             await self._cache.set(key, encode(result))
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, assert_never, runtime_checkable
+from urllib.parse import unquote_to_bytes, urlsplit
+
+from .errors import WebError, WebErrorCode
 
 __all__ = [
     "MAX_URL_LENGTH",
@@ -14,12 +20,20 @@ __all__ = [
     "FetchRequest",
     "FetchResult",
     "HtmlBody",
+    "ImageBytes",
+    "ImageInput",
+    "ImageMatch",
+    "ImageSearchProvider",
+    "ImageSearchRequest",
+    "ImageSearchResult",
+    "ImageUrl",
     "PdfBody",
     "SearchProvider",
     "SearchRequest",
     "SearchResult",
     "SearchSource",
     "TextBody",
+    "image_from_url",
 ]
 
 MAX_URL_LENGTH = 2048
@@ -97,6 +111,154 @@ class FetchResult:
     provider: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ImageUrl:
+    """An image given by its address; the image search service fetches it itself."""
+
+    url: str
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ImageBytes:
+    """An image given by its bytes and media type (``image/png`` …).
+
+    The repr shows the size and the type, never the bytes.
+    """
+
+    data: bytes
+    media_type: str
+
+    def __repr__(self) -> str:
+        return f"ImageBytes(<{len(self.data)} bytes>, media_type={self.media_type!r})"
+
+    @property
+    def sha256(self) -> str:
+        """The hex SHA-256 of ``data``: how the cache keys an image given by bytes."""
+        return hashlib.sha256(self.data).hexdigest()
+
+
+ImageInput = ImageUrl | ImageBytes
+"""Closed union: providers match exhaustively, so a new way to give an image fails type-checking
+until each of them handles (or refuses) it."""
+
+
+def image_from_url(url: str) -> ImageInput:
+    """The image a URL designates: a ``data:`` URL (``data:image/png;base64,…``, as chat clients
+    send pasted images) becomes :class:`ImageBytes`, any other URL :class:`ImageUrl`.
+
+    A ``data:`` URL whose payload cannot be decoded is ``WEB_INVALID_URL``. Nothing else is
+    checked here: :meth:`WebRuntime.image_search` checks the image before any provider runs.
+    """
+    url = url.strip()
+    if url[:5].lower() != "data:":
+        return ImageUrl(url)
+    header, comma, payload = url[5:].partition(",")
+    if not comma:
+        raise WebError(WebErrorCode.WEB_INVALID_URL, "malformed data URL: no ',' before the data")
+    params = [part.strip() for part in header.split(";")]
+    media_type = params[0].lower() or "text/plain"
+    if "base64" in (param.lower() for param in params[1:]):
+        try:
+            data = base64.b64decode(unquote_to_bytes(payload), validate=True)
+        except (binascii.Error, ValueError):
+            raise WebError(
+                WebErrorCode.WEB_INVALID_URL, "malformed data URL: the data is not valid base64"
+            ) from None
+    else:
+        data = unquote_to_bytes(payload)
+    return ImageBytes(data=data, media_type=media_type)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageSearchRequest:
+    """Find the pages that show one image. Nothing provider-specific ever goes here."""
+
+    image: ImageInput
+    max_results: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_results is not None and self.max_results < 1:
+            raise ValueError(f"max_results must be at least 1, not {self.max_results}")
+
+
+@dataclass(frozen=True, slots=True)
+class ImageMatch:
+    """A page that shows the image (or one very like it).
+
+    ``url`` is the page, ``image_url`` the address of the image on that page (for display; it
+    may be absent and is not guaranteed to be reachable), ``thumbnail_url`` a small copy the
+    service made. Only ``url`` is required; providers never invent missing fields.
+    """
+
+    url: str
+    title: str | None = None
+    image_url: str | None = None
+    snippet: str | None = None
+    thumbnail_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImageSearchResult:
+    """``content`` is a provider-generated description of the image (a best-guess label, say),
+    when it has one.
+
+    ``provider`` is stamped by the runtime with the id of the provider that answered.
+    """
+
+    matches: tuple[ImageMatch, ...]
+    content: str | None = None
+    truncated: bool = False
+    provider: str | None = None
+
+
+def check_image(image: ImageInput) -> None:
+    """Refuse an image no provider could search, before any provider runs (no I/O).
+
+    A URL must be http(s), with a host, without credentials, at most :data:`MAX_URL_LENGTH`
+    characters (``WEB_INVALID_URL``); bytes must be non-empty and of an ``image/*`` media type
+    (``WEB_UNSUPPORTED_CONTENT_TYPE``).
+    """
+    match image:
+        case ImageUrl(url=url):
+            _check_image_url(url)
+        case ImageBytes(data=data, media_type=media_type):
+            if not media_type.lower().startswith("image/"):
+                raise WebError(
+                    WebErrorCode.WEB_UNSUPPORTED_CONTENT_TYPE,
+                    f"an image search needs an image, not {media_type or 'an untyped body'!r}",
+                )
+            if not data:
+                raise WebError(
+                    WebErrorCode.WEB_UNSUPPORTED_CONTENT_TYPE, "the image has no data (0 bytes)"
+                )
+        case _:
+            assert_never(image)
+
+
+def _check_image_url(url: str) -> None:
+    def invalid(why: str) -> WebError:
+        return WebError(WebErrorCode.WEB_INVALID_URL, f"invalid image URL: {why}")
+
+    if len(url) > MAX_URL_LENGTH:
+        raise invalid(f"longer than {MAX_URL_LENGTH} characters")
+    if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F for char in url):
+        raise invalid("it contains whitespace or control characters")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        raise invalid("it cannot be parsed") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise invalid(
+            "only http and https URLs can be searched (a data: URL gives the image's bytes "
+            "through image_from_url)"
+        )
+    if not host:
+        raise invalid("it has no host")
+    if "@" in parts.netloc:
+        raise invalid("it must not contain credentials (user:password@)")
+
+
 @runtime_checkable
 class SearchProvider(Protocol):
     """A search backend. ``available()`` is cheap and local: it never does network I/O."""
@@ -119,6 +281,23 @@ class FetchProvider(Protocol):
     def available(self) -> bool: ...
 
     async def fetch(self, request: FetchRequest) -> FetchResult: ...
+
+
+@runtime_checkable
+class ImageSearchProvider(Protocol):
+    """A reverse image search backend: the pages that show an image.
+
+    ``available()`` is cheap and local: it never does network I/O. A provider that cannot take
+    an image given this way (bytes, to a service that takes URLs only) raises
+    ``WEB_UNSUPPORTED_CONTENT_TYPE`` saying so; an explicit fallback list then tries the next.
+    """
+
+    @property
+    def id(self) -> str: ...
+
+    def available(self) -> bool: ...
+
+    async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult: ...
 
 
 @runtime_checkable
