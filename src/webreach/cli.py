@@ -377,6 +377,12 @@ def serve(
         store_ttl=settings.store_ttl,
         upstream_dialect=settings.upstream_dialect,
         citations=settings.citations,
+        upstream_continue=settings.upstream_continue,
+        moderation_base_url=settings.moderation_base_url,
+        moderation_api_key=(
+            settings.moderation_api_key.get_secret_value() if settings.moderation_api_key else None
+        ),
+        moderation_model=settings.moderation_model,
     )
     try:
         runtime = build_runtime(settings, default_cache="memory")

@@ -101,6 +101,12 @@ class Settings(BaseSettings):
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
     store_ttl: Annotated[float, Field(ge=0)] = 3600.0
     citations: Literal["annotations", "markdown"] = "annotations"
+    upstream_continue: Literal["auto", "prefix", "continue_final_message", "prefill", "off"] = (
+        "auto"
+    )
+    moderation_base_url: str | None = None
+    moderation_api_key: SecretStr | None = None
+    moderation_model: str = "omni-moderation-latest"
     signing_key: SecretStr | None = None
 
     @field_validator("upstream_base_url")

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-__all__ = ["CITATION_STYLES", "DEFAULT_MAX_BODY_BYTES", "ServerConfig"]
+__all__ = ["CITATION_STYLES", "CONTINUE_MODES", "DEFAULT_MAX_BODY_BYTES", "ServerConfig"]
 
 CITATION_STYLES = ("annotations", "markdown")
+CONTINUE_MODES = ("auto", "prefix", "continue_final_message", "prefill", "off")
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
@@ -32,10 +33,22 @@ class ServerConfig:
     """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
     citations: str = "annotations"
     """The citation style when a request names none (``X-Webreach-Citations``)."""
+    upstream_continue: str = "auto"
+    """How a partial reply is continued upstream: ``prefix`` (DeepSeek), ``continue_final_message``
+    (vLLM, SGLang), ``prefill`` (the message sent as it is), ``off`` (refused); ``auto`` is
+    ``prefix`` for the deepseek dialect, else ``prefill``."""
+    moderation_base_url: str | None = None
+    """An OpenAI-compatible ``/moderations`` endpoint for ``safety_check``; without one the
+    upstream model gives the verdict."""
+    moderation_api_key: str | None = None
+    moderation_model: str = "omni-moderation-latest"
 
     def __post_init__(self) -> None:
         if self.citations not in CITATION_STYLES:
             raise ValueError("WEBREACH_CITATIONS must be `annotations` or `markdown`")
+        if self.upstream_continue not in CONTINUE_MODES:
+            modes = ", ".join(f"`{mode}`" for mode in CONTINUE_MODES)
+            raise ValueError(f"WEBREACH_UPSTREAM_CONTINUE must be one of {modes}")
         if self.upstream_dialect not in ("openai", "deepseek"):
             raise ValueError("WEBREACH_UPSTREAM_DIALECT must be `openai` or `deepseek`")
         parts = urlsplit(self.upstream_base_url)
