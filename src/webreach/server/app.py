@@ -27,6 +27,10 @@ from .endpoints import ProtocolEndpoint, healthz, models_endpoint
 from .messages import MessagesCodec
 from .middleware import InboundKeys, ServerTiming
 from .responses import ResponsesCodec
+from .web_api import OPEN_PATHS as WEB_OPEN_PATHS
+from .web_api import PATHS as WEB_PATHS
+from .web_api import routes as web_routes
+from .web_api import unauthorized_body
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "PATHS", "ServerConfig", "create_app", "default_codecs"]
 
@@ -36,7 +40,7 @@ PATHS = {
     "messages": ("/v1/messages", "/messages", "/anthropic/v1/messages"),
 }
 """Where each protocol is served."""
-_OPEN_PATHS = frozenset({"/healthz"})
+_OPEN_PATHS = frozenset({"/healthz"}) | WEB_OPEN_PATHS
 
 
 def default_codecs() -> dict[str, Codec]:
@@ -89,6 +93,7 @@ def create_app(
         Route("/v1/models", listing, methods=["GET"]),
         Route("/models", listing, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        *web_routes(),
     ]
     middleware = [Middleware(ServerTiming)]
     if any(config.api_keys):
@@ -103,11 +108,15 @@ def create_app(
 
 
 def _error_body_for(codecs: dict[str, Codec]) -> Callable[[str], Callable[[str], JSON]]:
-    """The error shape of the protocol a path speaks (Chat's for anything else)."""
+    """The error shape of the protocol a path speaks (the search and fetch endpoints' own on
+    theirs, Chat's for anything else)."""
     by_path = {path: codecs[protocol] for protocol in codecs for path in PATHS[protocol]}
     fallback = codecs.get("chat") or ChatCodec()
+    web_paths = frozenset(WEB_PATHS.values())
 
     def for_path(path: str) -> Callable[[str], JSON]:
+        if path in web_paths:
+            return unauthorized_body
         codec = by_path.get(path, fallback)
         return lambda message: codec.error_body(401, message)
 

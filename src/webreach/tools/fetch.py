@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, assert_never
 
 from ..seam import (
@@ -22,12 +22,16 @@ from .base import INVALID_ARGUMENTS, ToolDefinition, ToolError, ToolOptions, Too
 from .untrusted import fence
 
 __all__ = [
+    "PAGE_FORMATS",
     "WEB_FETCH",
     "FetchToolResult",
+    "PageFormat",
     "RenderedBody",
     "body_kind",
     "format_fetch",
+    "page_piece",
     "parse_fetch_arguments",
+    "read_page",
     "render_body",
     "web_fetch_tool",
 ]
@@ -39,6 +43,9 @@ _RENDER_IN_THREAD_CHARS = 200_000
 _SOFT_CUT_SHARE = 0.8
 
 Kind = Literal["html", "text", "pdf"]
+PageFormat = Literal["markdown", "text", "raw"]
+"""How a page is read: the renderer's Markdown, that Markdown as plain text, or the body."""
+PAGE_FORMATS: tuple[PageFormat, ...] = ("markdown", "text", "raw")
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +176,16 @@ def render_body(result: FetchResult) -> RenderedBody:
             assert_never(body)
 
 
+def render_text(result: FetchResult) -> RenderedBody:
+    """Like :func:`render_body`, with an HTML page's Markdown reduced to plain text."""
+    from .render.plain import markdown_to_text
+
+    rendered = render_body(result)
+    if rendered.kind != "html":
+        return rendered
+    return replace(rendered, text=markdown_to_text(rendered.text))
+
+
 def _cut(text: str, start: int, limit: int) -> int:
     """Where a piece from ``start`` ends: at most ``limit`` characters, at a line end if near."""
     end = start + limit
@@ -238,19 +255,32 @@ def _tool_error(error: WebError) -> ToolError:
     return tool_error
 
 
+async def read_page(
+    runtime: WebRuntime, url: str, form: PageFormat = "markdown"
+) -> tuple[FetchResult, RenderedBody]:
+    """One page through the seam, failing as ``web_fetch`` does, in ``form``: what the tool
+    reads (``markdown``), the same as plain text (``text``), or the decoded body (``raw``).
+
+    A large page is rendered in a worker thread, so one big page does not stall a server.
+    """
+    try:
+        result = await runtime.fetch(FetchRequest(url))
+    except WebError as error:
+        raise _tool_error(error) from error
+    if form == "raw":
+        return result, RenderedBody(body_kind(result.body), None, result.body.content)
+    render = render_text if form == "text" else render_body
+    if len(result.body.content) > _RENDER_IN_THREAD_CHARS:
+        return result, await asyncio.to_thread(render, result)
+    return result, render(result)
+
+
 def web_fetch_tool(runtime: WebRuntime, options: ToolOptions | None = None) -> ToolDefinition:
     options = options or ToolOptions()
 
     async def execute(arguments: Mapping[str, Any]) -> ToolResult:
         url, start = parse_fetch_arguments(arguments)
-        try:
-            result = await runtime.fetch(FetchRequest(url))
-        except WebError as error:
-            raise _tool_error(error) from error
-        if len(result.body.content) > _RENDER_IN_THREAD_CHARS:
-            rendered = await asyncio.to_thread(render_body, result)
-        else:
-            rendered = render_body(result)
+        result, rendered = await read_page(runtime, url)
         piece = page_piece(result, rendered, start, options.fetch_max_chars)
         return ToolResult(text=format_fetch(piece), data=piece)
 

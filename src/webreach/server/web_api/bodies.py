@@ -1,0 +1,284 @@
+"""The request bodies of the search and fetch endpoints: one pydantic model each, which both
+checks a body and is the schema the OpenAPI document publishes.
+
+Field checks are ``core.fields``' (exact types, refusals naming the field); the bounds that
+depend on the server's settings are built into its own search model, and what the tools
+normalise themselves (``queries``, ``url``, ``start``) goes through the tools' own parsers, so
+HTTP callers and models meet the same rules and the same limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Annotated, ClassVar, TypeVar
+
+from pydantic import ConfigDict, Field
+
+from ...seam import MAX_URL_LENGTH
+from ...tools import ToolError, ToolOptions, parse_queries
+from ...tools.fetch import PAGE_FORMATS, PageFormat, parse_fetch_arguments
+from ..core.errors import RequestError
+from ..core.fields import JSON, Request, bad, checked, validate
+
+__all__ = [
+    "LOADER_MAX_URLS",
+    "FetchCall",
+    "FetchRequest",
+    "OpenWebUILoaderRequest",
+    "OpenWebUISearchRequest",
+    "SearchBody",
+    "SearchCall",
+    "fetch_call",
+    "loader_urls",
+    "openwebui_search_call",
+    "search_body",
+    "search_call",
+]
+
+B = TypeVar("B", bound="Body")
+
+LOADER_MAX_URLS = 20
+"""URLs per loader request: Open WebUI sends its URLs in batches of this size."""
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _positive(value: object) -> bool:
+    return _whole(value) and bool(value)
+
+
+Text = Annotated[str, checked(_text, "must be a non-empty string"), Field(min_length=1)]
+Url = Annotated[
+    str,
+    checked(_text, "must be a non-empty http(s) URL string"),
+    Field(min_length=1, max_length=MAX_URL_LENGTH, description="The http(s) URL to read."),
+]
+Start = Annotated[
+    int,
+    Field(ge=0, description="Character offset to continue from (a previous `next_start`)."),
+    checked(_whole, "must be a non-negative integer"),
+]
+Format = Annotated[
+    PageFormat,
+    checked(lambda v: v in PAGE_FORMATS, "must be `markdown`, `text` or `raw`"),
+    Field(
+        description="`markdown`: the page's main content (reader mode), as `web_fetch` reads "
+        "it; `text`: the same content as plain text; `raw`: the decoded body (HTML source)."
+    ),
+]
+
+
+class Body(Request):
+    """A body whose misspelt field (``maxResults``) is refused, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: ClassVar[str] = ""
+
+    @classmethod
+    def check(cls, body: JSON) -> None:
+        for key in body:
+            if key not in cls.model_fields:
+                names = ", ".join(f"`{name}`" for name in cls.model_fields)
+                raise bad(key, f"unknown field; {cls.path} takes {names}")
+
+
+class SearchBody(Body):
+    """What ``search_call`` reads; :func:`search_body` gives it this server's bounds."""
+
+    path: ClassVar[str] = "/v1/search"
+
+    queries: list[str] | None = None
+    query: str | None = None
+    max_results: int | None = None
+
+
+def _texts(value: object) -> bool:
+    return isinstance(value, list) and all(_text(item) for item in value)
+
+
+def _non_empty_list(value: object) -> bool:
+    return isinstance(value, list) and bool(value)
+
+
+def _at_most(bound: int) -> Callable[[object], bool]:
+    """Passes values it does not bound: the type's own check refuses those, in its words."""
+
+    def test(value: object) -> bool:
+        if isinstance(value, list):
+            return len(value) <= bound
+        return not isinstance(value, int) or value <= bound
+
+    return test
+
+
+@lru_cache(maxsize=8)
+def search_body(options: ToolOptions) -> type[SearchBody]:
+    """The ``/v1/search`` body with this server's bounds, which it checks and publishes."""
+    most_queries, most_results = options.search_max_queries, options.search_max_results
+
+    class SearchRequest(SearchBody):
+        """`queries` (several, run concurrently and merged by rank) or `query` (one)."""
+
+        model_config = ConfigDict(
+            json_schema_extra={"oneOf": [{"required": ["queries"]}, {"required": ["query"]}]}
+        )
+
+        queries: (
+            Annotated[
+                list[Text],
+                checked(
+                    _non_empty_list,
+                    f"must be an array of 1 to {most_queries} strings",
+                    (
+                        _at_most(most_queries),
+                        f"at most {most_queries} queries per call (WEBREACH_SEARCH_MAX_QUERIES)",
+                    ),
+                    (_texts, "every query must be a non-empty string"),
+                ),
+                Field(
+                    min_length=1,
+                    max_length=most_queries,
+                    description="Search queries, run at the same time; exact repeats run once.",
+                ),
+            ]
+            | None
+        ) = None
+        query: Annotated[Text, Field(description="One search query.")] | None = None
+        max_results: (
+            Annotated[
+                int,
+                Field(
+                    ge=1,
+                    le=most_results,
+                    description="Sources to return; the default and the most is "
+                    f"{most_results} (WEBREACH_SEARCH_MAX_RESULTS).",
+                ),
+                checked(
+                    _positive,
+                    "must be a positive integer",
+                    (
+                        _at_most(most_results),
+                        f"must be at most {most_results} (WEBREACH_SEARCH_MAX_RESULTS)",
+                    ),
+                ),
+            ]
+            | None
+        ) = None
+
+    return SearchRequest
+
+
+class FetchRequest(Body):
+    """One page, read in pieces of `WEBREACH_FETCH_MAX_CHARS` characters from `start`."""
+
+    path: ClassVar[str] = "/v1/fetch"
+
+    url: Url
+    start: Start = 0
+    format: Format = "markdown"
+
+
+class OpenWebUISearchRequest(Request):
+    """Open WebUI's external web search request; fields it may add later are ignored."""
+
+    query: Text
+    count: (
+        Annotated[
+            int,
+            Field(ge=1, description="Results wanted; more than the server gives are cut."),
+            checked(_positive, "must be a positive integer"),
+        ]
+        | None
+    ) = None
+
+
+class OpenWebUILoaderRequest(Request):
+    """Open WebUI's external web loader request; fields it may add later are ignored."""
+
+    urls: Annotated[
+        list[str],
+        checked(
+            lambda v: isinstance(v, list) and all(isinstance(item, str) for item in v),
+            "must be an array of strings",
+        ),
+        Field(max_length=LOADER_MAX_URLS, description="Pages to read, in order."),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchCall:
+    queries: tuple[str, ...]
+    max_results: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchCall:
+    url: str
+    start: int
+    format: PageFormat
+
+
+def _checked(shape: type[B], body: JSON) -> B:
+    shape.check(body)
+    return validate(shape, body)
+
+
+def _tool_refusal(error: ToolError, param: str) -> RequestError:
+    return RequestError(error.message, param=param)
+
+
+def search_call(body: JSON, options: ToolOptions) -> SearchCall:
+    """``{"queries": [...]}`` or ``{"query": "..."}``, with an optional ``max_results`` no
+    larger than the server's ``WEBREACH_SEARCH_MAX_RESULTS``."""
+    checked_body = _checked(search_body(options), body)
+    queries, query = checked_body.queries, checked_body.query
+    if query is not None and queries is not None:
+        raise bad("query", "give `query` (one string) or `queries` (an array), not both")
+    if query is not None:
+        queries = [query]
+    elif queries is None:
+        raise bad(
+            "queries",
+            f"Field required: an array of 1 to {options.search_max_queries} strings "
+            "(or `query`, one string)",
+        )
+    try:
+        parsed = parse_queries({"queries": queries}, options.search_max_queries)
+    except ToolError as error:
+        raise _tool_refusal(error, "queries") from None
+    return SearchCall(parsed, checked_body.max_results or options.search_max_results)
+
+
+def fetch_call(body: JSON) -> FetchCall:
+    """``{"url", "start", "format"}``; the URL itself is judged by the fetch provider's guard."""
+    checked_body = _checked(FetchRequest, body)
+    try:
+        url, start = parse_fetch_arguments({"url": checked_body.url, "start": checked_body.start})
+    except ToolError as error:
+        raise _tool_refusal(error, "url") from None
+    return FetchCall(url, start, checked_body.format)
+
+
+def openwebui_search_call(body: JSON, options: ToolOptions) -> SearchCall:
+    """Open WebUI's ``{"query", "count"}``: a larger ``count`` than the server allows is cut
+    to the limit rather than refused, because Open WebUI turns any error into no results."""
+    checked_body = validate(OpenWebUISearchRequest, body)
+    limit = options.search_max_results
+    return SearchCall((checked_body.query.strip(),), min(checked_body.count or limit, limit))
+
+
+def loader_urls(body: JSON) -> tuple[str, ...]:
+    """Open WebUI's ``{"urls": [...]}``: distinct URLs in order, at most a batch of them."""
+    urls = body.get("urls")
+    if isinstance(urls, list) and len(urls) > LOADER_MAX_URLS:
+        raise bad("urls", f"at most {LOADER_MAX_URLS} URLs per request, not {len(urls)}")
+    checked_urls = validate(OpenWebUILoaderRequest, body).urls
+    return tuple(dict.fromkeys(url.strip() for url in checked_urls if url.strip()))
