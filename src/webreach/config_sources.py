@@ -1,0 +1,253 @@
+"""Where each setting comes from (the environment, ``webreach.toml`` or its default), and errors
+that point at the one a person wrote.
+
+pydantic-settings reads the values; this module looks at the same sources again, so that an
+invalid value is reported under the variable or file key that holds it, with an example of a
+valid one, and so that ``webreach config`` can show where every effective value came from. It
+only describes settings classes it is given; :mod:`webreach.config` knows which ones exist.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shlex
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from pydantic import AliasChoices, SecretStr, ValidationError
+from pydantic_settings import BaseSettings
+
+from .providers.spec import config_file
+from .seam import WebreachError
+
+__all__ = [
+    "ConfigError",
+    "Setting",
+    "SettingsFile",
+    "Source",
+    "describe",
+    "read_settings_file",
+    "unknown_keys",
+]
+
+Source = Literal["environment", "file", "default", "command line"]
+
+
+class ConfigError(WebreachError, ValueError):
+    """An invalid setting. Each of ``problems`` names the variable or file key that holds the
+    value, says what is wrong with it and, where it helps, shows a valid value."""
+
+    def __init__(self, problems: str | Sequence[str]) -> None:
+        self.problems = (problems,) if isinstance(problems, str) else tuple(problems)
+        super().__init__("; ".join(self.problems))
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting: its variable, its key in the settings file, and the class that reads it."""
+
+    variable: str
+    key: str
+    field: str
+    owner: type[BaseSettings]
+    secret: bool
+    provider: str | None = None
+    """The provider that reads it; None for the shared settings."""
+
+    @classmethod
+    def all_of(cls, owner: type[BaseSettings], provider: str | None = None) -> list[Setting]:
+        prefix = str(owner.model_config.get("env_prefix") or "")
+        settings = []
+        for name, info in owner.model_fields.items():
+            alias = info.validation_alias
+            if isinstance(alias, AliasChoices):
+                alias = str(alias.choices[0])
+            key = alias if isinstance(alias, str) else name
+            variable = (alias if isinstance(alias, str) else f"{prefix}{name}").upper()
+            secret = _mentions_secret(info.annotation)
+            settings.append(cls(variable, key, name, owner, secret, provider))
+        return settings
+
+    def environment_value(self, environ: Mapping[str, str]) -> str | None:
+        """The value the environment gives it (names are case-insensitive, as pydantic reads
+        them); an empty one counts as unset where the class ignores empty variables."""
+        for name, value in environ.items():
+            if name.upper() == self.variable:
+                if not value and self.owner.model_config.get("env_ignore_empty"):
+                    return None
+                return value
+        return None
+
+    def source(
+        self, file: SettingsFile, environ: Mapping[str, str], overrides: Iterable[str] = ()
+    ) -> Source:
+        """Which source set the effective value, in the order the settings classes read them."""
+        if self.field in overrides:
+            return "command line"
+        if self.environment_value(environ) is not None:
+            return "environment"
+        if self.key in file.data:
+            return "file"
+        return "default"
+
+    def example(self) -> str | None:
+        """A valid value, as a person would write it in the environment."""
+        info = self.owner.model_fields[self.field]
+        if info.examples:
+            return str(info.examples[0])
+        default = info.default
+        if self.secret or default is None or not isinstance(default, str | int | float | bool):
+            return None
+        if isinstance(default, bool):
+            return "false" if default else "true"
+        return f"{default:g}" if isinstance(default, float) else str(default)
+
+    def shows_value(self) -> bool:
+        """Whether a bad value may be echoed back: never a key, nor a URL that could hold one."""
+        lowered = self.field.lower()
+        return not self.secret and not lowered.endswith(("_url", "_key", "_keys", "proxy", "cache"))
+
+
+def _mentions_secret(annotation: Any) -> bool:
+    if annotation is SecretStr:
+        return True
+    return any(_mentions_secret(arg) for arg in get_args(annotation))
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsFile:
+    """The settings file as read: ``WEBREACH_CONFIG``, else ``./webreach.toml`` when it exists."""
+
+    path: Path
+    named_by_variable: bool
+    exists: bool
+    data: Mapping[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+    def where(self, key: str) -> str:
+        """``key in /path/webreach.toml (line 3)``: where a person finds the key."""
+        line = self.line_of(key)
+        return f"{key} in {self.path}" + (f" (line {line})" if line else "")
+
+    def line_of(self, key: str) -> int | None:
+        pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=""")
+        for number, line in enumerate(self.text.splitlines(), 1):
+            if pattern.match(line):
+                return number
+        return None
+
+
+_TOML_POSITION = re.compile(r"^(?P<what>.*) \(at line (?P<line>\d+), column (?P<column>\d+)\)$")
+
+
+def read_settings_file() -> SettingsFile:
+    """The settings file, parsed; a missing named file or a syntax error is a
+    :class:`ConfigError` naming the file and the line."""
+    named = bool(os.environ.get("WEBREACH_CONFIG"))
+    path = config_file().absolute()
+    if not path.is_file():
+        if named:
+            raise ConfigError(f"WEBREACH_CONFIG={shlex.quote(str(path))}: no such file")
+        return SettingsFile(path, named_by_variable=False, exists=False)
+    try:
+        text = path.read_bytes().decode("utf-8")
+        data = tomllib.loads(text)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot be read ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: is not UTF-8 text, which TOML requires") from None
+    except tomllib.TOMLDecodeError as error:
+        found = _TOML_POSITION.match(str(error))
+        if found is None:
+            raise ConfigError(f"{path}: not valid TOML ({error})") from None
+        raise ConfigError(
+            f"{path}, line {found['line']}, column {found['column']}: not valid TOML "
+            f"({found['what'][:1].lower()}{found['what'][1:]}); a setting is written "
+            'key = value, e.g. fetch_allow = "127.0.0.1"'
+        ) from None
+    return SettingsFile(path, named, exists=True, data=data, text=text)
+
+
+def unknown_keys(file: SettingsFile, settings: Iterable[Setting]) -> list[str]:
+    """A problem for each key of the file no settings class reads, with the closest valid key."""
+    known = sorted({setting.key for setting in settings})
+    problems = []
+    for key in file.data:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else "`webreach config` lists the settings"
+        problems.append(f"{file.where(key)}: unknown key {key!r}; {hint}")
+    return problems
+
+
+def describe(
+    error: ValidationError,
+    owner: type[BaseSettings],
+    file: SettingsFile,
+    environ: Mapping[str, str] | None = None,
+    overrides: Iterable[str] = (),
+    *,
+    provider: str | None = None,
+) -> list[str]:
+    """One problem per invalid value of ``owner``, named after the source that holds it."""
+    environ = os.environ if environ is None else environ
+    by_name = {s.field: s for s in Setting.all_of(owner, provider)}
+    by_name.update({s.key: s for s in by_name.values()})
+    overrides = tuple(overrides)
+    problems = []
+    for item in error.errors(include_url=False):
+        name = str(item["loc"][0]) if item["loc"] else ""
+        message = str(item["msg"]).removeprefix("Value error, ")
+        setting = by_name.get(name)
+        if setting is None:
+            problems.append(f"{name or owner.__name__}: {message}")
+            continue
+        problems.append(_problem(setting, message, item.get("input"), file, environ, overrides))
+    return problems
+
+
+def _problem(
+    setting: Setting,
+    message: str,
+    value: object,
+    file: SettingsFile,
+    environ: Mapping[str, str],
+    overrides: Sequence[str],
+) -> str:
+    source = setting.source(file, environ, overrides)
+    example = None if "e.g." in message else setting.example()
+    if source == "file":
+        shown = f" = {_toml(value)}" if setting.shows_value() else ""
+        where = file.where(setting.key).replace(f"{setting.key} in", f"{setting.key}{shown} in", 1)
+        hint = f" (e.g. {setting.key} = {_toml(_typed(example))})" if example else ""
+        return f"{where}: {message}{hint}"
+    if source == "command line":
+        return f"{setting.variable} (from the command line): {message}"
+    shown = f"={shlex.quote(str(value))}" if setting.shows_value() and value is not None else ""
+    hint = f" (e.g. {setting.variable}={example})" if example else ""
+    return f"{setting.variable}{shown}: {message}{hint}"
+
+
+def _typed(example: str | None) -> object:
+    """An example as its TOML type: numbers and booleans unquoted."""
+    if example in ("true", "false"):
+        return example == "true"
+    try:
+        return json.loads(example or "")
+    except ValueError:
+        return example
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
