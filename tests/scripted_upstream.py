@@ -22,6 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from webreach.server.core.review import REVIEW_ASK
 from webreach.server.core.title import TITLE_ASK
 
 
@@ -82,8 +83,11 @@ class ScriptedUpstream:
         """Requests of ``hang`` steps whose client is still connected."""
         self.title = Step(content="Iceland in numbers")
         """The answer to the server's title asks, which never take a step of the script."""
+        self.verdict: Step | Callable[[dict[str, Any]], Step] = Step(content="PASS")
+        """The answer to the server's content reviews (``safety_check`` without a moderation
+        endpoint): a step, or a function of the request."""
         self.asides: list[dict[str, Any]] = []
-        """The server's own small asks (titles), kept apart from :attr:`requests`."""
+        """The server's own small asks (titles, reviews), kept apart from :attr:`requests`."""
         self._lock = threading.Lock()
         app = Starlette(
             routes=[
@@ -135,10 +139,16 @@ class ScriptedUpstream:
 
     async def _completions(self, request: Request) -> Response:
         body = await request.json()
-        if _is_title_ask(body):
+        aside = _aside(body)
+        if aside is not None:
             with self._lock:
                 self.asides.append(body)
-            step = self.title
+            verdict = self.verdict
+            step = (
+                self.title
+                if aside == TITLE_ASK
+                else (verdict(body) if callable(verdict) else verdict)
+            )
         elif self.respond is not None:
             step = self.respond(body)
         else:
@@ -280,9 +290,11 @@ class ScriptedUpstream:
                 self.last_tool_call_sent = time.monotonic()
 
 
-def _is_title_ask(body: dict[str, Any]) -> bool:
+def _aside(body: dict[str, Any]) -> str | None:
+    """The server's own ask this request is (its system message), if it is one."""
     messages = body.get("messages") or [{}]
-    return bool(messages[0].get("content") == TITLE_ASK)
+    first = messages[0].get("content")
+    return first if first in (TITLE_ASK, REVIEW_ASK) else None
 
 
 async def _torn(whole: bytes) -> AsyncIterator[bytes]:

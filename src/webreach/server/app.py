@@ -19,6 +19,7 @@ from .chat import ChatCodec
 from .config import DEFAULT_MAX_BODY_BYTES, ServerConfig
 from .core.codec import Codec
 from .core.context import ServerContext
+from .core.review import ModerationReviewer
 from .core.sealing import PageSealer
 from .core.store import ResponseStore
 from .core.turn import JSON
@@ -35,7 +36,7 @@ from .web_api import unauthorized_body
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "PATHS", "ServerConfig", "create_app", "default_codecs"]
 
 PATHS = {
-    "chat": ("/v1/chat/completions", "/chat/completions"),
+    "chat": ("/v1/chat/completions", "/chat/completions", "/beta/chat/completions"),
     "responses": ("/v1/responses", "/responses"),
     "messages": ("/v1/messages", "/messages", "/anthropic/v1/messages"),
 }
@@ -67,17 +68,25 @@ def create_app(
             timeout=config.upstream_timeout,
             connect_timeout=config.upstream_connect_timeout,
             dialect=config.upstream_dialect,
+            continuation=config.upstream_continue,
         )
         kept = None
         if store is not None and config.store_ttl > 0:
             kept = ResponseStore(store, config.store_ttl)
         app.state.config = config
+        reviewer = None
+        if config.moderation_base_url:
+            reviewer = ModerationReviewer(
+                config.moderation_base_url, config.moderation_api_key, config.moderation_model
+            )
         app.state.context = ServerContext(
-            upstream, runtime, options, PageSealer(config.signing_key), kept
+            upstream, runtime, options, PageSealer(config.signing_key), kept, reviewer
         )
         try:
             yield
         finally:
+            if reviewer is not None:
+                await reviewer.aclose()
             await upstream.aclose()
             await runtime.aclose()
             if store is not None:

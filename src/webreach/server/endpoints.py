@@ -47,6 +47,10 @@ def _error(codec: Codec, failure: RequestError | ServerFailure) -> Response:
 
 
 CITATIONS_HEADER = "x-webreach-citations"
+CANNOT_CONTINUE_HERE = (
+    "messages: this server's upstream cannot continue a reply (WEBREACH_UPSTREAM_CONTINUE is "
+    "`off`); end the conversation with a user message"
+)
 
 
 def _citation_style(request: Request, config: ServerConfig) -> CitationStyle:
@@ -79,6 +83,8 @@ class ProtocolEndpoint:
                 return await self._relay(request, context, body, raw, started)
             body = await self.codec.prepare(body, context.store)
             turn = self._parse(body)
+            if turn.continued and context.upstream.continuation == "off":
+                raise RequestError(CANNOT_CONTINUE_HERE, param="messages")
             turn.store = turn.store and context.store is not None
             turn.citations = _citation_style(request, config)
             runner = TurnRunner(turn, context)

@@ -139,7 +139,7 @@ def needs_loop(body: JSON) -> bool:
             isinstance(messages, list)
             and any(
                 isinstance(m, dict)
-                and ("server_tool_calls" in m or m.get("role") == LATEST_REMINDER)
+                and ("server_tool_calls" in m or "prefix" in m or m.get("role") == LATEST_REMINDER)
                 for m in messages
             )
         )
@@ -229,8 +229,9 @@ def _history(messages: list[JSON]) -> tuple[list[JSON], list[PageRef]]:
     return cleaned, pages
 
 
-_REPLY_ONLY = frozenset({"server_tool_calls", "annotations", "parsed"})
-"""Fields of a reply that clients send back but an upstream does not take as input."""
+_REPLY_ONLY = frozenset({"server_tool_calls", "annotations", "parsed", "prefix"})
+"""Fields of a reply that clients send back but an upstream does not take as input (``prefix``
+is the server's to pass on, in the upstream's own way)."""
 
 
 def _as_input(message: JSON) -> JSON:
@@ -261,6 +262,24 @@ def _refuse_with_web(body: JSON, request: ChatRequest) -> None:
         )
 
 
+def _prefixed(messages: list[JSON]) -> bool:
+    """Whether the last message is an assistant reply to continue (``prefix: true``, the beta
+    endpoint's way); ``prefix`` anywhere else is refused."""
+    last = len(messages) - 1
+    for i, message in enumerate(messages):
+        prefix = message.get("prefix")
+        if prefix is None:
+            continue
+        if not isinstance(prefix, bool):
+            raise RequestError(f"messages.{i}.prefix: must be a boolean", param="messages")
+        if prefix and (i != last or message.get("role") != "assistant"):
+            raise RequestError(
+                f"messages.{i}.prefix: only the last message, an `assistant` one, may set it",
+                param="messages",
+            )
+    return messages[last].get("prefix") is True
+
+
 def parse_chat(body: JSON) -> Turn:
     request = check_chat(body)
     declared, client_tools = _web_tools(request.tools or [])
@@ -273,6 +292,7 @@ def parse_chat(body: JSON) -> Turn:
     last = request.messages[-1]
     if last.get("role") == "assistant" and last.get("server_tool_calls"):
         raise RequestError(CANNOT_CONTINUE, param="messages")
+    continued = _prefixed(request.messages)
     thinking = body.get("thinking")
     kind = thinking.get("type") if isinstance(thinking, dict) else None
     effort = body.get("reasoning_effort")
@@ -290,5 +310,6 @@ def parse_chat(body: JSON) -> Turn:
         thinking_off=kind == "disabled",
         params={k: v for k, v in body.items() if k not in _OWN_FIELDS},
         pages=pages,
+        continued=continued,
         extensions=parse_extensions(body),
     )

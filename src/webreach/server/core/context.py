@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ...seam import WebRuntime
 from ...tools import ToolOptions
+from .review import Reviewer
 from .sealing import PageSealer
 from .store import ResponseStore
 from .upstream import Upstream
@@ -21,3 +22,5 @@ class ServerContext:
     sealer: PageSealer
     store: ResponseStore | None = None
     """Where responses and read pages are kept between requests; None keeps nothing."""
+    reviewer: Reviewer | None = None
+    """Who reviews under ``safety_check``; None is the upstream model."""

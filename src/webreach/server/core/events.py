@@ -200,6 +200,21 @@ class Usage:
     tool_fetch: int = 0
     tool_image_search: int = 0
 
+    @classmethod
+    def of_completion(cls, answer: dict[str, object]) -> Usage:
+        """The tokens of a non-streamed Chat completion the server asked for itself."""
+        usage = cls()
+        used = answer.get("usage")
+        if isinstance(used, dict):
+            prompt, completion = used.get("prompt_tokens"), used.get("completion_tokens")
+            usage.add_step(
+                prompt if isinstance(prompt, int) else 0,
+                completion if isinstance(completion, int) else 0,
+                0,
+                0,
+            )
+        return usage
+
     def add(self, other: Usage) -> None:
         """Another completion's tokens (the title's, say) in this request's usage."""
         self.add_step(

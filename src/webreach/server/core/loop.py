@@ -10,19 +10,20 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from openai import AsyncStream
 
 from ...seam import cancel_and_wait, settled
-from .calls.links import READ_LINKS_LIMIT, links_in, page_text, read_tool
+from .calls.links import READ_LINKS_LIMIT, links_in, read_tool
 from .calls.pages import DEEP_SEARCH_BUDGET, page_tools
 from .calls.search import SourceRegistry, search_tool
 from .calls.tool import ModelTool
 from .citations import CitationStream
 from .context import ServerContext
+from .conversation import ends_with_reply, restore_pages, step_messages, with_location
 from .errors import ServerFailure, UpstreamError
 from .events import (
     Event,
@@ -38,10 +39,11 @@ from .events import (
     WebCallCompleted,
     WebCallStarted,
 )
+from .gate import reviewed, turn_review
 from .plans import Done, Planned, Planner
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
-from .turn import JSON, SearchSpec, Turn
+from .turn import JSON, Turn
 from .upstream import thinking_params
 
 __all__ = ["FORCED_ANSWER", "RETRY_ANSWER", "ServerContext", "TurnRunner"]
@@ -124,35 +126,17 @@ class TurnRunner:
             if self._links:
                 name = "read_link" if "read_link" not in self._client_tools else "webreach_read"
                 self._read = read_tool(READ_LINKS_LIMIT, name)
-        self._planner = Planner(turn, context, self._registry, self._links, self._deep)
+        self._review = turn_review(turn, context, self.usage)
+        self._planner = Planner(
+            turn, context, self._registry, self._links, self._deep, self._review
+        )
         self._first: AsyncStream[Any] | None = None
         self._real_searches = 0
         self._title: TitleTask | None = None
 
-    async def _restore_pages(self) -> None:
-        """Put pages read in earlier rounds back at the end of the user message of their round:
-        from their sealed signature, or, when the client dropped it, from the store by the call
-        id. An altered signature restores nothing."""
-        store = self.context.store
-        for ref in self.turn.pages:
-            page = self.context.sealer.open(ref.signature) if ref.signature else None
-            if ref.signature is None and ref.call_id and store is not None:
-                kept = await store.page(ref.call_id)
-                page = self.context.sealer.open(kept) if kept else None
-            if page is None or not 0 <= ref.round < len(self._messages):
-                continue
-            message = dict(self._messages[ref.round])
-            restored = page_text(page)
-            content = message.get("content")
-            if isinstance(content, list):
-                message["content"] = [*content, {"type": "text", "text": restored}]
-            else:
-                message["content"] = f"{content or ''}\n\n{restored}".lstrip()
-            self._messages[ref.round] = message
-
     def _body(self, *, tools: bool, nudge: str | None = None, first: bool = False) -> JSON:
         turn = self.turn
-        messages = (
+        messages: list[JSON] = (
             self._messages
             if nudge is None
             else [
@@ -161,6 +145,8 @@ class TurnRunner:
             ]
         )
         body: JSON = {"model": turn.model, "messages": messages, **turn.params}
+        if turn.continued and ends_with_reply(messages):
+            body = self.context.upstream.continuing(body)
         dialect = self.context.upstream.dialect
         asked = thinking_params(dialect, turn.thinking, turn.effort, turn.thinking_off)
         for name, value in asked.items():
@@ -189,8 +175,8 @@ class TurnRunner:
 
     async def start(self) -> None:
         """Make the first upstream call; an ``UpstreamError`` here becomes an HTTP error."""
-        await self._restore_pages()
-        self._messages = _with_location(self._messages, self.turn.web.search)
+        self._messages = await restore_pages(self._messages, self.turn.pages, self.context)
+        self._messages = with_location(self._messages, self.turn.web.search)
         if self.turn.extensions.title:
             self._title = TitleTask(self.context.upstream, self.turn)
         self._first = await self._clock.timed(
@@ -219,8 +205,10 @@ class TurnRunner:
         """The turn's events. A failure becomes a ``Failed`` event when streaming (the status
         line is already sent); without streaming nothing was sent yet, so it is raised as a
         :class:`ServerFailure` and answered with an HTTP error."""
+        rounds = self._rounds()
+        shown = rounds if self._review is None else reviewed(rounds, self._review, self.usage)
         try:
-            async for event in self._rounds():
+            async for event in shown:
                 if isinstance(event, Finished) and self._title is not None:
                     event = await self._titled(event)
                 yield event
@@ -262,7 +250,7 @@ class TurnRunner:
             return FORCED_ANSWER
         return None
 
-    async def _rounds(self) -> AsyncIterator[Event]:
+    async def _rounds(self) -> AsyncGenerator[Event]:
         spend = self._spend()
         stream, self._first = self._first, None
         while True:
@@ -291,7 +279,7 @@ class TurnRunner:
                     yield call.for_client(self._client_tools[call.name])
                 yield Finished("tool_use", self.usage)
                 return
-            self._remember(state, calls, results)
+            self._messages += step_messages(state, calls, results)
             self._advance(spend)
 
     def _sort(self, calls: list[PendingCall]) -> _Calls:
@@ -369,44 +357,6 @@ class TurnRunner:
             return
         if outcome.signature:
             await store.save_page(call_id, outcome.signature)
-
-    def _remember(
-        self, state: StepState, calls: list[PendingCall], results: dict[str, str]
-    ) -> None:
-        """Append this step's assistant message and tool results for the next model step."""
-        message: JSON = {
-            "role": "assistant",
-            "content": state.text or None,
-            "tool_calls": [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments or "{}"},
-                }
-                for call in calls
-            ],
-        }
-        if state.reasoning:
-            message["reasoning_content"] = state.reasoning
-        self._messages.append(message)
-        for call in calls:
-            self._messages.append(
-                {"role": "tool", "tool_call_id": call.id, "content": results[call.id]}
-            )
-
-
-def _with_location(messages: list[JSON], search: SearchSpec | None) -> list[JSON]:
-    """The user's rough location, as the client gave it, told to the model after the leading
-    system messages (a search about the weather or news near them needs it)."""
-    if search is None or not search.location:
-        return messages
-    note: JSON = {
-        "role": "system",
-        "content": f"The user's approximate location: {search.location}. Use it when a "
-        "search depends on where the user is.",
-    }
-    lead = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
-    return [*messages[:lead], note, *messages[lead:]]
 
 
 async def _labelled(item: Planned) -> tuple[Planned, Done]:

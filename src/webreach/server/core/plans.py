@@ -24,6 +24,7 @@ from .events import (
     SearchAction,
     WebCall,
 )
+from .review import ReviewText
 from .steps import PendingCall
 from .turn import ReadUrlSpec, SearchSpec, Turn
 
@@ -52,12 +53,15 @@ class Planner:
         registry: SourceRegistry,
         links: list[str],
         deep: bool,
+        review: ReviewText | None = None,
     ) -> None:
         self.turn = turn
         self.context = context
         self._registry = registry
         self._links = links
         self._deep = deep
+        self._review = review
+        """Set under ``safety_check``: a read page must pass it before anyone sees it."""
         self._opened = OpenedPages()
 
     def searches(self, calls: list[PendingCall], step: int, allowed: int) -> list[Planned]:
@@ -135,7 +139,9 @@ class Planner:
                 if index >= allowed:
                     work = ready(over_budget("link"))
                 else:
-                    work = run_read_call(url, spec, self.context.runtime, room, self.context.sealer)
+                    work = run_read_call(
+                        url, spec, self.context.runtime, room, self.context.sealer, self._review
+                    )
             call = _call(spec, step, index, "read_link", ReadLinkAction(url))
             planned.append(Planned(call, pending.id, work))
         return planned

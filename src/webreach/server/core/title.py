@@ -81,15 +81,7 @@ class TitleTask:
 
     async def _write(self, upstream: Upstream, body: JSON) -> str | None:
         answer = await upstream.complete_chat(body)
-        used = answer.get("usage")
-        if isinstance(used, dict):
-            for name, key in (
-                ("input_tokens", "prompt_tokens"),
-                ("output_tokens", "completion_tokens"),
-            ):
-                value = used.get(key)
-                if isinstance(value, int):
-                    setattr(self.usage, name, value)
+        self.usage = Usage.of_completion(answer)
         return clean_title(answer)
 
     async def result(self, grace: float = TITLE_GRACE) -> str | None:

@@ -219,6 +219,9 @@ class Turn:
     store: bool = True
     """Whether this request may keep what it produces (Responses ``store``)."""
     previous_response_id: str | None = None
+    continued: bool = False
+    """The last message is a partial assistant reply the upstream is to continue: the answer
+    is only the new part (Messages ending in an assistant message; Chat ``prefix: true``)."""
     extensions: Extensions = field(default_factory=Extensions)
     """``title`` and ``safety_check``, the reference's top-level asks."""
     citations: CitationStyle = "annotations"

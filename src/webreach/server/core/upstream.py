@@ -107,11 +107,18 @@ class Upstream:
         timeout: float = 600.0,
         connect_timeout: float = 10.0,
         dialect: str = "openai",
+        continuation: str = "auto",
     ) -> None:
         """``timeout`` bounds each wait for the upstream's next bytes (its first answer
         included), ``connect_timeout`` the connection."""
         self.model = model
         self.dialect = dialect
+        self.continuation = (
+            continuation
+            if continuation != "auto"
+            else ("prefix" if dialect == "deepseek" else "prefill")
+        )
+        """How a partial reply is continued (``WEBREACH_UPSTREAM_CONTINUE``, resolved)."""
         self._key = api_key or None
         # The SDK's HTTP client, kept here too: the relay sends its raw requests through it.
         self._http = openai.DefaultAioHttpClient(
@@ -123,6 +130,17 @@ class Upstream:
             http_client=self._http,
             max_retries=0,
         )
+
+    def continuing(self, body: JSON) -> JSON:
+        """``body``, made to continue its last (assistant) message instead of answering anew,
+        in the upstream's way: DeepSeek's ``prefix``, vLLM's ``continue_final_message``, or the
+        message as it is (``prefill``: models that continue a final assistant turn)."""
+        if self.continuation == "continue_final_message":
+            return {**body, "continue_final_message": True, "add_generation_prompt": False}
+        messages = body.get("messages")
+        if self.continuation != "prefix" or not isinstance(messages, list) or not messages:
+            return body
+        return {**body, "messages": [*messages[:-1], {**messages[-1], "prefix": True}]}
 
     def model_for(self, requested: str) -> str:
         return self.model or requested

@@ -73,11 +73,11 @@ def parse_messages_request(body: JSON) -> Turn:
     tool_choice, serial, forced = _tool_choice(request.tool_choice, web, client_tools)
     if serial and (client_tools or web.any):
         params["parallel_tool_calls"] = False
-    messages, pages = _conversation(request)
+    history = _conversation(request)
     return Turn(
         protocol="messages",
         model=request.model,
-        messages=messages,
+        messages=history.messages,
         stream=request.stream,
         client_tools=client_tools,
         tool_choice=tool_choice,
@@ -87,7 +87,8 @@ def parse_messages_request(body: JSON) -> Turn:
         effort=_effort(request.thinking),
         thinking_off=request.thinking is not None and request.thinking.type == "disabled",
         params=params,
-        pages=pages,
+        pages=history.pages,
+        continued=history.continued,
         extensions=parse_extensions(body),
     )
 
@@ -294,6 +295,7 @@ class _History:
         self.messages: list[JSON] = []
         self.pages: list[PageRef] = []
         self.round_start: int | None = None
+        self.continued = False
 
     def user(self, blocks: list[JSON], path: str) -> None:
         if not blocks:
@@ -362,10 +364,11 @@ class _History:
         message: JSON = {"role": "assistant", "content": text or None}
         if calls:
             message["tool_calls"] = calls
+        self.continued = last and not calls
         self.messages.append(message)
 
 
-def _conversation(request: MessagesRequest) -> tuple[list[JSON], list[PageRef]]:
+def _conversation(request: MessagesRequest) -> _History:
     history = _History()
     system = "\n\n".join(
         _text(block, f"system.{i}") for i, block in enumerate(request.system or ())
@@ -375,7 +378,7 @@ def _conversation(request: MessagesRequest) -> tuple[list[JSON], list[PageRef]]:
     last = len(request.messages) - 1
     for i, message in enumerate(request.messages):
         _add(history, message, f"messages.{i}.content", last=i == last)
-    return history.messages, history.pages
+    return history
 
 
 def _add(history: _History, message: MessageParam, path: str, *, last: bool) -> None:

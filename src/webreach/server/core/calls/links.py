@@ -10,6 +10,7 @@ from ....tools import ToolError, fence, render_body
 from ....tools.fetch import page_piece
 from ..display import published
 from ..events import CallFailed, Outcome, PageOutcome
+from ..review import ReviewText, ReviewUnavailable
 from ..sealing import PageSealer, SealedPage
 from ..turn import JSON, ReadUrlSpec
 from .tool import ModelTool, function_tool, json_object, required_string
@@ -76,8 +77,11 @@ async def run_read_call(
     runtime: WebRuntime,
     room: int,
     sealer: PageSealer,
+    review: ReviewText | None = None,
 ) -> tuple[Outcome, str, int]:
-    """Fetch and render one of the user's links; the model gets at most ``room`` characters."""
+    """Fetch and render one of the user's links; the model gets at most ``room`` characters.
+    Under ``safety_check`` the page is shown (to the model and the client) only once it passed
+    ``review``; a page that fails, or could not be reviewed, is still a billed fetch."""
     if not spec.domains.admits(urlsplit(url).hostname):
         return CallFailed("url_not_allowed"), f"ERROR: reading {url} is not allowed.", 0
     try:
@@ -93,9 +97,23 @@ async def run_read_call(
     rendered = render_body(result)
     piece = page_piece(result, rendered, 0, max(1, room))
     date = published(rendered.published)
+    if review is not None:
+        refused = await _refused(url, piece.content, review)
+        if refused is not None:
+            return refused
     page = SealedPage(result.url, rendered.title, date, piece.content)
     outcome = PageOutcome(result.url, rendered.title, date, sealer.seal(page))
     return outcome, page_text(page, cut=piece.truncated), 1
+
+
+async def _refused(url: str, text: str, review: ReviewText) -> tuple[Outcome, str, int] | None:
+    try:
+        passed = await review(text)
+    except ReviewUnavailable:
+        return CallFailed("unavailable"), f"ERROR: {url} could not be reviewed.", 1
+    if passed:
+        return None
+    return CallFailed("url_not_allowed"), f"ERROR: {url} did not pass the content review.", 1
 
 
 _NOT_ALLOWED = frozenset({"WEB_BLOCKED_URL", "WEB_INVALID_URL", "WEB_REDIRECT_BLOCKED"})

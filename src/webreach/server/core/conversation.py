@@ -1,0 +1,81 @@
+"""The conversation the upstream reads, apart from the loop that drives it: earlier rounds'
+pages put back, the user's location told, each step's calls and results appended."""
+
+from __future__ import annotations
+
+from .calls.links import page_text
+from .context import ServerContext
+from .steps import PendingCall, StepState
+from .turn import JSON, PageRef, SearchSpec
+
+__all__ = ["ends_with_reply", "restore_pages", "step_messages", "with_location"]
+
+
+async def restore_pages(
+    messages: list[JSON], pages: list[PageRef], context: ServerContext
+) -> list[JSON]:
+    """Pages read in earlier rounds, back at the end of the user message of their round: from
+    their sealed signature, or, when the client dropped it, from the store by the call id. An
+    altered signature restores nothing."""
+    messages = list(messages)
+    store = context.store
+    for ref in pages:
+        page = context.sealer.open(ref.signature) if ref.signature else None
+        if ref.signature is None and ref.call_id and store is not None:
+            kept = await store.page(ref.call_id)
+            page = context.sealer.open(kept) if kept else None
+        if page is None or not 0 <= ref.round < len(messages):
+            continue
+        message = dict(messages[ref.round])
+        restored = page_text(page)
+        content = message.get("content")
+        if isinstance(content, list):
+            message["content"] = [*content, {"type": "text", "text": restored}]
+        else:
+            message["content"] = f"{content or ''}\n\n{restored}".lstrip()
+        messages[ref.round] = message
+    return messages
+
+
+def with_location(messages: list[JSON], search: SearchSpec | None) -> list[JSON]:
+    """The user's rough location, as the client gave it, told to the model after the leading
+    system messages (a search about the weather or news near them needs it)."""
+    if search is None or not search.location:
+        return messages
+    note: JSON = {
+        "role": "system",
+        "content": f"The user's approximate location: {search.location}. Use it when a "
+        "search depends on where the user is.",
+    }
+    lead = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
+    return [*messages[:lead], note, *messages[lead:]]
+
+
+def ends_with_reply(messages: list[JSON]) -> bool:
+    """The partial reply to continue is still the last message (no call came after it)."""
+    last = messages[-1] if messages else {}
+    return last.get("role") == "assistant" and not last.get("tool_calls")
+
+
+def step_messages(
+    state: StepState, calls: list[PendingCall], results: dict[str, str]
+) -> list[JSON]:
+    """A step's assistant message and its tool results, for the next model step."""
+    message: JSON = {
+        "role": "assistant",
+        "content": state.text or None,
+        "tool_calls": [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments or "{}"},
+            }
+            for call in calls
+        ],
+    }
+    if state.reasoning:
+        message["reasoning_content"] = state.reasoning
+    tools: list[JSON] = [
+        {"role": "tool", "tool_call_id": call.id, "content": results[call.id]} for call in calls
+    ]
+    return [message, *tools]

@@ -1,0 +1,62 @@
+"""The answer under ``safety_check``: nothing the model wrote reaches the client unreviewed.
+
+Thinking and text are held back and reviewed whenever something else is about to be sent (a
+step's calls, a client tool call, the end), then let through in their place, so the stream keeps
+its order. A text that fails ends the turn as a refusal: what was already let through stays,
+the rest is never sent. A review that cannot be made fails the turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+
+from .context import ServerContext
+from .errors import UpstreamError
+from .events import Event, Failed, Finished, ReasoningDelta, TextCitation, TextDelta, Usage
+from .review import ModelReviewer, ReviewText, ReviewUnavailable, TurnReview
+from .turn import Turn
+
+__all__ = ["REVIEW_FAILED", "reviewed", "turn_review"]
+
+REVIEW_FAILED = "the content review could not be completed; retry the request"
+_HELD = (ReasoningDelta, TextDelta, TextCitation)
+
+
+async def reviewed(
+    events: AsyncGenerator[Event], review: ReviewText, usage: Usage
+) -> AsyncIterator[Event]:
+    held: list[Event] = []
+    async with aclosing(events):
+        async for event in events:
+            if isinstance(event, _HELD):
+                held.append(event)
+                continue
+            if held and not isinstance(event, Failed):
+                if not await _passes(held, review):
+                    yield Finished("refusal", usage)
+                    return
+                for waiting in held:
+                    yield waiting
+            held.clear()
+            yield event
+
+
+def turn_review(turn: Turn, context: ServerContext, usage: Usage) -> TurnReview | None:
+    """The request's reviews when it asked for ``safety_check`` (the upstream model reviews
+    when no moderation endpoint is configured)."""
+    level = turn.extensions.safety
+    if level is None:
+        return None
+    reviewer = context.reviewer or ModelReviewer(context.upstream)
+    return TurnReview(reviewer, level, turn.model, usage)
+
+
+async def _passes(held: list[Event], review: ReviewText) -> bool:
+    text = "".join(e.text for e in held if isinstance(e, ReasoningDelta | TextDelta))
+    if not text.strip():
+        return True
+    try:
+        return await review(text)
+    except ReviewUnavailable as error:
+        raise UpstreamError(502, f"{REVIEW_FAILED} ({error})") from None
