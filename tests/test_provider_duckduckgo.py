@@ -58,7 +58,27 @@ async def test_no_results_is_an_empty_result_not_an_error() -> None:
         (RatelimitException("202 Ratelimit"), "duckduckgo: rate limited"),
         (TimeoutException("timed out"), "duckduckgo: the search timed out"),
         (DDGSException("boom"), "duckduckgo: search failed (DDGSException: boom)"),
-        (OSError("network is unreachable"), "duckduckgo: search failed (OSError"),
+        (
+            OSError("network is unreachable"),
+            "duckduckgo: the search engines could not be reached (no connection;",
+        ),
+        (
+            # what ddgs 9 raises offline: its HTTP client's text, naming the engine it last tried
+            DDGSException(
+                "DNSError: DNSError('error sending request for url (https://www.startpage.com/"
+                "sp/search) > error resolving DNS > DNS error: no records found for Query')"
+            ),
+            "duckduckgo: the search engines could not be reached "
+            "(DNS lookup failed; is this machine offline?)",
+        ),
+        (
+            DDGSException("ConnectError: error sending request: Connection refused (os error 111)"),
+            "duckduckgo: the search engines could not be reached (no connection;",
+        ),
+        (
+            DDGSException("ConnectError: invalid peer certificate: UnknownIssuer"),
+            "duckduckgo: the search engines could not be reached (the TLS handshake failed)",
+        ),
     ],
 )
 async def test_library_failures_are_provider_errors(error: Exception, message: str) -> None:

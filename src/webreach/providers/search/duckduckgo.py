@@ -75,15 +75,38 @@ def _is_no_results(error: Exception) -> bool:
     )
 
 
+_UNREACHABLE = "duckduckgo: the search engines could not be reached"
+# What the library's HTTP client says, in its own words, when the network is the problem.
+_CAUSES = (
+    (
+        ("dns", "name or service not known", "nodename nor servname", "failed to lookup address"),
+        "DNS lookup failed; is this machine offline?",
+    ),
+    (("certificate", "tls", "ssl"), "the TLS handshake failed"),
+    (
+        ("connection refused", "network is unreachable", "no route to host", "connecterror"),
+        "no connection; check the network, or set WEBREACH_PROXY",
+    ),
+)
+
+
 def _map_error(error: Exception) -> WebError:
+    """One line a person can act on: the cause (offline, refused, TLS, rate limit, timeout),
+    not the library's text, which names whichever engine it happened to try last."""
     from ddgs.exceptions import RatelimitException, TimeoutException
 
+    said = f"{type(error).__name__} {error}".lower()
+    cause = next((hint for words, hint in _CAUSES if any(w in said for w in words)), None)
     if isinstance(error, RatelimitException):
         message = "duckduckgo: rate limited by the search engines; wait a little and retry"
     elif isinstance(error, TimeoutException | TimeoutError):
         message = "duckduckgo: the search timed out"
+    elif cause is not None:
+        message = f"{_UNREACHABLE} ({cause})"
     else:
-        message = f"duckduckgo: search failed ({type(error).__name__}: {error})"
+        detail = " ".join(str(error).split())
+        detail = detail if len(detail) <= 160 else detail[:159] + "…"
+        message = f"duckduckgo: search failed ({type(error).__name__}: {detail})"
     return WebError(WebErrorCode.WEB_PROVIDER_ERROR, message, provider="duckduckgo")
 
 
