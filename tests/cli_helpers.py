@@ -23,6 +23,8 @@ OWN_PREFIXES = (
     "SEARXNG_",
     "JINA_",
     "KAGI_",
+    "SERPAPI_",
+    "GOOGLE_VISION_",
 )
 
 

@@ -47,14 +47,16 @@ MODEL_SEARCH_TIMEOUT = 120.0
 """Seconds allowed to the model-backed search providers (perplexity, deepseek)."""
 
 PositiveInt = Annotated[int, Field(gt=0)]
-ProviderKind = Literal["search", "fetch"]
+ProviderKind = Literal["search", "fetch", "image_search"]
 _PACKAGES: Mapping[ProviderKind, str] = {
     "search": "webreach.providers.search",
     "fetch": "webreach.providers.fetch",
+    "image_search": "webreach.providers.image_search",
 }
 _ENTRY_POINT_GROUPS: Mapping[ProviderKind, str] = {
     "search": "webreach.search_providers",
     "fetch": "webreach.fetch_providers",
+    "image_search": "webreach.image_search_providers",
 }
 S = TypeVar("S", bound=BaseSettings)
 
@@ -86,6 +88,8 @@ class Settings(BaseSettings):
     fetch_max_chars: PositiveInt = 40_000
     fetch_timeout: Annotated[float, Field(gt=0)] = 30.0
     fetch_max_bytes: PositiveInt = 10 * 1024 * 1024
+    image_search_provider: str | None = None
+    image_search_timeout: Annotated[float, Field(gt=0)] = 60.0
     fetch_allow: str | None = None
     cache: str | None = None
     cache_ttl: Annotated[float, Field(ge=0)] = 600.0
@@ -210,7 +214,7 @@ def _open_store(url: str, purpose: str) -> CacheStore | None:
 
 def discover_providers(kind: ProviderKind) -> list[ProviderSpec[Any, Any]]:
     """The built-in providers of ``kind``: the ``PROVIDER`` of every public module of
-    ``webreach.providers.search`` (or ``.fetch``), in module-name order.
+    ``webreach.providers.search`` (or ``.fetch``, ``.image_search``), in module-name order.
 
     A new module with a ``PROVIDER`` is found with no other change. This imports the provider
     modules, so it runs when a runtime is built, never when the command line starts.
@@ -259,14 +263,17 @@ def build_runtime(
     problems: list[str] = []
     search = _builders("search", settings, given, problems)
     fetch = _builders("fetch", settings, given, problems)
+    image_search = _builders("image_search", settings, given, problems)
     if problems:
         raise _invalid(problems)
 
     runtime = WebRuntime(
         search_provider=settings.search_provider,
         fetch_provider=settings.fetch_provider,
+        image_search_provider=settings.image_search_provider,
         cache=_open_cache(settings, default_cache),
         cache_ttl=settings.cache_ttl,
+        image_search_timeout=settings.image_search_timeout,
     )
     context = _context(settings, runtime)
     for build in search:
@@ -277,6 +284,10 @@ def build_runtime(
         if (fetcher := build(context)) is not None:
             runtime.register_fetch_provider(fetcher)
             _own_if_closeable(runtime, fetcher)
+    for build in image_search:
+        if (finder := build(context)) is not None:
+            runtime.register_image_search_provider(finder)
+            _own_if_closeable(runtime, finder)
     return runtime
 
 

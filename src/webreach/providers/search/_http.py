@@ -1,17 +1,19 @@
-"""Request helpers shared by the HTTP search providers: one error vocabulary, no leaked keys."""
+"""What the keyed HTTP search providers share: a key, a client, an endpoint, and their spec.
+
+The request helpers themselves (errors, redaction) are :mod:`webreach.providers._http`'s, shared
+with the image search providers; they are re-exported here for the search modules."""
 
 from __future__ import annotations
 
-import email.utils
 import json
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
 import httpx
 
-from ...seam import SearchProvider, SearchRequest, SearchResult, WebError, WebErrorCode
+from ...seam import SearchProvider, SearchRequest, SearchResult
+from .._http import field, optional_str, redact, request_json
 from ..spec import ProviderContext, ProviderSettings, ProviderSpec, secret
 
 __all__ = [
@@ -23,112 +25,6 @@ __all__ = [
     "redact",
     "request_json",
 ]
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    for hidden in secrets:
-        if hidden:
-            text = text.replace(hidden, "***")
-    return text
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header, which may be a number or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, moment.timestamp() - time.time())
-
-
-def _status_error(pid: str, response: httpx.Response) -> WebError:
-    status = response.status_code
-    if status in (401, 403):
-        return WebError(
-            WebErrorCode.WEB_PROVIDER_ERROR,
-            f"{pid}: authorization failed (HTTP {status}); check the API key",
-            provider=pid,
-            status=status,
-        )
-    if status == 429:
-        retry_after = _retry_after(response.headers.get("retry-after"))
-        hint = f", retry after {retry_after:g} s" if retry_after is not None else ""
-        return WebError(
-            WebErrorCode.WEB_PROVIDER_ERROR,
-            f"{pid}: rate limited (HTTP 429){hint}",
-            provider=pid,
-            status=status,
-            retry_after=retry_after,
-        )
-    kind = "server error" if status >= 500 else "request rejected"
-    return WebError(
-        WebErrorCode.WEB_PROVIDER_ERROR,
-        f"{pid}: {kind} (HTTP {status})",
-        provider=pid,
-        status=status,
-    )
-
-
-async def request_json(
-    client: httpx.AsyncClient,
-    pid: str,
-    method: str,
-    url: str,
-    *,
-    secrets: Iterable[str | None],
-    headers: Mapping[str, str] | None = None,
-    params: Mapping[str, str | int] | None = None,
-    json_body: Any = None,
-) -> Any:
-    """Send one request and return its JSON, or raise ``WEB_PROVIDER_ERROR`` naming ``pid``."""
-    secrets = tuple(secrets)
-    try:
-        response = await client.request(method, url, headers=headers, params=params, json=json_body)
-    except httpx.TimeoutException:
-        raise WebError(
-            WebErrorCode.WEB_PROVIDER_ERROR, f"{pid}: the request timed out", provider=pid
-        ) from None
-    except httpx.HTTPError as error:
-        detail = redact(str(error) or type(error).__name__, secrets)
-        raise WebError(
-            WebErrorCode.WEB_PROVIDER_ERROR,
-            f"{pid}: request failed ({type(error).__name__}: {detail})",
-            provider=pid,
-        ) from None
-    if not response.is_success:
-        raise _status_error(pid, response)
-    try:
-        return json.loads(response.content)
-    except ValueError:
-        raise WebError(
-            WebErrorCode.WEB_PROVIDER_ERROR,
-            f"{pid}: the response is not valid JSON (HTTP {response.status_code})",
-            provider=pid,
-            status=response.status_code,
-        ) from None
-
-
-def field(pid: str, data: Any, key: str, kind: type | tuple[type, ...]) -> Any:
-    """``data[key]`` checked to be of ``kind``; a missing or mistyped field is a provider error."""
-    value = data.get(key) if isinstance(data, dict) else None
-    if not isinstance(value, kind):
-        raise WebError(
-            WebErrorCode.WEB_PROVIDER_ERROR,
-            f"{pid}: unexpected response shape (no valid {key!r})",
-            provider=pid,
-        )
-    return value
-
-
-def optional_str(item: Mapping[str, Any], key: str) -> str | None:
-    value = item.get(key)
-    return value.strip() or None if isinstance(value, str) else None
 
 
 class KeyedProvider(ABC):

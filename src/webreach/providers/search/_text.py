@@ -1,37 +1,15 @@
-"""Fields of provider result items as plain text (some APIs mark up snippets with inline HTML),
-and results built from the items that have a URL."""
+"""Results built from the items that have a URL; the plain-text helpers are
+:mod:`webreach.providers._text`'s, re-exported for the search modules."""
 
 from __future__ import annotations
 
-import html
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from ...seam import SearchResult, SearchSource
+from .._text import optional_text, plain_text
 
 __all__ = ["optional_text", "plain_text", "sources_from", "url_of"]
-
-# Only simple inline markup (highlighting, emphasis, line breaks): anything richer is left as is
-# rather than guessed at, so text that merely mentions a tag survives.
-_INLINE_TAG = re.compile(
-    r"</?(?:b|strong|em|i|u|mark|span|small|sub|sup|code|br)(?:\s[^<>]*)?/?>", re.IGNORECASE
-)
-_WHITESPACE = re.compile(r"\s+")
-
-
-def plain_text(text: str) -> str:
-    """``text`` without simple inline tags, with entities decoded and whitespace collapsed.
-
-    Tags go before entities are decoded, so an escaped ``&lt;b&gt;`` stays visible text.
-    """
-    return _WHITESPACE.sub(" ", html.unescape(_INLINE_TAG.sub("", text))).strip()
-
-
-def optional_text(item: Mapping[str, Any], key: str) -> str | None:
-    """``item[key]`` as plain text; absent, non-string or blank is ``None``."""
-    value = item.get(key)
-    return plain_text(value) or None if isinstance(value, str) else None
 
 
 def url_of(item: Any) -> str | None:

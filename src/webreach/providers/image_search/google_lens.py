@@ -1,0 +1,168 @@
+"""Google Lens through SerpApi: ``GET {base}/search.json?engine=google_lens&url=…``; matches are
+the ``visual_matches[]``. SerpApi takes an image URL only (no upload), and its key only as the
+``api_key`` query parameter."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from ...net.aio import AioTransport
+from ...net.client import create_client
+from ...seam import (
+    ImageBytes,
+    ImageMatch,
+    ImageSearchProvider,
+    ImageSearchRequest,
+    ImageSearchResult,
+    WebError,
+    WebErrorCode,
+)
+from .._http import field, optional_field, optional_str, redact, request_json
+from .._text import optional_text
+from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
+from ._matches import unique
+
+__all__ = ["PROVIDER", "GoogleLensImageSearchProvider", "GoogleLensSettings"]
+
+
+class _KeyInQuery(httpx.AsyncBaseTransport):
+    """Adds ``api_key`` to each request's URL below httpx's client.
+
+    httpx logs every request's URL (at INFO); the URL it logs, and the one a response keeps, is
+    the one before this transport, so the key never reaches a log line or an exception's request.
+    """
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, key: str | None) -> None:
+        self._inner = inner
+        self._key = key
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self._key is None:
+            return await self._inner.handle_async_request(request)
+        url = request.url.copy_set_param("api_key", self._key)
+        # A body already read stays bytes: transports frame bytes and streams differently.
+        try:
+            content, stream = request.content or None, None
+        except httpx.RequestNotRead:
+            content, stream = None, request.stream
+        keyed = httpx.Request(
+            request.method,
+            url,
+            headers=request.headers,
+            content=content,
+            stream=stream,
+            extensions=request.extensions,
+        )
+        return await self._inner.handle_async_request(keyed)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class GoogleLensImageSearchProvider:
+    """Available with a SerpApi key. It owns its HTTP client (the key is added by its transport),
+    which the runtime closes."""
+
+    id = "google_lens"
+    default_base_url = "https://serpapi.com"
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        proxy: str | None = None,
+    ) -> None:
+        self._api_key = api_key or None
+        self._base_url = (base_url or self.default_base_url).rstrip("/")
+        inner = AioTransport() if proxy is None else httpx.AsyncHTTPTransport(proxy=proxy)
+        self._client = create_client(timeout=timeout, transport=_KeyInQuery(inner, self._api_key))
+
+    def __repr__(self) -> str:
+        return f"GoogleLensImageSearchProvider(base_url={self._base_url!r})"
+
+    def available(self) -> bool:
+        return self._api_key is not None
+
+    def cache_scope(self) -> str:
+        """The endpoint, so a replay server's answers never reach the real service's callers."""
+        return json.dumps({"base_url": self._base_url}, separators=(",", ":"))
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult:
+        if isinstance(request.image, ImageBytes):
+            raise WebError(
+                WebErrorCode.WEB_UNSUPPORTED_CONTENT_TYPE,
+                f"{self.id}: takes an image URL only, not bytes "
+                "(list google_vision after it in WEBREACH_IMAGE_SEARCH_PROVIDER for those)",
+                provider=self.id,
+            )
+        url = request.image.url
+        # SerpApi has no result count for Lens (about 60 come back); the seam cuts them.
+        data = await request_json(
+            self._client,
+            self.id,
+            "GET",
+            f"{self._base_url}/search.json",
+            secrets=[self._api_key],
+            headers={"Accept": "application/json"},
+            params={"engine": "google_lens", "url": url},
+        )
+        metadata = field(self.id, data, "search_metadata", dict)
+        if metadata.get("status") == "Error":
+            # A failed search is an HTTP error status too, but not always (SerpApi's docs).
+            raise self._failed(data)
+        # No matches: SerpApi leaves the key out (status Success, with an "error" text).
+        items = optional_field(self.id, data, "visual_matches", list, [])
+        return ImageSearchResult(matches=unique(_match(item) for item in items))
+
+    def _failed(self, data: dict[str, Any]) -> WebError:
+        detail = data.get("error")
+        reason = f" ({redact(detail, [self._api_key])})" if isinstance(detail, str) else ""
+        return WebError(
+            WebErrorCode.WEB_PROVIDER_ERROR,
+            f"{self.id}: the search failed{reason}",
+            provider=self.id,
+        )
+
+
+def _match(item: Any) -> ImageMatch | None:
+    if not isinstance(item, dict) or not (link := optional_str(item, "link")):
+        return None
+    return ImageMatch(
+        url=link,
+        title=optional_text(item, "title"),
+        image_url=optional_str(item, "image"),
+        snippet=optional_text(item, "snippet"),
+        thumbnail_url=optional_str(item, "thumbnail"),
+    )
+
+
+class GoogleLensSettings(ProviderSettings):
+    """``SERPAPI_API_KEY`` (SerpApi's key; Google Lens is one of its engines), and
+    ``SERPAPI_BASE_URL`` to use another endpoint than the official one."""
+
+    serpapi_api_key: Secret = None
+    serpapi_base_url: BaseUrl = None
+
+
+def _create(
+    settings: GoogleLensSettings, context: ProviderContext
+) -> GoogleLensImageSearchProvider:
+    return GoogleLensImageSearchProvider(
+        api_key=secret(settings.serpapi_api_key),
+        base_url=settings.serpapi_base_url,
+        timeout=context.search_timeout,
+        proxy=context.proxy,
+    )
+
+
+PROVIDER: ProviderSpec[GoogleLensSettings, ImageSearchProvider] = ProviderSpec(
+    "google_lens", GoogleLensSettings, _create
+)

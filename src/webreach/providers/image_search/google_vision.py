@@ -1,0 +1,180 @@
+"""Google Cloud Vision web detection: ``POST {base}/v1/images:annotate`` with ``WEB_DETECTION``;
+matches are the ``pagesWithMatchingImages[]``. It takes an image URL or the image's bytes."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, assert_never
+
+import httpx
+
+from ...seam import (
+    ImageBytes,
+    ImageMatch,
+    ImageSearchProvider,
+    ImageSearchRequest,
+    ImageSearchResult,
+    ImageUrl,
+    WebError,
+    WebErrorCode,
+)
+from .._http import field, optional_field, optional_str, redact, request_json
+from .._text import optional_text
+from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
+from ._matches import unique
+
+__all__ = ["MAX_IMAGE_BYTES", "PROVIDER", "GoogleVisionImageSearchProvider", "GoogleVisionSettings"]
+
+MAX_IMAGE_BYTES = 7 * 1024 * 1024
+"""The largest image sent as bytes: Vision takes JSON requests up to 10 MB, and base64 makes
+the image a third larger."""
+
+
+class GoogleVisionImageSearchProvider:
+    """Available with an API key, sent in the ``X-Goog-Api-Key`` header."""
+
+    id = "google_vision"
+    default_base_url = "https://vision.googleapis.com"
+
+    def __init__(
+        self, *, api_key: str | None, client: httpx.AsyncClient, base_url: str | None = None
+    ) -> None:
+        self._api_key = api_key or None
+        self._client = client
+        self._base_url = (base_url or self.default_base_url).rstrip("/")
+
+    def __repr__(self) -> str:
+        return f"GoogleVisionImageSearchProvider(base_url={self._base_url!r})"
+
+    def available(self) -> bool:
+        return self._api_key is not None
+
+    def cache_scope(self) -> str:
+        """The endpoint, so a replay server's answers never reach the real service's callers."""
+        return json.dumps({"base_url": self._base_url}, separators=(",", ":"))
+
+    async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult:
+        feature: dict[str, Any] = {"type": "WEB_DETECTION"}
+        if request.max_results is not None:
+            feature["maxResults"] = request.max_results
+        body = {"requests": [{"image": self._image(request), "features": [feature]}]}
+        data = await request_json(
+            self._client,
+            self.id,
+            "POST",
+            f"{self._base_url}/v1/images:annotate",
+            secrets=[self._api_key],
+            headers={"X-Goog-Api-Key": self._api_key or ""},
+            json_body=body,
+            key_refused=_key_refused,
+        )
+        # One request, so one response: its error, or its detection (absent: nothing found).
+        responses = field(self.id, data, "responses", list)
+        answer = responses[0] if responses else None
+        if not isinstance(answer, dict):
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_ERROR,
+                f"{self.id}: unexpected response shape (no answer in 'responses')",
+                provider=self.id,
+            )
+        error = optional_field(self.id, answer, "error", dict, {})
+        if error:
+            raise self._refused(error)
+        detection = optional_field(self.id, answer, "webDetection", dict, {})
+        pages = optional_field(self.id, detection, "pagesWithMatchingImages", list, [])
+        return ImageSearchResult(
+            matches=unique(_match(page) for page in pages), content=_best_guess(detection)
+        )
+
+    def _image(self, request: ImageSearchRequest) -> dict[str, Any]:
+        match request.image:
+            case ImageUrl(url=url):
+                return {"source": {"imageUri": url}}
+            case ImageBytes(data=data):
+                if len(data) > MAX_IMAGE_BYTES:
+                    raise WebError(
+                        WebErrorCode.WEB_PROVIDER_ERROR,
+                        f"{self.id}: the image is too large to send "
+                        f"({len(data) / 2**20:.1f} MiB; at most {MAX_IMAGE_BYTES // 2**20} MiB "
+                        "as bytes, or give its URL)",
+                        provider=self.id,
+                    )
+                return {"content": base64.b64encode(data).decode("ascii")}
+            case _:
+                assert_never(request.image)
+
+    def _refused(self, error: dict[str, Any]) -> WebError:
+        """The per-image error of a 200 answer: an image Vision could not fetch or decode."""
+        message = error.get("message")
+        reason = f" ({redact(message, [self._api_key])})" if isinstance(message, str) else ""
+        return WebError(
+            WebErrorCode.WEB_PROVIDER_ERROR,
+            f"{self.id}: the image could not be searched{reason}",
+            provider=self.id,
+        )
+
+
+def _key_refused(response: httpx.Response) -> bool:
+    """Google refuses a bad key with 400 ``API_KEY_INVALID``, not 401."""
+    if response.status_code != 400:
+        return False
+    try:
+        error = json.loads(response.content).get("error", {})
+        details = error.get("details", [])
+        return any(detail.get("reason") == "API_KEY_INVALID" for detail in details)
+    except (ValueError, AttributeError, TypeError):
+        return False
+
+
+def _match(page: Any) -> ImageMatch | None:
+    if not isinstance(page, dict) or not (url := optional_str(page, "url")):
+        return None
+    return ImageMatch(
+        url=url,
+        title=optional_text(page, "pageTitle"),  # may carry <b> highlighting
+        image_url=_first_image(page, "fullMatchingImages")
+        or _first_image(page, "partialMatchingImages"),
+    )
+
+
+def _first_image(page: dict[str, Any], key: str) -> str | None:
+    images = page.get(key)
+    for image in images if isinstance(images, list) else ():
+        if isinstance(image, dict) and (url := optional_str(image, "url")):
+            return url
+    return None
+
+
+def _best_guess(detection: dict[str, Any]) -> str | None:
+    """The service's best-guess labels for the image ("eiffel tower"), when it has any."""
+    labels = detection.get("bestGuessLabels")
+    texts = (
+        [optional_text(label, "label") for label in labels if isinstance(label, dict)]
+        if isinstance(labels, list)
+        else []
+    )
+    return ", ".join(text for text in texts if text) or None
+
+
+class GoogleVisionSettings(ProviderSettings):
+    """``GOOGLE_VISION_API_KEY`` (a Google Cloud API key with the Cloud Vision API enabled), and
+    ``GOOGLE_VISION_BASE_URL`` to use another endpoint than the official one."""
+
+    google_vision_api_key: Secret = None
+    google_vision_base_url: BaseUrl = None
+
+
+def _create(
+    settings: GoogleVisionSettings, context: ProviderContext
+) -> GoogleVisionImageSearchProvider:
+    return GoogleVisionImageSearchProvider(
+        api_key=secret(settings.google_vision_api_key),
+        base_url=settings.google_vision_base_url,
+        client=context.client,
+    )
+
+
+PROVIDER: ProviderSpec[GoogleVisionSettings, ImageSearchProvider] = ProviderSpec(
+    "google_vision", GoogleVisionSettings, _create
+)
