@@ -49,6 +49,14 @@ def messages_client(url: str) -> anthropic.Anthropic:
     )
 
 
+def send_messages(client: anthropic.Anthropic, request: dict[str, Any], *, stream: bool) -> Any:
+    """``create(...)``, or the stream helper's final message."""
+    if stream:
+        with client.messages.stream(**request) as events:
+            return events.get_final_message()
+    return client.messages.create(**request)
+
+
 def openai_client(url: str, **headers: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=url, api_key="k", max_retries=0, default_headers=headers or None)
 
@@ -67,19 +75,14 @@ def test_system_messages_between_turns_reach_the_upstream_where_they_were(
         {"role": "user", "content": QUESTION},
     ]
     upstream.queue(search_step("Iceland population"), Step(content=ANSWER))
-    request: dict[str, Any] = {
+    request = {
         "model": "m",
         "max_tokens": 256,
         "system": "You are a coding agent.",
         "messages": history,
         "tools": NATIVE_SEARCH,
     }
-    client = messages_client(webreach_url)
-    if stream:
-        with client.messages.stream(**request) as events:
-            message = events.get_final_message()
-    else:
-        message = client.messages.create(**request)
+    message = send_messages(messages_client(webreach_url), request, stream=stream)
     assert message.stop_reason == "end_turn"
     sent = upstream.requests[0]["messages"]
     assert [(m["role"], m["content"]) for m in sent[1:]] == [
@@ -113,12 +116,7 @@ def test_forcing_the_native_web_search_searches_first_then_lets_the_model_answer
         "tools": NATIVE_SEARCH,
         "tool_choice": FORCE_SEARCH,
     }
-    client = messages_client(webreach_url)
-    if stream:
-        with client.messages.stream(**request) as events:
-            message = events.get_final_message()
-    else:
-        message = client.messages.create(**request)
+    message = send_messages(messages_client(webreach_url), request, stream=stream)
     first, second = upstream.requests
     assert first["tool_choice"] == {"type": "function", "function": {"name": "web_search"}}
     assert second["tool_choice"] == "auto"
