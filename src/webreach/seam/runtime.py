@@ -121,6 +121,15 @@ class WebRuntime:
     def register_image_search_provider(self, provider: ImageSearchProvider) -> Disposer:
         return self._image_search.register(provider)
 
+    def image_search_ready(self) -> bool:
+        """Whether an image search would find a provider to run (one configured or exactly one
+        available), so a caller offers the capability only when it can work."""
+        try:
+            self._image_search.chain()
+        except WebError:
+            return False
+        return True
+
     def own(self, resource: AsyncCloseable) -> None:
         """Close ``resource`` (an HTTP client, say) when the runtime closes."""
         self._owned.append(resource)

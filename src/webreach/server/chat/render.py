@@ -11,6 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
+from ..core.display import url_source
 from ..core.events import (
     CallFailed,
     ClientToolCall,
@@ -71,18 +72,7 @@ def outcome_json(outcome: Outcome, *, signature: bool) -> JSON:
         case SearchOutcome(sources=sources):
             return {
                 "status": "completed",
-                "sources": [
-                    {
-                        "type": "url",
-                        "url": s.url,
-                        "title": s.title,
-                        "snippet": s.snippet,
-                        "site_name": s.site_name,
-                        "site_icon": s.site_icon,
-                        "published_at": s.published_at,
-                    }
-                    for s in sources
-                ],
+                "sources": [url_source(s) for s in sources],
             }
         case PageOutcome(url=url, title=title, published_at=published_at):
             data: JSON = {

@@ -12,9 +12,9 @@ import time
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
-from .events import rfc3339
+from .events import WebSource, rfc3339
 
-__all__ = ["published", "site_icon", "site_name"]
+__all__ = ["image_field", "published", "site_icon", "site_name", "url_source"]
 
 _RELATIVE = re.compile(
     r"^\s*(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago\s*$", re.IGNORECASE
@@ -85,3 +85,22 @@ def site_icon(url: str) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
     return f"{parts.scheme}://{parts.netloc}/favicon.ico"
+
+
+def image_field(source: WebSource) -> dict[str, str]:
+    """``image_url`` for a page an image search found (absent on other sources)."""
+    return {"image_url": source.image_url} if source.image_url else {}
+
+
+def url_source(s: WebSource) -> dict[str, object]:
+    """A source as Responses ``action.sources`` and Chat ``sources`` show it."""
+    return {
+        "type": "url",
+        "url": s.url,
+        "title": s.title,
+        "snippet": s.snippet,
+        "site_name": s.site_name,
+        "site_icon": s.site_icon,
+        "published_at": s.published_at,
+        **image_field(s),
+    }

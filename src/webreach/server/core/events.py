@@ -39,7 +39,7 @@ __all__ = [
     "rfc3339",
 ]
 
-CallKind = Literal["search", "deep_search", "read_link"]
+CallKind = Literal["search", "deep_search", "image_search", "deep_image_search", "read_link"]
 StopReason = Literal["end_turn", "max_tokens", "tool_use", "refusal"]
 ErrorCode = Literal[
     "unavailable",
@@ -66,6 +66,8 @@ class WebSource:
     number: int
     site_name: str | None = None
     site_icon: str | None = None
+    image_url: str | None = None
+    """For a page an image search found: the image as it appears there."""
 
 
 @dataclass(frozen=True, slots=True)

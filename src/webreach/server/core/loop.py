@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from openai import AsyncStream
 
 from ...seam import cancel_and_wait, settled
+from .calls.images import image_tool, images_in
 from .calls.links import READ_LINKS_LIMIT, links_in, read_tool
 from .calls.pages import DEEP_SEARCH_BUDGET, page_tools
 from .calls.search import SourceRegistry, search_tool
@@ -45,6 +46,7 @@ from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
 from .turn import JSON, Turn
 from .upstream import thinking_params
+from .wire import DEEPSEEK_SEARCH
 
 __all__ = ["FORCED_ANSWER", "RETRY_ANSWER", "ServerContext", "TurnRunner"]
 
@@ -91,10 +93,22 @@ class _Calls:
     """One model step's calls, by who answers them."""
 
     web: list[PendingCall]
+    images: list[PendingCall]
     links: list[PendingCall]
     opened: list[PendingCall]
     client: list[PendingCall]
     unknown: list[PendingCall] = field(default_factory=list)
+
+
+def _searchable_images(turn: Turn, context: ServerContext) -> list[str]:
+    """The images of the user's last message the model may search for: with the reference's
+    own web search declared and an image search provider ready."""
+    search = turn.web.search
+    if search is None or search.declared_type != DEEPSEEK_SEARCH:
+        return []
+    last_user = next((m for m in reversed(turn.messages) if m.get("role") == "user"), None)
+    images = images_in(last_user)
+    return images if images and context.runtime.image_search_ready() else []
 
 
 class TurnRunner:
@@ -126,9 +140,14 @@ class TurnRunner:
             if self._links:
                 name = "read_link" if "read_link" not in self._client_tools else "webreach_read"
                 self._read = read_tool(READ_LINKS_LIMIT, name)
+        self._images = _searchable_images(turn, context) if self._search is not None else []
+        self._image_tool = None
+        if self._images:
+            name = "image_search" if "image_search" not in self._client_tools else "webreach_image"
+            self._image_tool = image_tool(len(self._images), name)
         self._review = turn_review(turn, context, self.usage)
         self._planner = Planner(
-            turn, context, self._registry, self._links, self._deep, self._review
+            turn, context, self._registry, self._links, self._deep, self._review, self._images
         )
         self._first: AsyncStream[Any] | None = None
         self._real_searches = 0
@@ -154,7 +173,7 @@ class TurnRunner:
         if not tools:
             return body
         offered = [tool.definition for tool in turn.client_tools]
-        own = [tool for tool in (self._search, self._read) if tool is not None]
+        own = [t for t in (self._search, self._image_tool, self._read) if t is not None]
         own.extend(self._page_tools)
         offered.extend(tool.definition for tool in own)
         if offered:
@@ -283,15 +302,19 @@ class TurnRunner:
             self._advance(spend)
 
     def _sort(self, calls: list[PendingCall]) -> _Calls:
-        search, read = self._search, self._read
+        def named(tool: ModelTool | None) -> list[PendingCall]:
+            return [c for c in calls if tool is not None and c.name == tool.name]
+
         page_names = {tool.name for tool in self._page_tools}
         kinds = _Calls(
-            web=[c for c in calls if search is not None and c.name == search.name],
-            links=[c for c in calls if read is not None and c.name == read.name],
+            web=named(self._search),
+            images=named(self._image_tool),
+            links=named(self._read),
             opened=[c for c in calls if c.name in page_names],
             client=[c for c in calls if c.name in self._client_tools],
         )
-        known = {id(c) for c in (*kinds.web, *kinds.links, *kinds.opened, *kinds.client)}
+        sorted_calls = (*kinds.web, *kinds.images, *kinds.links, *kinds.opened, *kinds.client)
+        known = {id(c) for c in sorted_calls}
         kinds.unknown = [c for c in calls if id(c) not in known]
         return kinds
 
@@ -299,18 +322,20 @@ class TurnRunner:
         self, kinds: _Calls, spend: _Spend, results: dict[str, str]
     ) -> AsyncIterator[Event]:
         """The step's web calls, planned against what is left of the budgets, then run."""
-        if not (kinds.web or kinds.links or kinds.opened):
+        if not (kinds.web or kinds.images or kinds.links or kinds.opened):
             return
         yield StepReasoningDone(spend.step)
         left = spend.budget - spend.searches - spend.pages
+        searching = len(kinds.web) + len(kinds.images)
         planned = [
             *self._planner.searches(kinds.web, spend.step, left),
-            *self._planner.pages(kinds.opened, spend.step, left - len(kinds.web)),
+            *self._planner.images(kinds.images, spend.step, left - len(kinds.web)),
+            *self._planner.pages(kinds.opened, spend.step, left - searching),
             *self._planner.reads(kinds.links, spend.step, spend.read_budget - spend.reads),
         ]
         async for event in self._run_web(planned, results):
             yield event
-        spend.searches += len(kinds.web)
+        spend.searches += searching
         spend.reads += len(kinds.links)
         spend.pages += len(kinds.opened)
 
@@ -341,7 +366,10 @@ class TurnRunner:
                     self.usage.tool_fetch += billed
                 else:
                     self.usage.web_search_requests += 1
-                    self.usage.tool_search += billed
+                    if item.call.kind in ("image_search", "deep_image_search"):
+                        self.usage.tool_image_search += billed
+                    else:
+                        self.usage.tool_search += billed
                     if isinstance(outcome, SearchOutcome):
                         self._real_searches += 1
                 await self._keep_page(item.call.id, outcome)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ...tools import ToolError
+from .calls.images import parse_image_arguments, run_image_call
 from .calls.links import parse_read_arguments, run_read_call
 from .calls.pages import OpenedPages, parse_page_arguments, run_find_call, run_open_call
 from .calls.search import SourceRegistry, parse_search_arguments, run_search_call
@@ -54,6 +55,7 @@ class Planner:
         links: list[str],
         deep: bool,
         review: ReviewText | None = None,
+        images: list[str] | None = None,
     ) -> None:
         self.turn = turn
         self.context = context
@@ -63,6 +65,8 @@ class Planner:
         self._review = review
         """Set under ``safety_check``: a read page must pass it before anyone sees it."""
         self._opened = OpenedPages()
+        self._images = images or []
+        """The images of the user's last message, which ``image_search`` calls name by number."""
 
     def searches(self, calls: list[PendingCall], step: int, allowed: int) -> list[Planned]:
         spec = self.turn.web.search
@@ -118,6 +122,29 @@ class Planner:
             planned.append(Planned(call, pending.id, work))
         return planned
 
+    def images(self, calls: list[PendingCall], step: int, allowed: int) -> list[Planned]:
+        spec = self.turn.web.search
+        if not calls or spec is None:
+            return []
+        kind: CallKind = "deep_image_search" if self._deep else "image_search"
+        planned = []
+        for index, pending in enumerate(calls):
+            work: Awaitable[Done]
+            try:
+                number = parse_image_arguments(pending.arguments, len(self._images))
+            except ToolError as error:
+                work = ready((CallFailed("invalid_tool_input"), f"ERROR: {error}", 0))
+            else:
+                if index >= allowed:
+                    work = ready(over_budget("search"))
+                else:
+                    image = self._images[number - 1]
+                    runtime, options = self.context.runtime, self.context.options
+                    work = run_image_call(image, runtime, options, self._registry)
+            call = _call(spec, step, index, kind, SearchAction(()))
+            planned.append(Planned(call, pending.id, work))
+        return planned
+
     def reads(self, calls: list[PendingCall], step: int, allowed: int) -> list[Planned]:
         spec = self.turn.web.read_url
         if not calls or spec is None:
@@ -147,7 +174,13 @@ class Planner:
         return planned
 
 
-_ID_PREFIXES: dict[CallKind, str] = {"search": "s", "deep_search": "ds", "read_link": "rl"}
+_ID_PREFIXES: dict[CallKind, str] = {
+    "search": "s",
+    "deep_search": "ds",
+    "image_search": "is",
+    "deep_image_search": "dis",
+    "read_link": "rl",
+}
 
 
 def _call(

@@ -9,6 +9,7 @@ import base64
 import json
 from typing import Any
 
+from ..core.display import image_field
 from ..core.events import (
     CallFailed,
     FindInPageAction,
@@ -57,6 +58,7 @@ def _search_content(outcome: SearchOutcome | PageOutcome | CallFailed) -> Any:
                 "snippet": source.snippet,
                 "site_name": source.site_name,
                 "site_icon": source.site_icon,
+                **image_field(source),
             }
             for source in outcome.sources
         ]

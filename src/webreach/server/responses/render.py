@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import assert_never
 
+from ..core.display import url_source
 from ..core.events import (
     CallFailed,
     ClientToolCall,
@@ -330,18 +331,7 @@ class ResponseRenderer:
         item: JSON = {**started, "action": action, "status": "completed"}
         match outcome:
             case SearchOutcome(sources=sources):
-                action["sources"] = [
-                    {
-                        "type": "url",
-                        "url": s.url,
-                        "title": s.title,
-                        "snippet": s.snippet,
-                        "site_name": s.site_name,
-                        "site_icon": s.site_icon,
-                        "published_at": s.published_at,
-                    }
-                    for s in sources
-                ]
+                action["sources"] = [url_source(s) for s in sources]
             case PageOutcome():
                 item["page"] = {
                     "url": outcome.url,

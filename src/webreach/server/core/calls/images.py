@@ -1,0 +1,101 @@
+"""``image_search`` for the model: the pages that show an image the user attached.
+
+Offered when the user's last message carries images, web search is ``deepseek_web_search``
+and an image search provider is ready. The model names an image by its number; the pages found
+are numbered sources of the round, like a search's, so 【n】 cites them too.
+"""
+
+from __future__ import annotations
+
+from ....seam import ImageSearchRequest, WebError, WebRuntime, image_from_url
+from ....tools import ToolError, ToolOptions, fence
+from ..display import site_icon, site_name
+from ..events import CallFailed, Outcome, SearchOutcome, WebSource
+from ..turn import JSON
+from .search import CITE_WITH_MARKERS, SourceRegistry
+from .tool import ModelTool, function_tool, json_object
+
+__all__ = ["image_tool", "images_in", "parse_image_arguments", "run_image_call"]
+
+
+def images_in(message: JSON | None) -> list[str]:
+    """The image URLs (``data:`` URLs included) of a user message, in order."""
+    content = message.get("content") if message is not None else None
+    images: list[str] = []
+    for part in content if isinstance(content, list) else ():
+        image = part.get("image_url") if isinstance(part, dict) else None
+        url = image.get("url") if isinstance(image, dict) else image
+        if part.get("type") == "image_url" and isinstance(url, str) and url:
+            images.append(url)
+    return images
+
+
+def image_tool(count: int, name: str = "image_search") -> ModelTool:
+    which = "it is image 1" if count == 1 else f"they are numbered 1 to {count} in order"
+    description = (
+        "Find web pages that show an image the user attached to their last message "
+        f"({which}): where it comes from, what or who it shows. Results are numbered "
+        "sources; cite them as 【n】."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "image": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": count,
+                "description": "The number of the image to search for.",
+            }
+        },
+        "required": ["image"],
+        "additionalProperties": False,
+    }
+    return function_tool(name, description, parameters)
+
+
+def parse_image_arguments(raw: str, count: int) -> int:
+    """The image number of a call; ``ToolError`` unless it names one of the user's images."""
+    value = json_object(raw).get("image", 1 if count == 1 else None)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= count:
+        raise ToolError("INVALID_ARGUMENTS", f"`image` must be a number from 1 to {count}")
+    return value
+
+
+async def run_image_call(
+    image: str, runtime: WebRuntime, options: ToolOptions, registry: SourceRegistry
+) -> tuple[Outcome, str, int]:
+    """One image search; returns the client-facing outcome, the model's text and 1 when it
+    found pages (what is billed)."""
+    try:
+        request = ImageSearchRequest(image_from_url(image), max_results=options.search_max_results)
+        result = await runtime.image_search(request)
+    except WebError as error:
+        return CallFailed("unavailable"), f"The image search failed ({error.code}): {error}", 0
+    numbered = tuple(
+        registry.add(
+            WebSource(
+                url=match.url,
+                title=match.title,
+                snippet=match.snippet,
+                published_at=None,
+                number=0,
+                site_name=site_name(match.url),
+                site_icon=site_icon(match.url),
+                image_url=match.image_url,
+            )
+        )
+        for match in result.matches
+    )
+    if not numbered:
+        return SearchOutcome(()), "The image search found no pages that show this image.", 0
+    lines = [f"The image probably shows: {result.content}", ""] if result.content else []
+    for source in numbered:
+        lines.append(f"[{source.number}] {source.title or source.site_name or source.url}")
+        lines.append(f"URL: {source.url}")
+        if source.image_url:
+            lines.append(f"Image on the page: {source.image_url}")
+        if source.snippet:
+            lines.append(source.snippet[:240])
+        lines.append("")
+    text = fence("\n".join(lines).strip(), source="image_search")
+    return SearchOutcome(numbered), f"{text}\n\n{CITE_WITH_MARKERS}", 1
