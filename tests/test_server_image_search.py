@@ -182,14 +182,15 @@ def test_a_messages_image_given_as_bytes_is_searched_as_bytes(
     assert images.calls[0].image == ImageBytes(PNG, "image/png")
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 def test_responses_deep_image_search_with_thinking(
-    image_url: str, upstream: ScriptedUpstream
+    image_url: str, upstream: ScriptedUpstream, stream: bool
 ) -> None:
     upstream.queue(SEARCH_IMAGE, ANSWER)
     client = openai.OpenAI(base_url=image_url, api_key="k", max_retries=0)
-    response = client.responses.create(
-        model="m",
-        input=[
+    request: dict[str, Any] = {
+        "model": "m",
+        "input": [
             {
                 "role": "user",
                 "content": [
@@ -198,9 +199,14 @@ def test_responses_deep_image_search_with_thinking(
                 ],
             }
         ],
-        tools=[{"type": "deepseek_web_search"}],  # type: ignore[list-item]
-        reasoning={"effort": "high"},
-    )
+        "tools": [{"type": "deepseek_web_search"}],
+        "reasoning": {"effort": "high"},
+    }
+    if stream:
+        with client.responses.stream(**request) as events:
+            response = events.get_final_response()
+    else:
+        response = client.responses.create(**request)
     call = response.output[0]
     assert call.type == "web_search_call"
     extra = call.model_extra or {}
