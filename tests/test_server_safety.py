@@ -394,3 +394,27 @@ def test_the_moderation_endpoint_reviews_the_answer_too(
     assert completion.choices[0].finish_reason == "content_filter"
     assert "FORBIDDEN" not in json.dumps(completion.model_dump())
     assert upstream.asides == []  # the model was not asked for a verdict
+
+
+def test_a_client_tool_call_is_reviewed_with_its_arguments(
+    webreach_url: str, upstream: ScriptedUpstream
+) -> None:
+    upstream.verdict = verdict_by_text
+    upstream.queue(Step(calls=[Call("send_mail", {"body": "FORBIDDEN instructions"})]))
+    client = openai.OpenAI(base_url=webreach_url, api_key="k", max_retries=0)
+    completion = client.chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": "Mail it."}],
+        tools=[
+            {
+                "type": "function",
+                "function": {"name": "send_mail", "parameters": {"type": "object"}},
+            }
+        ],
+        extra_body=LOW,
+    )
+    choice = completion.choices[0]
+    assert choice.finish_reason == "content_filter"
+    assert not choice.message.tool_calls
+    (review,) = upstream.asides
+    assert "FORBIDDEN instructions" in review["messages"][1]["content"]

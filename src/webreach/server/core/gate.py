@@ -1,9 +1,9 @@
 """The answer under ``safety_check``: nothing the model wrote reaches the client unreviewed.
 
 Thinking and text are held back and reviewed whenever something else is about to be sent (a
-step's calls, a client tool call, the end), then let through in their place, so the stream keeps
-its order. A text that fails ends the turn as a refusal: what was already let through stays,
-the rest is never sent. A review that cannot be made fails the turn.
+step's calls, a client tool call with its arguments, the end), then let through in their place,
+so the stream keeps its order. A text that fails ends the turn as a refusal: what was already let
+through stays, the rest is never sent. A review that cannot be made fails the turn.
 """
 
 from __future__ import annotations
@@ -13,7 +13,16 @@ from contextlib import aclosing
 
 from .context import ServerContext
 from .errors import UpstreamError
-from .events import Event, Failed, Finished, ReasoningDelta, TextCitation, TextDelta, Usage
+from .events import (
+    ClientToolCall,
+    Event,
+    Failed,
+    Finished,
+    ReasoningDelta,
+    TextCitation,
+    TextDelta,
+    Usage,
+)
 from .review import ModelReviewer, ReviewText, ReviewUnavailable, TurnReview
 from .turn import Turn
 
@@ -32,8 +41,9 @@ async def reviewed(
             if isinstance(event, _HELD):
                 held.append(event)
                 continue
-            if held and not isinstance(event, Failed):
-                if not await _passes(held, review):
+            written = _written(held, event)
+            if written and not isinstance(event, Failed):
+                if not await _passes(written, review):
                     yield Finished("refusal", usage)
                     return
                 for waiting in held:
@@ -52,10 +62,16 @@ def turn_review(turn: Turn, context: ServerContext, usage: Usage) -> TurnReview 
     return TurnReview(reviewer, level, turn.model, usage)
 
 
-async def _passes(held: list[Event], review: ReviewText) -> bool:
+def _written(held: list[Event], event: Event) -> str:
+    """What the model wrote that is about to go out: held thinking and text, and the arguments
+    of a call of the client's own tools (which the client will act on)."""
     text = "".join(e.text for e in held if isinstance(e, ReasoningDelta | TextDelta))
-    if not text.strip():
-        return True
+    if isinstance(event, ClientToolCall):
+        text = f"{text}\n{event.arguments}" if text else event.arguments
+    return text if text.strip() else ""
+
+
+async def _passes(text: str, review: ReviewText) -> bool:
     try:
         return await review(text)
     except ReviewUnavailable as error:
