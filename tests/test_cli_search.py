@@ -46,10 +46,13 @@ def test_keyless_default_search_prints_numbered_sources(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     out = done.stdout
-    assert out.startswith('Web search for "python 3.13" · "asyncio taskgroup": 3 sources')
-    assert "[1] Python 3.13\n    https://www.python.org/3.13" in out
+    assert out.startswith('3 sources for "python 3.13" · "asyncio taskgroup" (duckduckgo)\n')
+    assert "[1] Python 3.13\n    https://www.python.org/3.13\n    Newest release.\n" in out
     assert "[2] TaskGroup\n    https://docs.python.org/tg" in out
     assert "[3] Real Python" in out
+    # for a person: no fence, no notice and no instructions meant for a model
+    for model_text in ("web_content", "reference material", "Cite the URLs"):
+        assert model_text not in out
     assert sorted(call["query"] for call in ddgs_calls(tmp_path)) == [
         "asyncio taskgroup",
         "python 3.13",
@@ -75,6 +78,7 @@ def test_json_output(tmp_path: Path) -> None:
         ],
         "truncated": False,
         "provider": "duckduckgo",
+        "cached": False,
     }
 
 
@@ -95,6 +99,7 @@ def test_provider_flag_selects_the_provider(replay: ReplayServer) -> None:
     assert ambiguous.returncode == 1
     assert "WEB_PROVIDER_AMBIGUOUS" in ambiguous.stderr
     assert "WEBREACH_SEARCH_PROVIDER" in ambiguous.stderr
+    assert "or pass --provider ID" in ambiguous.stderr
     chosen = run_cli("search", "q", "--provider", "exa", env=env)
     assert chosen.returncode == 0, chosen.stderr
 
@@ -171,4 +176,124 @@ def test_status_line_goes_to_a_terminal_only(tmp_path: Path) -> None:
     assert process.returncode == 0
     assert "Searching the web: python 3.13" in terminal.decode(errors="replace")
     assert "Searching the web" not in stdout
-    assert stdout.startswith("Web search for")
+    assert stdout.startswith('3 sources for "python 3.13" · "asyncio taskgroup"')
+
+
+def test_format_tool_prints_exactly_what_the_model_gets(replay: ReplayServer) -> None:
+    from webreach.seam import SearchSource
+    from webreach.tools.search import SearchToolResult, format_search
+
+    replay.route("POST", "/search", Reply(json=EXA_RESPONSE))
+    tool = run_cli("search", "python 3.13", "--format", "tool", env=exa_env(replay))
+    assert tool.returncode == 0, tool.stderr
+    data = json.loads(run_cli("search", "python 3.13", "--json", env=exa_env(replay)).stdout)
+    result = SearchToolResult(
+        queries=tuple(data["queries"]),
+        content=data["content"],
+        sources=tuple(SearchSource(**source) for source in data["sources"]),
+        truncated=data["truncated"],
+        provider=data["provider"],
+    )
+    assert tool.stdout == format_search(result) + "\n"
+    assert "<web_content" in tool.stdout
+
+
+def test_json_says_when_the_result_came_from_the_cache(tmp_path: Path) -> None:
+    env = fake_ddgs_env(tmp_path, ROWS)
+    first = json.loads(run_cli("search", "python 3.13", "--json", env=env).stdout)
+    again = json.loads(run_cli("search", "python 3.13", "--json", env=env).stdout)
+    fresh = json.loads(run_cli("search", "python 3.13", "--json", "--no-cache", env=env).stdout)
+    assert (first["cached"], again["cached"], fresh["cached"]) == (False, True, False)
+    assert len(ddgs_calls(tmp_path)) == 2
+    assert run_cli("search", "python 3.13", env=env).stdout.startswith(
+        '2 sources for "python 3.13" (duckduckgo, cached)'
+    )
+
+
+def test_an_unknown_provider_flag_names_the_flag_and_the_valid_ids() -> None:
+    done = run_cli("search", "q", "--provider", "nope", env=clean_env())
+    assert done.returncode == 2
+    assert done.stderr.startswith("webreach: USAGE: --provider nope: there is no search provider")
+    assert "duckduckgo, exa, jina" in done.stderr
+    assert "WEBREACH_SEARCH_PROVIDER" not in done.stderr
+    as_json = run_cli("search", "q", "--provider", "nope", "--json", env=clean_env())
+    assert json.loads(as_json.stdout)["error"]["code"] == "USAGE"
+
+
+def test_a_provider_without_its_key_names_the_key() -> None:
+    done = run_cli("search", "q", "--provider", "exa", env=clean_env())
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "webreach: USAGE: --provider exa: exa is not configured; set EXA_API_KEY"
+    )
+    by_variable = run_cli("search", "q", env=clean_env(WEBREACH_SEARCH_PROVIDER="searxng"))
+    assert by_variable.returncode == 2
+    assert "WEBREACH_SEARCH_PROVIDER=searxng: searxng is not configured; set SEARXNG_BASE_URL" in (
+        by_variable.stderr
+    )
+
+
+def test_search_turned_off_is_refused_before_any_provider(tmp_path: Path) -> None:
+    done = run_cli("search", "q", env=fake_ddgs_env(tmp_path, ROWS, WEBREACH_SEARCH_ENABLED="0"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "webreach: NOT_ENABLED: web search is turned off (WEBREACH_SEARCH_ENABLED=false); "
+        "set it to true to search from here"
+    )
+    assert ddgs_calls(tmp_path) == []
+
+
+def test_offline_duckduckgo_says_the_engines_could_not_be_reached(tmp_path: Path) -> None:
+    offline = (
+        "DNSError: DNSError('error sending request for url (https://www.startpage.com/sp/"
+        "search) > error resolving DNS > DNS error: no records found for Query { name: "
+        'Name("www.startpage.com."), query_type: A }\')'
+    )
+    done = run_cli("search", "python 3.13", env=fake_ddgs_env(tmp_path, {"python 3.13": offline}))
+    assert done.returncode == 1
+    assert done.stderr == (
+        "webreach: WEB_PROVIDER_ERROR: duckduckgo: the search engines could not be reached "
+        "(DNS lookup failed; is this machine offline?)\n"
+    )
+
+
+def test_text_from_the_web_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    rows = {
+        "q": [
+            {
+                "title": "\x1b]0;owned\x07Title",
+                "href": "https://a.example/",
+                "body": "red \x1b[31malert\x1b[0m\r\x08",
+            }
+        ]
+    }
+    done = run_cli("search", "q", env=fake_ddgs_env(tmp_path, rows))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout and "\r" not in done.stdout
+    assert "[1] ]0;ownedTitle" in done.stdout
+
+
+def test_help_is_clean_and_answers_to_h() -> None:
+    for command in ([], ["search"], ["fetch"], ["config"], ["mcp"], ["serve"]):
+        short = run_cli(*command, "-h", env=clean_env())
+        assert short.returncode == 0, short.stderr
+        assert short.stdout == run_cli(*command, "--help", env=clean_env()).stdout
+        assert short.stdout.startswith(f"Usage: webreach {' '.join(command)}".rstrip())
+        for noise in ("{", "<list", "<str>", "<int", "x>=", "[default"):
+            assert noise not in short.stdout, (command, noise)
+        cut = [line for line in short.stdout.splitlines()[1:] if line.endswith("...")]
+        assert cut == [], command
+    root = run_cli("-h", env=clean_env()).stdout
+    assert "webreach config" in root  # where the settings are listed
+    commands = root.split("Commands:")[1].split("\n\n")[0]
+    assert [line.split()[0] for line in commands.strip().splitlines()] == [
+        "search",
+        "fetch",
+        "config",
+        "mcp",
+        "serve",
+    ]
+    assert (
+        "Usage: webreach search [OPTIONS] QUERY..."
+        in run_cli("search", "-h", env=clean_env()).stdout
+    )

@@ -71,7 +71,7 @@ def _third_party_imports() -> list[tuple[str, str | None, str]]:
             else:
                 continue
             extra = area
-            if path.name == "cli.py":
+            if path.parent.name == "cli":  # a command's function needs its command's extra
                 for function in functions:
                     inside = function.lineno <= node.lineno <= (function.end_lineno or 0)
                     if inside and function.name in EXTRA_OF_CLI_COMMAND:

@@ -133,12 +133,14 @@ def test_an_invalid_provider_setting_names_its_variable(
     assert "hunter2" not in str(caught.value)
 
 
-def test_an_invalid_value_in_the_file_names_its_variable(tmp_path: Path) -> None:
+def test_an_invalid_value_in_the_file_names_its_key(tmp_path: Path) -> None:
     Path("webreach.toml").write_text("kagi_base_url = 5\nperplexity_model = 7\n")
     with pytest.raises(ConfigError) as caught:
         build_runtime()
-    assert "KAGI_BASE_URL" in str(caught.value)
-    assert "PERPLEXITY_MODEL" in str(caught.value)
+    where = Path("webreach.toml").absolute()
+    assert f"kagi_base_url in {where} (line 1)" in str(caught.value)
+    assert f"perplexity_model = 7 in {where} (line 2)" in str(caught.value)
+    assert "KAGI_BASE_URL" not in str(caught.value)
 
 
 def test_the_command_line_reports_an_invalid_provider_setting() -> None:

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from importlib.metadata import entry_points
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -27,8 +26,9 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from .config_sources import ConfigError, Setting, describe, read_settings_file, unknown_keys
 from .providers.spec import ProviderContext, ProviderSpec, config_file
-from .seam import CacheStore, WebreachError, WebRuntime
+from .seam import CacheStore, WebRuntime
 
 if TYPE_CHECKING:
     from .tools import ToolOptions
@@ -61,10 +61,6 @@ _ENTRY_POINT_GROUPS: Mapping[ProviderKind, str] = {
 S = TypeVar("S", bound=BaseSettings)
 
 
-class ConfigError(WebreachError, ValueError):
-    """An invalid setting; the message names the variable and what was wrong."""
-
-
 class Settings(BaseSettings):
     """The shared settings of webreach, with their defaults. Secrets are ``SecretStr``.
 
@@ -78,8 +74,8 @@ class Settings(BaseSettings):
         validate_default=True,
     )
 
-    search_provider: str | None = None
-    fetch_provider: str | None = None
+    search_provider: str | None = Field(None, examples=["exa,duckduckgo"])
+    fetch_provider: str | None = Field(None, examples=["http"])
     search_enabled: bool = True
     fetch_enabled: bool = True
     search_max_queries: PositiveInt = 4
@@ -90,12 +86,12 @@ class Settings(BaseSettings):
     fetch_max_bytes: PositiveInt = 10 * 1024 * 1024
     image_search_provider: str | None = None
     image_search_timeout: Annotated[float, Field(gt=0)] = 60.0
-    fetch_allow: str | None = None
-    cache: str | None = None
+    fetch_allow: str | None = Field(None, examples=["127.0.0.1,localhost:8080,10.0.0.0/8"])
+    cache: str | None = Field(None, examples=["sqlite:///tmp/webreach-cache.db"])
     cache_ttl: Annotated[float, Field(ge=0)] = 600.0
-    proxy: str | None = None
+    proxy: str | None = Field(None, examples=["http://proxy.example:3128"])
 
-    upstream_base_url: str | None = None
+    upstream_base_url: str | None = Field(None, examples=["http://localhost:11434/v1"])
     upstream_api_key: SecretStr | None = None
     upstream_model: str | None = None
     upstream_timeout: Annotated[float, Field(gt=0)] = 600.0
@@ -112,6 +108,17 @@ class Settings(BaseSettings):
     moderation_api_key: SecretStr | None = None
     moderation_model: str = "omni-moderation-latest"
     signing_key: SecretStr | None = None
+
+    @field_validator("fetch_allow")
+    @classmethod
+    def _allow_list(cls, value: str | None) -> str | None:
+        """Checked when read, so a typo stops every command at once instead of leaving a
+        destination silently closed (or a URL silently ignored)."""
+        from .net.guard import AllowList
+
+        if value is not None:
+            AllowList.parse(value)
+        return value
 
     @field_validator("upstream_base_url")
     @classmethod
@@ -148,48 +155,111 @@ class Settings(BaseSettings):
         )
 
 
-def _variable_name(settings_cls: type[BaseSettings], field: str) -> str:
-    """The variable that sets ``field`` of ``settings_cls``: its alias, else prefix and name."""
-    info = settings_cls.model_fields.get(field)
-    if info is None:
-        return field.upper()
-    alias = info.validation_alias
-    if isinstance(alias, AliasChoices):
-        return str(alias.choices[0]).upper()
-    if isinstance(alias, str):
-        return alias.upper()
-    return f"{settings_cls.model_config.get('env_prefix') or ''}{field}".upper()
-
-
-def _problems(settings_cls: type[BaseSettings], error: ValidationError) -> list[str]:
-    """``VARIABLE: what is wrong`` for each invalid value, never the value: it may be a key."""
-    problems = []
-    for item in error.errors(include_url=False, include_input=False):
-        field = str(item["loc"][0]) if item["loc"] else "?"
-        problems.append(f"{_variable_name(settings_cls, field)}: {item['msg']}")
-    return problems
-
-
-def _invalid(problems: list[str]) -> ConfigError:
-    return ConfigError("invalid setting — " + "; ".join(problems))
-
-
 def _read(settings_cls: type[S], **overrides: Any) -> S:
     """``settings_cls`` from its sources; an invalid value is a :class:`ConfigError` naming the
-    variable."""
+    variable or file key that holds it."""
     try:
         return settings_cls(**overrides)
     except ValidationError as error:
-        raise _invalid(_problems(settings_cls, error)) from None
+        problems = describe(error, settings_cls, read_settings_file(), None, overrides)
+        raise ConfigError(problems) from None
 
 
 def load_settings(**overrides: Any) -> Settings:
     """Read the shared settings; an invalid value becomes a :class:`ConfigError` naming the
-    variable. The providers' own settings are read by :func:`build_runtime`."""
-    config_path = os.environ.get("WEBREACH_CONFIG")
-    if config_path and not Path(config_path).is_file():
-        raise ConfigError(f"WEBREACH_CONFIG: no such file: {config_path}")
+    variable or file key. The providers' own settings are read by :func:`build_runtime`, or all
+    at once by :func:`check_settings`.
+
+    A settings file that is not valid TOML, or that has a key no settings class reads, is an
+    error too: a typo would otherwise leave the setting silently at its default.
+    """
+    file = read_settings_file()
+    if file.data and (problems := unknown_keys(file, all_settings())):
+        raise ConfigError(problems)
     return _read(Settings, **overrides)
+
+
+def all_settings() -> list[Setting]:
+    """Every setting: the shared ones, then each provider's own (plugins' included)."""
+    found = Setting.all_of(Settings)
+    for spec in _all_specs():
+        found += Setting.all_of(spec.settings, spec.id)
+    return found
+
+
+def check_settings(**overrides: Any) -> Settings:
+    """The shared settings, after every setting has been read and validated: the settings
+    file, the shared values and every provider's own. Commands call it first, so a bad value
+    stops them before they do anything (an MCP server before it accepts a client)."""
+    problems: list[str] = []
+    try:
+        settings = load_settings(**overrides)
+    except ConfigError as error:
+        problems += error.problems
+    file = read_settings_file()
+    for spec in _all_specs():
+        try:
+            spec.settings()
+        except ValidationError as error:
+            problems += describe(error, spec.settings, file, provider=spec.id)
+    if problems:
+        raise ConfigError(problems)
+    return settings
+
+
+def _all_specs() -> list[ProviderSpec[Any, Any]]:
+    """The built-in providers and the plugins that declare a :class:`ProviderSpec`."""
+    return [
+        spec
+        for kind in _PACKAGES
+        for spec, _plugin in _sources(kind)
+        if isinstance(spec, ProviderSpec)
+    ]
+
+
+def _sources(kind: ProviderKind) -> list[tuple[Any, bool]]:
+    """The built-in specs of ``kind``, then what the plugins' entry points name (a
+    :class:`ProviderSpec`, or a callable of the shared settings), each with whether it is a
+    plugin."""
+    found: list[tuple[Any, bool]] = [(spec, False) for spec in discover_providers(kind)]
+    found += [(entry.load(), True) for entry in entry_points(group=_ENTRY_POINT_GROUPS[kind])]
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltProvider:
+    """A provider as the settings give it, for ``webreach config`` and start-up checks."""
+
+    kind: ProviderKind
+    provider: Any
+    spec: ProviderSpec[Any, Any] | None
+    """None for a plugin callable, which declares no settings."""
+    plugin: bool
+    context: ProviderContext
+    """What it was built with, to build it again with other settings."""
+
+
+def provider_kinds() -> tuple[ProviderKind, ...]:
+    """The capabilities providers are found for (``search``, ``fetch`` …)."""
+    return tuple(_PACKAGES)
+
+
+def built_providers(settings: Settings, owner: WebRuntime) -> list[BuiltProvider]:
+    """Every provider ``settings`` give, of every kind, built without I/O; ``owner`` owns (and
+    closes) their clients. Nothing is registered: this is for describing, not running."""
+    context = _context(settings, owner)
+    built: list[BuiltProvider] = []
+    for kind in _PACKAGES:
+        for source, plugin in _sources(kind):
+            if isinstance(source, ProviderSpec):
+                spec: ProviderSpec[Any, Any] | None = source
+                provider = source.create(_read(source.settings), context)
+            else:
+                spec, provider = None, source(_without_secrets(settings))
+            if provider is not None:
+                _own_if_closeable(owner, provider)
+                built.append(BuiltProvider(kind, provider, spec, plugin, context))
+    return built
 
 
 def _open_cache(settings: Settings, default: str | None) -> CacheStore | None:
@@ -247,6 +317,7 @@ def build_runtime(
     *,
     default_cache: str | None = "memory",
     provider_settings: Iterable[BaseSettings] = (),
+    wrap_cache: Callable[[CacheStore], CacheStore] | None = None,
 ) -> WebRuntime:
     """A runtime with the built-in and plugin providers registered; it owns their HTTP clients.
 
@@ -254,6 +325,8 @@ def build_runtime(
     the command line passes a SQLite file so repeated searches are free across runs.
     ``provider_settings`` holds settings objects made in code (``ExaSettings(exa_api_key=…)``)
     that replace what those providers would read from the environment and the TOML file.
+    ``wrap_cache`` receives the opened cache store and returns the one to use (the command line
+    counts hits with it, to say when a result came from the cache).
 
     Every provider's settings are read before anything is opened; an invalid one raises
     :class:`ConfigError` naming its variable.
@@ -265,13 +338,14 @@ def build_runtime(
     fetch = _builders("fetch", settings, given, problems)
     image_search = _builders("image_search", settings, given, problems)
     if problems:
-        raise _invalid(problems)
+        raise ConfigError(problems)
 
+    cache = _open_cache(settings, default_cache)
     runtime = WebRuntime(
         search_provider=settings.search_provider,
         fetch_provider=settings.fetch_provider,
         image_search_provider=settings.image_search_provider,
-        cache=_open_cache(settings, default_cache),
+        cache=wrap_cache(cache) if cache is not None and wrap_cache else cache,
         cache_ttl=settings.cache_ttl,
         image_search_timeout=settings.image_search_timeout,
     )
@@ -308,14 +382,12 @@ def _builders(
     shared settings with every secret removed and returns a provider or ``None``.
     Invalid settings are added to ``problems``, so one error can name them all.
     """
-    builders = [_spec_builder(spec, given, problems) for spec in discover_providers(kind)]
-    for entry in entry_points(group=_ENTRY_POINT_GROUPS[kind]):
-        plugin = entry.load()
-        if isinstance(plugin, ProviderSpec):
-            builders.append(_spec_builder(plugin, given, problems))
-        else:
-            builders.append(_legacy_builder(plugin, _without_secrets(settings)))
-    return builders
+    return [
+        _spec_builder(source, given, problems)
+        if isinstance(source, ProviderSpec)
+        else _legacy_builder(source, _without_secrets(settings))
+        for source, _plugin in _sources(kind)
+    ]
 
 
 def _spec_builder(
@@ -328,7 +400,7 @@ def _spec_builder(
         try:
             own = spec.settings()
         except ValidationError as error:
-            problems.extend(_problems(spec.settings, error))
+            problems += describe(error, spec.settings, read_settings_file(), provider=spec.id)
 
     def build(context: ProviderContext) -> Any:
         return spec.create(own, context)

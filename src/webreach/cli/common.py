@@ -1,0 +1,165 @@
+"""What every command shares: exit codes, one-line failures, the start-up check of the settings,
+and the live status line.
+
+Heavy modules (pydantic, httpx, the providers) load inside these functions, so ``--help`` stays
+instant.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from .report import Capability
+
+EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_HTTP_ERROR = 22
+"""``fetch --fail`` on an HTTP status of 400 or more, as ``curl --fail`` does."""
+EXIT_INTERRUPTED = 130
+
+
+def fail(
+    code: str,
+    message: str,
+    *,
+    as_json: bool,
+    exit_code: int = EXIT_TOOL_ERROR,
+    retry_after: float | None = None,
+    **extra: Any,
+) -> NoReturn:
+    """Stop with ``code`` and ``message``: one line on stderr, or the JSON error on stdout."""
+    if as_json:
+        error: dict[str, Any] = {"code": code, "message": message, **extra}
+        if retry_after is not None:
+            error["retry_after"] = retry_after
+        print(json.dumps({"error": error}, ensure_ascii=False))
+    else:
+        print(f"webreach: {code}: {message}", file=sys.stderr)
+    raise typer.Exit(exit_code)
+
+
+def usage(message: str, *, as_json: bool = False) -> NoReturn:
+    """A command line that cannot run as given (exit 2)."""
+    fail("USAGE", message, as_json=as_json, exit_code=EXIT_USAGE)
+
+
+def warn(message: str) -> None:
+    print(f"webreach: warning: {message}", file=sys.stderr)
+
+
+# What `pip install webreach` leaves out: the commands that need more name the extra to install.
+_EXTRAS: dict[str, tuple[str, ...]] = {
+    "server": ("starlette", "uvicorn", "openai", "cryptography"),
+    "mcp": ("mcp", "uvicorn"),
+}
+
+
+def require_extra(command: str, extra: str) -> None:
+    """Stop with one line (exit 2) when ``command`` needs an extra that is not installed."""
+    for module in _EXTRAS[extra]:
+        try:
+            import_module(module)
+        except ImportError as error:
+            missing = error.name or module
+            fail(
+                "MISSING_EXTRA",
+                f"`webreach {command}` needs the {extra} extra ({missing} is not installed): "
+                f'pip install "webreach[{extra}]"',
+                as_json=False,
+                exit_code=EXIT_USAGE,
+            )
+
+
+def invalid_setting(error: Exception, *, as_json: bool) -> NoReturn:
+    """Every problem of a :class:`~webreach.config.ConfigError`, one line each (exit 2)."""
+    problems = getattr(error, "problems", None) or (str(error),)
+    if as_json:
+        fail("INVALID_SETTING", "; ".join(problems), as_json=True, exit_code=EXIT_USAGE)
+    for problem in problems:
+        print(f"webreach: INVALID_SETTING: {problem}", file=sys.stderr)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def startup(as_json: bool, **overrides: Any) -> Settings:
+    """Every setting read and checked (the shared ones, the settings file, every provider's own)
+    before a command does anything; a bad one stops it here with exit 2."""
+    from ..config import ConfigError, check_settings
+
+    try:
+        return check_settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ConfigError as error:
+        invalid_setting(error, as_json=as_json)
+
+
+def check_providers(
+    settings: Settings,
+    *,
+    need: str | None,
+    option: str | None = None,
+    as_json: bool = False,
+    warn_unavailable: bool = False,
+) -> list[Capability]:
+    """Stop (exit 2) on a configured provider id that does not exist, for any capability, and
+    on one that cannot run (its key missing) for the capability ``need`` that the command uses;
+    a server only warns about the latter (``warn_unavailable``), as each call to it would fail.
+
+    A message names what the person used: ``option`` (``--provider exa``) when it chose the
+    provider of ``need``, else the variable."""
+    import asyncio
+
+    from .report import capabilities
+
+    found = asyncio.run(capabilities(settings))
+    for capability in found:
+        named = option if option and capability.kind == need else None
+        problem = capability.problem(named) if capability.configured else None
+        if problem is None:
+            continue
+        unknown = any(capability.state(pid) is None for pid in capability.configured)
+        if named is not None:
+            usage(problem, as_json=as_json)
+        if unknown or capability.kind == need:
+            fail("INVALID_SETTING", problem, as_json=as_json, exit_code=EXIT_USAGE)
+        if warn_unavailable:
+            warn(f"{problem}; every {capability.label} will fail until then")
+    return found
+
+
+class Status:
+    """A live status line on a terminal's stderr; silent when stderr is not a terminal."""
+
+    def __init__(self, title: str, items: list[str]) -> None:
+        self._title = title
+        self._items = items
+        self._done: set[str] = set()
+        self._live: Any = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+
+            self._live = Console(stderr=True).status(self._text())
+
+    def _text(self) -> Any:
+        from rich.text import Text  # plain text: a query is never read as rich markup
+
+        marks = " · ".join(f"{item} ✓" if item in self._done else item for item in self._items)
+        return Text(f"{self._title}: {marks} …")
+
+    def done(self, item: str) -> None:
+        self._done.add(item)
+        if self._live is not None:
+            self._live.update(self._text())
+
+    def __enter__(self) -> Status:
+        if self._live is not None:
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._live is not None:
+            self._live.stop()

@@ -1,0 +1,263 @@
+"""``webreach serve`` (the API server) and ``webreach mcp`` (the MCP server)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .app import command
+from .common import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    check_providers,
+    fail,
+    invalid_setting,
+    require_extra,
+    startup,
+    usage,
+    warn,
+)
+
+if TYPE_CHECKING:
+    from ..seam import WebRuntime
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class Client(StrEnum):
+    claude_desktop = "claude-desktop"
+    cursor = "cursor"
+    vscode = "vscode"
+
+
+@command(short_help="Serve web_search and web_fetch to MCP clients.")
+def mcp(
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")
+    ] = False,
+    host: Annotated[
+        str | None,
+        typer.Option("--host", metavar="ADDRESS", help="Address to bind with --http [127.0.0.1]."),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port", metavar="PORT", min=1, max=65535, help="Port to bind with --http [8000]."
+        ),
+    ] = None,
+    print_config: Annotated[
+        bool,
+        typer.Option(
+            "--print-config",
+            help="Print the JSON that adds this server to an MCP client, with the absolute path "
+            "of this webreach, and exit.",
+        ),
+    ] = False,
+    client: Annotated[
+        Client,
+        typer.Option("--client", help="The client --print-config writes for [claude-desktop]."),
+    ] = Client.claude_desktop,
+) -> None:
+    """Serve web_search and web_fetch to MCP clients (stdio by default).
+
+    On stdio the client starts this command and talks to it over stdin and stdout; started by
+    hand in a terminal it waits for a client (Ctrl-C stops it).
+    """
+    if print_config:
+        if http:
+            usage("--print-config describes the stdio server, which clients start themselves")
+        print(json.dumps(_client_config(client), indent=2))
+        return
+    require_extra("mcp", "mcp")
+    if not http and (host is not None or port is not None):
+        usage("--host and --port apply only with --http")
+    settings = startup(False)
+    check_providers(settings, need=None, warn_unavailable=True)
+    from .. import __version__
+    from ..config import build_runtime
+    from ..tools.mcp_server import DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, serve_http, serve_stdio
+
+    def open_runtime() -> WebRuntime:
+        return build_runtime(settings, default_cache="memory")
+
+    try:
+        if not http:
+            if sys.stdin.isatty():
+                print(
+                    "webreach mcp: waiting for an MCP client on stdin; Ctrl-C to stop",
+                    file=sys.stderr,
+                )
+            _stop_at_once_on_interrupt()
+            asyncio.run(serve_stdio(open_runtime, settings.tool_options(), version=__version__))
+            return
+        host, port = host or "127.0.0.1", port or DEFAULT_HTTP_PORT
+        _announce_mcp_http(host, port, DEFAULT_HTTP_PATH)
+        asyncio.run(
+            serve_http(
+                open_runtime, settings.tool_options(), host=host, port=port, version=__version__
+            )
+        )
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def _stop_at_once_on_interrupt() -> None:
+    """Ctrl-C (SIGINT) ends the stdio server at once.
+
+    The MCP SDK reads stdin in a worker thread that cancellation cannot interrupt, so asyncio's
+    own handling would wait for one more line of input before stopping.
+    """
+
+    def stop(_signum: int, _frame: object) -> None:
+        os.write(sys.stderr.fileno(), b"\nwebreach mcp: stopped\n")
+        os._exit(EXIT_INTERRUPTED)
+
+    signal.signal(signal.SIGINT, stop)
+
+
+def webreach_command() -> list[str]:
+    """The absolute command that starts this webreach, for a client that does not share this
+    shell's PATH: the script beside this Python, else the one on PATH, else ``python -m``."""
+    name = "webreach.exe" if os.name == "nt" else "webreach"
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return [str(beside)]
+    if found := shutil.which("webreach"):
+        return [str(Path(found).absolute())]
+    return [sys.executable, "-m", "webreach"]
+
+
+def _client_config(client: Client) -> dict[str, Any]:
+    """The client's JSON for this server; settings set in the environment come along (keys as
+    placeholders to fill in, never their values), and the settings file by its absolute path."""
+    from ..config import check_settings
+    from ..config_sources import read_settings_file
+
+    try:
+        check_settings()
+    except Exception as error:
+        invalid_setting(error, as_json=False)
+    command, *args = webreach_command()
+    env = _environment()
+    if (file := read_settings_file()).exists:
+        env["WEBREACH_CONFIG"] = str(file.path)
+    server: dict[str, Any] = {"command": command, "args": [*args, "mcp"]}
+    if env:
+        server["env"] = env
+    if client is Client.vscode:
+        return {"servers": {"webreach": {"type": "stdio", **server}}}
+    return {"mcpServers": {"webreach": server}}
+
+
+def _environment() -> dict[str, str]:
+    from ..config import all_settings
+
+    env: dict[str, str] = {}
+    for setting in all_settings():
+        if (value := setting.environment_value(os.environ)) is None:
+            continue
+        env[setting.variable] = f"<your {setting.variable}>" if setting.secret else value
+    return env
+
+
+def _announce_mcp_http(host: str, port: int, path: str) -> None:
+    shown = f"[{host}]" if ":" in host else host
+    print(f"webreach: MCP server on http://{shown}:{port}{path}", file=sys.stderr)
+    if not _is_loopback(host):
+        warn(
+            f"{host} is not a loopback address and this server has no authentication; anyone "
+            "who can reach it can use its web tools"
+        )
+
+
+@command(short_help="Serve Chat Completions, Responses and Messages with web search.")
+def serve(
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="Address to bind.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to bind.")
+    ] = 8080,
+) -> None:
+    """Serve Chat Completions, Responses and Messages with server-side web search."""
+    require_extra("serve", "server")
+    settings = startup(False)
+    check_providers(settings, need=None, warn_unavailable=True)
+    if not settings.upstream_base_url:
+        fail(
+            "INVALID_SETTING",
+            "WEBREACH_UPSTREAM_BASE_URL is not set: name the OpenAI-compatible endpoint to "
+            "front (e.g. WEBREACH_UPSTREAM_BASE_URL=http://localhost:11434/v1)",
+            as_json=False,
+            exit_code=EXIT_USAGE,
+        )
+    keys = _secret_list(settings.server_api_keys)
+    if not keys and not _is_loopback(host):
+        fail(
+            "INVALID_SETTING",
+            f"refusing to serve on {host} without WEBREACH_SERVER_API_KEYS; "
+            "set inbound keys or bind to a loopback address",
+            as_json=False,
+            exit_code=EXIT_USAGE,
+        )
+    import uvicorn
+
+    from ..config import ConfigError, build_runtime, open_response_store
+    from ..server.app import ServerConfig, create_app
+
+    upstream_key = settings.upstream_api_key
+    signing_key = settings.signing_key.get_secret_value() if settings.signing_key else None
+    if not signing_key:
+        warn(
+            "WEBREACH_SIGNING_KEY is not set; a random key seals read pages, "
+            "so restoring them in later rounds works only within this process"
+        )
+    config = ServerConfig(
+        upstream_base_url=settings.upstream_base_url,
+        upstream_api_key=upstream_key.get_secret_value() if upstream_key else None,
+        upstream_model=settings.upstream_model,
+        api_keys=keys,
+        signing_key=signing_key,
+        upstream_timeout=settings.upstream_timeout,
+        upstream_connect_timeout=settings.upstream_connect_timeout,
+        max_body_bytes=settings.server_max_body_bytes,
+        store_ttl=settings.store_ttl,
+        upstream_dialect=settings.upstream_dialect,
+        citations=settings.citations,
+        upstream_continue=settings.upstream_continue,
+        moderation_base_url=settings.moderation_base_url,
+        moderation_api_key=(
+            settings.moderation_api_key.get_secret_value() if settings.moderation_api_key else None
+        ),
+        moderation_model=settings.moderation_model,
+    )
+    try:
+        runtime = build_runtime(settings, default_cache="memory")
+    except ConfigError as error:
+        invalid_setting(error, as_json=False)
+    store = open_response_store(settings)
+    server = create_app(config, runtime, settings.tool_options(), store=store)
+    print(f"webreach: serving on http://{host}:{port}/v1", file=sys.stderr)
+    uvicorn.run(server, host=host, port=port, log_level="warning", access_log=False)
+
+
+def _secret_list(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return tuple(part.strip() for part in value.get_secret_value().split(",") if part.strip())

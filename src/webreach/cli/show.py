@@ -1,0 +1,104 @@
+"""Results as a person reads them: numbered sources, a page's text, and how to continue.
+
+This is what ``webreach search`` and ``webreach fetch`` print by default, on a terminal or
+into a pipe; the model-facing text (fences, instructions to a model) is ``--format tool``. Text
+from the web never reaches a terminal with control characters in it: an escape sequence in a
+page could otherwise restyle, retitle or rewrite the user's terminal.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from ..tools.fetch import FetchToolResult
+    from ..tools.search import SearchToolResult
+
+__all__ = ["clean", "fetch_text", "print_text", "search_text"]
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides that can
+# make text read differently from what it is.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(text: str) -> str:
+    """``text`` without the characters a terminal would act on instead of showing."""
+    return _UNSAFE.sub("", text.replace("\r\n", "\n"))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(clean(text).split())
+
+
+def search_text(result: SearchToolResult, *, cached: bool) -> Text:
+    from rich.text import Text
+
+    quoted = " · ".join(f'"{_one_line(q)}"' for q in result.queries)
+    out = Text()
+    if not result.sources and not result.content:
+        out.append(f"No results for {quoted}. Try other wording or fewer terms.")
+        return out
+    count = len(result.sources)
+    out.append(f"{count} source{'s' if count != 1 else ''} for {quoted}", style="bold")
+    origin = [result.provider] if result.provider else []
+    out.append(f" ({', '.join([*origin, 'cached'] if cached else origin)})" if origin else "")
+    if result.content:
+        out.append("\n\n" + clean(result.content.strip()))
+    for number, source in enumerate(result.sources, 1):
+        out.append(f"\n\n[{number}] ", style="bold cyan")
+        out.append(_one_line(source.title or "") or source.url, style="bold")
+        if source.published_at:
+            out.append(f" · {_one_line(source.published_at)}", style="dim")
+        out.append(f"\n    {_one_line(source.url)}", style="blue")
+        if source.snippet:
+            out.append(f"\n    {_one_line(source.snippet)}")
+    if result.truncated:
+        out.append("\n\nMore sources were found; --max-results N shows more.", style="dim")
+    return out
+
+
+def fetch_text(piece: FetchToolResult, *, cached: bool, raw: bool = False) -> Text:
+    """The page's text under a short header, and a note for every cut, naming ``--start``."""
+    from rich.text import Text
+
+    out = Text()
+    if piece.title:
+        out.append(_one_line(piece.title) + "\n", style="bold")
+    facts = [f"HTTP {piece.status_code}"] if piece.status_code != 200 else []
+    facts.append(piece.kind + (" (raw)" if raw else ""))
+    if piece.start or piece.next_start is not None:
+        end = piece.start + len(piece.content)
+        facts.append(f"characters {piece.start:,}–{end:,} of {piece.total_chars:,}")
+    if cached:
+        facts.append("cached")
+    out.append(f"{_one_line(piece.url)} · {' · '.join(facts)}\n\n", style="dim")
+    body = clean(piece.content).strip("\n")
+    out.append(body if body.strip() else "(the page has no readable text)")
+    if piece.next_start is not None:
+        left = piece.total_chars - piece.next_start
+        again = ["webreach", "fetch", piece.url, *(["--raw"] if raw else [])]
+        out.append(
+            f"\n\n[{left:,} more characters; continue with: "
+            f"{shlex.join([*again, '--start', str(piece.next_start)])}]",
+            style="yellow",
+        )
+    if piece.body_truncated:
+        out.append(
+            "\n\n[Only the first part of the document was read: it is larger than the fetch "
+            "limit (WEBREACH_FETCH_MAX_BYTES).]",
+            style="yellow",
+        )
+    return out
+
+
+def print_text(text: Any) -> None:
+    """Styled on a terminal, plain in a pipe; never wrapped, so URLs stay whole."""
+    from rich.console import Console
+
+    Console(soft_wrap=True, highlight=False, markup=False, emoji=False).print(text)
+    sys.stdout.flush()

@@ -1,0 +1,285 @@
+"""``webreach search`` and ``webreach fetch``: the model-facing tools, run for a person.
+
+They run exactly the tools (same validation, same limits). What they print depends on
+``--format``: ``text`` (the default, for people), ``tool`` (exactly what the tool returns to a
+model) or ``json`` (``--json``: the structured result, for programs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from .app import command
+from .common import (
+    EXIT_HTTP_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    Status,
+    check_providers,
+    fail,
+    invalid_setting,
+    startup,
+    usage,
+)
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..seam import CacheStore, SearchResult, WebRuntime
+
+T = TypeVar("T")
+
+
+class Format(StrEnum):
+    text = "text"
+    tool = "tool"
+    json = "json"
+
+
+FormatOption = Annotated[
+    Format | None,
+    typer.Option(
+        "--format",
+        help="text: for people (the default); tool: exactly what a model gets; json: --json.",
+        show_default=False,
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print the structured result as JSON, for programs.")
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Neither read nor store cached results.")
+]
+
+
+def _format(chosen: Format | None, as_json: bool) -> Format:
+    if as_json and chosen not in (None, Format.json):
+        usage(f"--json and --format {chosen.value if chosen else ''} disagree; pick one")
+    return Format.json if as_json else chosen or Format.text
+
+
+class _CacheWatch:
+    """Counts cache answers, so ``--json`` can say whether a result came from the cache."""
+
+    def __init__(self) -> None:
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def cached(self) -> bool:
+        return self.hits > 0 and self.misses == 0
+
+    def wrap(self, store: CacheStore) -> CacheStore:
+        watch = self
+
+        class Watched:
+            async def get(self, key: str) -> bytes | None:
+                value = await store.get(key)
+                if value is None:
+                    watch.misses += 1
+                else:
+                    watch.hits += 1
+                return value
+
+            async def set(self, key: str, value: bytes, ttl: float) -> None:
+                await store.set(key, value, ttl)
+
+            async def aclose(self) -> None:
+                await store.aclose()
+
+        return Watched()
+
+
+def _run(
+    settings: Settings,
+    work: Callable[[WebRuntime], Awaitable[T]],
+    watch: _CacheWatch,
+    *,
+    as_json: bool,
+) -> T:
+    """``work`` with a runtime built from ``settings``; a failure is one line, never a
+    traceback."""
+    from ..cache import default_sqlite_url
+    from ..config import ConfigError, build_runtime
+    from ..seam import WebError, WebErrorCode
+
+    async def main() -> T:
+        runtime = build_runtime(settings, default_cache=default_sqlite_url(), wrap_cache=watch.wrap)
+        async with runtime:
+            return await work(runtime)
+
+    try:
+        return asyncio.run(main())
+    except WebError as error:
+        message = error.message
+        if error.code == WebErrorCode.WEB_PROVIDER_AMBIGUOUS:
+            message += " (or pass --provider ID)"
+        fail(error.code.value, message, as_json=as_json, retry_after=error.retry_after)
+    except ConfigError as error:
+        invalid_setting(error, as_json=as_json)
+    except KeyboardInterrupt:
+        print("webreach: interrupted", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def _turned_off(settings: Settings, field: str, what: str, as_json: bool) -> NoReturn:
+    from ..config import Settings
+    from ..config_sources import Setting, read_settings_file
+
+    setting = next(s for s in Setting.all_of(Settings) if s.field == field)
+    where = setting.source(read_settings_file(), os.environ)
+    origin = {"file": f"{setting.key} = false in the settings file"}.get(
+        where, f"{setting.variable}=false"
+    )
+    fail(
+        "NOT_ENABLED",
+        f"web {what} is turned off ({origin}); set it to true to {what} from here",
+        as_json=as_json,
+        exit_code=EXIT_USAGE,
+    )
+
+
+def _print_json(data: dict[str, Any], cached: bool) -> None:
+    print(json.dumps({**data, "cached": cached}, ensure_ascii=False, indent=2))
+
+
+@command(short_help="Search the web and print the sources.")
+def search(
+    queries: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="QUERY...",
+            help="One or more queries; they run at the same time and their sources are merged.",
+            show_default=False,
+        ),
+    ],
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            "--provider",
+            metavar="ID",
+            help="Search provider, or a comma list tried in order (see `webreach config`).",
+        ),
+    ] = None,
+    max_results: Annotated[
+        int | None,
+        typer.Option("--max-results", metavar="N", min=1, help="Sources to return [8]."),
+    ] = None,
+    output: FormatOption = None,
+    as_json: JsonOption = False,
+    no_cache: NoCacheOption = False,
+) -> None:
+    """Search the web; several queries run concurrently and their sources are merged."""
+    from ..tools import web_search_tool
+
+    form = _format(output, as_json)
+    as_json = form is Format.json
+    settings = startup(
+        as_json,
+        search_provider=provider,
+        search_max_results=max_results,
+        cache="none" if no_cache else None,
+    )
+    if not settings.search_enabled:
+        _turned_off(settings, "search_enabled", "search", as_json)
+    named = f"--provider {provider}" if provider else None
+    check_providers(settings, need="search", option=named, as_json=as_json)
+    status = Status("Searching the web", list(dict.fromkeys(q.strip() for q in queries)))
+
+    def on_done(query: str, _result: SearchResult) -> None:
+        status.done(query)
+
+    watch = _CacheWatch()
+    with status:
+        result = _run(
+            settings,
+            lambda runtime: web_search_tool(
+                runtime, settings.tool_options(), on_query_done=on_done
+            ).execute({"queries": list(queries)}),
+            watch,
+            as_json=as_json,
+        )
+    if form is Format.json:
+        _print_json(result.data.to_json(), watch.cached)
+    elif form is Format.tool:
+        print(result.text)
+    else:
+        from ..tools.search import SearchToolResult
+        from .show import print_text, search_text
+
+        assert isinstance(result.data, SearchToolResult)
+        print_text(search_text(result.data, cached=watch.cached))
+
+
+@command(short_help="Fetch a page and print its main content.")
+def fetch(
+    url: Annotated[
+        str, typer.Argument(metavar="URL", help="The http(s) URL to read.", show_default=False)
+    ],
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Print the decoded body instead of the rendering.")
+    ] = False,
+    start: Annotated[
+        int,
+        typer.Option("--start", metavar="N", min=0, help="Character offset to continue from [0]."),
+    ] = 0,
+    fail_on_error: Annotated[
+        bool,
+        typer.Option("--fail", help="Exit 22, printing no page, on an HTTP status of 400 or more."),
+    ] = False,
+    output: FormatOption = None,
+    as_json: JsonOption = False,
+    no_cache: NoCacheOption = False,
+) -> None:
+    """Fetch a page safely and print its main content as Markdown (--raw: the body itself)."""
+    from ..tools.fetch import format_fetch, page_piece, parse_fetch_arguments, read_page
+
+    form = _format(output, as_json)
+    as_json = form is Format.json
+    if raw and form is Format.tool:
+        usage("--raw prints the body itself; the tool's text is --format tool without --raw")
+    settings = startup(as_json, cache="none" if no_cache else None)
+    if not settings.fetch_enabled:
+        _turned_off(settings, "fetch_enabled", "fetch", as_json)
+    check_providers(settings, need="fetch", as_json=as_json)
+
+    async def work(runtime: WebRuntime) -> Any:
+        checked, at = parse_fetch_arguments({"url": url, "start": start})
+        result, rendered = await read_page(runtime, checked, "raw" if raw else "markdown")
+        size = max(len(rendered.text) - at, 1) if raw else settings.fetch_max_chars
+        return page_piece(result, rendered, at, size)
+
+    watch = _CacheWatch()
+    with Status("Fetching", [url]):
+        piece = _run(settings, work, watch, as_json=as_json)
+    if fail_on_error and piece.status_code >= 400:
+        fail(
+            "HTTP_ERROR",
+            f"HTTP {piece.status_code} from {piece.url} (--fail)",
+            as_json=as_json,
+            exit_code=EXIT_HTTP_ERROR,
+            status_code=piece.status_code,
+        )
+    if form is Format.json:
+        _print_json(piece.to_json(), watch.cached)
+    elif form is Format.tool:
+        print(format_fetch(piece))
+    elif raw:
+        sys.stdout.write(piece.content)
+        if piece.body_truncated:
+            print(
+                "webreach: note: only the first part of the document was read; it is larger "
+                "than WEBREACH_FETCH_MAX_BYTES",
+                file=sys.stderr,
+            )
+    else:
+        from .show import fetch_text, print_text
+
+        print_text(fetch_text(piece, cached=watch.cached))

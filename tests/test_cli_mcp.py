@@ -1,0 +1,113 @@
+"""``webreach mcp`` as a person meets it: started by hand in a terminal, stopped with Ctrl-C, and
+the JSON that adds it to an MCP client."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import clean_env, run_cli
+
+
+def _read_until(fd: int, wanted: bytes, seconds: float) -> bytes:
+    """What the terminal shows until ``wanted`` appears (or the time is up)."""
+    seen = b""
+    deadline = time.monotonic() + seconds
+    while wanted not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+def _wait(pid: int, seconds: float) -> int | None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    return None
+
+
+def test_in_a_terminal_it_says_it_waits_and_ctrl_c_stops_it() -> None:
+    """A real terminal: the child's stdin, stdout and stderr are the pty, and Ctrl-C is the
+    byte the terminal turns into SIGINT for its foreground process."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: become `webreach mcp` on the terminal
+        os.execve(sys.executable, [sys.executable, "-m", "webreach", "mcp"], clean_env())
+    code = None
+    try:
+        shown = _read_until(fd, b"Ctrl-C to stop", 30)
+        assert b"webreach mcp: waiting for an MCP client on stdin; Ctrl-C to stop" in shown
+        os.write(fd, b"\x03")
+        code = _wait(pid, 10)
+        shown += _read_until(fd, b"stopped", 2)
+    finally:
+        if code is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)
+    assert code == 130, shown
+    assert b"webreach mcp: stopped" in shown
+    assert b"Traceback" not in shown
+
+
+def test_a_client_on_a_pipe_gets_no_hint(tmp_path: Path) -> None:
+    done = run_cli("mcp", env=clean_env(), input="")
+    assert done.returncode == 0, done.stderr
+    assert "waiting for an MCP client" not in done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("client", "top"),
+    [("claude-desktop", "mcpServers"), ("cursor", "mcpServers"), ("vscode", "servers")],
+)
+def test_print_config_gives_the_absolute_command(client: str, top: str) -> None:
+    env = clean_env(
+        WEBREACH_SEARCH_PROVIDER="exa", EXA_API_KEY="exa-canary-key-99", WEBREACH_CONFIG=""
+    )
+    done = run_cli("mcp", "--print-config", "--client", client, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "exa-canary-key-99" not in done.stdout
+    server = json.loads(done.stdout)[top]["webreach"]
+    command = Path(server["command"])
+    assert command.is_absolute() and command.is_file()
+    assert server["args"][-1] == "mcp"
+    if command.name != "webreach":  # no script beside Python: the module through Python itself
+        assert server["args"] == ["-m", "webreach", "mcp"]
+    assert server["env"] == {
+        "WEBREACH_SEARCH_PROVIDER": "exa",
+        "EXA_API_KEY": "<your EXA_API_KEY>",
+    }
+    if client == "vscode":
+        assert server["type"] == "stdio"
+
+
+def test_print_config_names_the_settings_file_by_its_absolute_path(tmp_path: Path) -> None:
+    (tmp_path / "webreach.toml").write_text("search_max_results = 5\n")
+    done = run_cli("mcp", "--print-config", env=clean_env(), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    server = json.loads(done.stdout)["mcpServers"]["webreach"]
+    assert server["env"] == {"WEBREACH_CONFIG": str(tmp_path / "webreach.toml")}
+
+
+def test_print_config_is_for_the_stdio_server() -> None:
+    done = run_cli("mcp", "--print-config", "--http", env=clean_env())
+    assert done.returncode == 2
+    assert "--print-config describes the stdio server" in done.stderr
