@@ -27,6 +27,15 @@ from webreach.tools import ToolOptions
 __all__ = ["LiveServer", "gated_search", "search", "upstream", "webreach_url"]
 
 
+SMALLEST_REQUESTS: list[tuple[str, dict[str, Any]]] = [
+    ("/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}),
+    ("/responses", {"input": "hi"}),
+    ("/messages", {"max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}),
+]
+"""Each protocol's smallest valid request (path below ``/v1``, body without ``model``)."""
+PROTOCOL_IDS = ["chat", "responses", "messages"]
+
+
 class LiveServer:
     """An ASGI app served by uvicorn in a background thread."""
 

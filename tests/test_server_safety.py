@@ -21,7 +21,7 @@ import pytest
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_moderation import ScriptedModeration
 from scripted_upstream import Call, ScriptedUpstream, Step
-from server_harness import LiveServer
+from server_harness import PROTOCOL_IDS, SMALLEST_REQUESTS, LiveServer
 from webreach.cache import MemoryStore
 from webreach.seam import FetchResult, HtmlBody, WebRuntime
 from webreach.server import ServerConfig, create_app
@@ -83,20 +83,25 @@ def moderated_url(
         yield server.url + "/v1"
 
 
-def chat(url: str, *, stream: bool, **extra: Any) -> Any:
+def complete(url: str, request: dict[str, Any], *, stream: bool) -> Any:
+    """A Chat completion through the SDK: ``create``, or the stream helper's final snapshot."""
     client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
-    request: dict[str, Any] = {
-        "model": "m",
-        "messages": [{"role": "user", "content": QUESTION}],
-        "tools": [{"type": "deepseek_web_search"}],
-        "extra_body": extra,
-    }
     if not stream:
         return client.chat.completions.create(**request)
     with client.chat.completions.stream(**request) as events:
         for _ in events:
             pass
         return events.current_completion_snapshot
+
+
+def chat(url: str, *, stream: bool, **extra: Any) -> Any:
+    request: dict[str, Any] = {
+        "model": "m",
+        "messages": [{"role": "user", "content": QUESTION}],
+        "tools": [{"type": "deepseek_web_search"}],
+        "extra_body": extra,
+    }
+    return complete(url, request, stream=stream)
 
 
 def raw_stream(url: str, path: str, body: dict[str, Any]) -> str:
@@ -108,15 +113,7 @@ def raw_stream(url: str, path: str, body: dict[str, Any]) -> str:
 # --- the level ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("path", "body"),
-    [
-        ("/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}),
-        ("/responses", {"input": "hi"}),
-        ("/messages", {"max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}),
-    ],
-    ids=["chat", "responses", "messages"],
-)
+@pytest.mark.parametrize(("path", "body"), SMALLEST_REQUESTS, ids=PROTOCOL_IDS)
 @pytest.mark.parametrize("value", [{}, {"level": "medium"}, "high", {"level": None}])
 def test_a_safety_check_without_a_valid_level_is_the_references_400(
     webreach_url: str, path: str, body: dict[str, Any], value: object
@@ -295,19 +292,13 @@ def test_messages_keep_their_order_when_held_for_review(
 
 
 def read_page(url: str, level: dict[str, Any], stream: bool = False) -> Any:
-    client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
     request: dict[str, Any] = {
         "model": "m",
         "messages": ASK_PAGE,
         "tools": [{"type": "deepseek_read_url"}],
         "extra_body": level,
     }
-    if not stream:
-        return client.chat.completions.create(**request)
-    with client.chat.completions.stream(**request) as events:
-        for _ in events:
-            pass
-        return events.current_completion_snapshot
+    return complete(url, request, stream=stream)
 
 
 def read_call(completion: Any) -> dict[str, Any]:

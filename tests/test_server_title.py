@@ -16,6 +16,7 @@ import openai
 import pytest
 
 from scripted_upstream import Call, ScriptedUpstream, Step
+from server_harness import PROTOCOL_IDS, SMALLEST_REQUESTS
 from webreach.server.core.title import TITLE_ASK
 
 QUESTION = "How many people live in Iceland?"
@@ -162,15 +163,7 @@ def test_the_title_is_written_while_the_web_search_runs(
     assert usage.completion_tokens == 3 * 5
 
 
-@pytest.mark.parametrize(
-    ("path", "body"),
-    [
-        ("/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}),
-        ("/responses", {"input": "hi"}),
-        ("/messages", {"max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}),
-    ],
-    ids=["chat", "responses", "messages"],
-)
+@pytest.mark.parametrize(("path", "body"), SMALLEST_REQUESTS, ids=PROTOCOL_IDS)
 @pytest.mark.parametrize("value", ["yes", 1, {"enabled": "yes"}, {"on": True}])
 def test_a_title_that_is_neither_a_boolean_nor_enabled_is_refused(
     webreach_url: str, path: str, body: dict[str, Any], value: object
