@@ -174,9 +174,14 @@ def load_settings(**overrides: Any) -> Settings:
     error too: a typo would otherwise leave the setting silently at its default.
     """
     file = read_settings_file()
-    if file.data and (problems := unknown_keys(file, all_settings())):
+    problems = unknown_keys(file, all_settings()) if file.data else []
+    try:
+        settings = _read(Settings, **overrides)
+    except ConfigError as error:
+        problems += error.problems
+    if problems:
         raise ConfigError(problems)
-    return _read(Settings, **overrides)
+    return settings
 
 
 def all_settings() -> list[Setting]:
