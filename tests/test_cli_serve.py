@@ -73,3 +73,40 @@ def test_needs_an_upstream() -> None:
     done = run_cli("serve", env=clean_env())
     assert done.returncode == 2
     assert "WEBREACH_UPSTREAM_BASE_URL" in done.stderr
+
+
+def test_a_configured_provider_without_its_key_is_a_warning_at_start(
+    upstream: ScriptedUpstream,
+) -> None:
+    port = free_port()
+    env = clean_env(WEBREACH_UPSTREAM_BASE_URL=upstream.url, WEBREACH_SEARCH_PROVIDER="exa")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "webreach", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and process.poll() is None:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=20)
+    assert (
+        "webreach: warning: WEBREACH_SEARCH_PROVIDER=exa: exa is not configured; set EXA_API_KEY; "
+        "every search will fail until then" in err
+    )
+
+
+def test_an_unknown_provider_id_stops_it_before_it_serves(upstream: ScriptedUpstream) -> None:
+    env = clean_env(WEBREACH_UPSTREAM_BASE_URL=upstream.url, WEBREACH_FETCH_PROVIDER="curl")
+    done = run_cli("serve", "--port", str(free_port()), env=env)
+    assert done.returncode == 2
+    assert "WEBREACH_FETCH_PROVIDER=curl: there is no fetch provider 'curl' (valid: http)" in (
+        done.stderr
+    )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from webreach.config import ConfigError, build_runtime, load_settings
+from webreach.config import ConfigError, build_runtime, check_settings, load_settings
 from webreach.seam import SearchRequest, WebError, WebErrorCode
 
 
@@ -153,3 +154,51 @@ async def test_each_built_in_provider_becomes_available_with_its_setting(
     assert caught.value.code == WebErrorCode.WEB_PROVIDER_AMBIGUOUS
     listed = caught.value.message.split("(", 1)[1].split(")", 1)[0]
     assert sorted(listed.split(", ")) == sorted(["duckduckgo", provider])
+
+
+def test_check_settings_names_every_problem_with_its_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text('fetch_alow = "x"\nsearch_max_queries = 0\nexa_base_url = "exa.example"\n')
+    monkeypatch.setenv("WEBREACH_CONFIG", str(config))
+    monkeypatch.setenv("WEBREACH_FETCH_TIMEOUT", "soon")
+    with pytest.raises(ConfigError) as caught:
+        check_settings()
+    assert caught.value.problems == (
+        f"fetch_alow in {config} (line 1): unknown key 'fetch_alow'; did you mean 'fetch_allow'?",
+        f"search_max_queries = 0 in {config} (line 2): Input should be greater than 0 "
+        "(e.g. search_max_queries = 4)",
+        "WEBREACH_FETCH_TIMEOUT=soon: Input should be a valid number, unable to parse string as "
+        "a number (e.g. WEBREACH_FETCH_TIMEOUT=30)",
+        f"exa_base_url in {config} (line 3): must be an http(s) URL with a host, "
+        "e.g. https://api.example.com",
+    )
+
+
+def test_a_settings_file_that_is_not_toml_names_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text("search_max_queries = 2\n[broken\n")
+    monkeypatch.setenv("WEBREACH_CONFIG", str(config))
+    with pytest.raises(ConfigError, match=rf"^{config}, line 2, column \d+: not valid TOML"):
+        load_settings()
+
+
+def test_where_each_setting_came_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from webreach.config import all_settings
+    from webreach.config_sources import read_settings_file
+
+    Path("webreach.toml").write_text('search_max_queries = 2\nfetch_allow = "10.0.0.0/8"\n')
+    monkeypatch.setenv("WEBREACH_SEARCH_MAX_QUERIES", "3")
+    monkeypatch.setenv("EXA_API_KEY", "")  # empty: unset, as for every provider setting
+    file = read_settings_file()
+    sources = {s.variable: s.source(file, os.environ) for s in all_settings()}
+    assert sources["WEBREACH_SEARCH_MAX_QUERIES"] == "environment"
+    assert sources["WEBREACH_FETCH_ALLOW"] == "file"
+    assert sources["WEBREACH_CACHE_TTL"] == "default"
+    assert sources["EXA_API_KEY"] == "default"
+    secret = {s.variable: s.secret for s in all_settings()}
+    assert secret["EXA_API_KEY"] and secret["WEBREACH_UPSTREAM_API_KEY"]
+    assert not secret["WEBREACH_FETCH_ALLOW"]

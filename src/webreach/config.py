@@ -34,12 +34,17 @@ if TYPE_CHECKING:
     from .tools import ToolOptions
 
 __all__ = [
+    "BuiltProvider",
     "ConfigError",
     "Settings",
+    "all_settings",
     "build_runtime",
+    "built_providers",
+    "check_settings",
     "discover_providers",
     "load_settings",
     "open_response_store",
+    "provider_kinds",
 ]
 
 ENV_PREFIX = "WEBREACH_"
