@@ -113,6 +113,8 @@ class Settings(BaseSettings):
     moderation_api_key: SecretStr | None = None
     moderation_model: str = "omni-moderation-latest"
     signing_key: SecretStr | None = None
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["text", "json"] = "text"
 
     @field_validator("fetch_allow")
     @classmethod
