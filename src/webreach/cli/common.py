@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from importlib import import_module
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import typer
 
@@ -34,6 +34,7 @@ def fail(
     **extra: Any,
 ) -> NoReturn:
     """Stop with ``code`` and ``message``: one line on stderr, or the JSON error on stdout."""
+    Status.stop_live()  # the status line goes first, so it is not drawn again below the error
     if as_json:
         error: dict[str, Any] = {"code": code, "message": message, **extra}
         if retry_after is not None:
@@ -134,6 +135,13 @@ def check_providers(
 class Status:
     """A live status line on a terminal's stderr; silent when stderr is not a terminal."""
 
+    _live_now: ClassVar[Status | None] = None
+
+    @classmethod
+    def stop_live(cls) -> None:
+        if cls._live_now is not None:
+            cls._live_now.__exit__()
+
     def __init__(self, title: str, items: list[str]) -> None:
         self._title = title
         self._items = items
@@ -158,8 +166,11 @@ class Status:
     def __enter__(self) -> Status:
         if self._live is not None:
             self._live.start()
+            Status._live_now = self
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         if self._live is not None:
             self._live.stop()
+            self._live = None
+            Status._live_now = None
