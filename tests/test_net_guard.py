@@ -7,7 +7,8 @@ import re
 import pytest
 
 from _servers import LocalServer, respond
-from webreach.net.guard import AllowList, check_host, check_url, is_public_address
+from webreach.net.allow import AllowList
+from webreach.net.guard import check_host, check_url, is_public_address
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.seam import FetchRequest, WebError, WebErrorCode
 
@@ -379,10 +380,20 @@ def test_allow_list_entries_with_a_port_open_that_port_only() -> None:
     ]
     check_host("localhost", allow, 8080)
     check_host("127.0.0.1", allow, 8765)
-    for host, port in (("localhost", 80), ("127.0.0.1", 8080), ("[::1]", 8765)):
+    for host, port, opened in (
+        ("localhost", 80, 8080),
+        ("127.0.0.1", 8080, 8765),
+        ("[::1]", 1, 9000),
+    ):
         with pytest.raises(WebError) as caught:
             check_host(host, allow, port)
         assert caught.value.code == WebErrorCode.WEB_BLOCKED_URL
+        assert f"WEBREACH_FETCH_ALLOW opens it on port {opened} only, not on {port}" in (
+            caught.value.message
+        )
+    with pytest.raises(WebError, match="add it to WEBREACH_FETCH_ALLOW"):
+        check_host("10.1.2.3", allow, 8080)
+    assert allow.ports_of("mylocalhost", []) == []
 
 
 async def test_an_allowed_port_reaches_its_service_and_no_other() -> None:

@@ -121,7 +121,7 @@ class Settings(BaseSettings):
     def _allow_list(cls, value: str | None) -> str | None:
         """Checked when read, so a typo stops every command at once instead of leaving a
         destination silently closed (or a URL silently ignored)."""
-        from .net.guard import AllowList
+        from .net.allow import AllowList
 
         if value is not None:
             AllowList.parse(value)

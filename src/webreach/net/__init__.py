@@ -3,10 +3,10 @@
 Imports the seam only.
 """
 
+from .allow import AllowList
 from .client import USER_AGENT, create_client
 from .guard import (
     MAX_URL_LENGTH,
-    AllowList,
     check_host,
     check_url,
     is_public_address,

@@ -18,7 +18,8 @@ import httpcore
 import httpx
 
 from ..seam import WebError, WebErrorCode
-from .guard import AllowList, IPAddress, address_allowed, blocked_error, parse_ip_literal
+from .allow import AllowList
+from .guard import IPAddress, address_allowed, blocked_error, parse_ip_literal
 
 __all__ = [
     "PinnedTransport",
@@ -59,7 +60,7 @@ class PinningBackend(httpcore.AsyncNetworkBackend):
         addresses = [literal] if literal is not None else await self._lookup(host, port, within)
         refused = [a for a in addresses if not address_allowed(host, a, self._allow, port)]
         if refused:
-            raise blocked_error(host, [str(a) for a in refused])
+            raise blocked_error(host, [str(a) for a in refused], self._allow, port)
         return addresses
 
     async def _lookup(self, host: str, port: int, within: float | None) -> list[IPAddress]:

@@ -16,8 +16,9 @@ from http.cookiejar import CookieJar, DefaultCookiePolicy
 import httpcore
 import httpx
 
+from ...net.allow import AllowList
 from ...net.client import create_client
-from ...net.guard import AllowList, check_host, check_url
+from ...net.guard import check_host, check_url
 from ...net.pinning import PinnedTransport, PinningBackend, Resolver
 from ...seam import (
     FetchBody,
