@@ -72,7 +72,9 @@ class Capability:
             return None
         available = [p.id for p in self.providers if p.available]
         if not available:
-            return f"no {self.label} provider is available; configure one and set {self.variable}"
+            ways = [f"{' or '.join(p.needs)} ({p.id})" for p in self.providers if p.needs]
+            how = f"set {' or '.join(ways)}" if ways else "install or configure one"
+            return f"no {self.label} provider is available; {how}"
         if len(available) > 1:
             return (
                 f"several {self.label} providers are available ({', '.join(available)}); "
