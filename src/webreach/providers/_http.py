@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from ..seam import WebError, WebErrorCode
+from ..seam.causes import network_cause
 
 __all__ = ["field", "optional_field", "optional_str", "redact", "request_json"]
 
@@ -21,6 +22,16 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
         if hidden:
             text = text.replace(hidden, "***")
     return text
+
+
+def _host(url: str) -> str | None:
+    """``host`` or ``host:port`` of a request URL, for a message (never its query: SerpApi's
+    key is a query parameter)."""
+    try:
+        parts = httpx.URL(url)
+    except httpx.InvalidURL:
+        return None
+    return f"{parts.host}:{parts.port}" if parts.port else parts.host
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -93,10 +104,16 @@ async def request_json(
             WebErrorCode.WEB_PROVIDER_ERROR, f"{pid}: the request timed out", provider=pid
         ) from None
     except httpx.HTTPError as error:
-        detail = redact(str(error) or type(error).__name__, secrets)
+        cause = network_cause(error)
+        if cause is not None:
+            detail = cause.describe(_host(url))
+        else:
+            detail = (
+                f"{type(error).__name__}: {redact(str(error) or type(error).__name__, secrets)}"
+            )
         raise WebError(
             WebErrorCode.WEB_PROVIDER_ERROR,
-            f"{pid}: request failed ({type(error).__name__}: {detail})",
+            f"{pid}: request failed ({detail})",
             provider=pid,
         ) from None
     if not response.is_success:
