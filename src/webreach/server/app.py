@@ -26,7 +26,7 @@ from .core.turn import JSON
 from .core.upstream import Upstream
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint
 from .messages import MessagesCodec
-from .middleware import InboundKeys, ServerTiming
+from .middleware import AccessLog, InboundKeys, ServerTiming
 from .responses import ResponsesCodec
 from .web_api import OPEN_PATHS as WEB_OPEN_PATHS
 from .web_api import PATHS as WEB_PATHS
@@ -104,7 +104,7 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         *web_routes(),
     ]
-    middleware = [Middleware(ServerTiming)]
+    middleware = [Middleware(AccessLog, protocols=_protocols(codecs)), Middleware(ServerTiming)]
     if any(config.api_keys):
         keys = Middleware(
             InboundKeys,
@@ -114,6 +114,14 @@ def create_app(
         )
         middleware.append(keys)
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:
+    """What the access line names as each path's protocol."""
+    named = {path: protocol for protocol in codecs for path in PATHS[protocol]}
+    named.update({"/v1/models": "models", "/models": "models", "/healthz": "health"})
+    named.update({path: name.split("_")[0] for name, path in WEB_PATHS.items()})
+    return named
 
 
 def _error_body_for(codecs: dict[str, Codec]) -> Callable[[str], Callable[[str], JSON]]:

@@ -23,6 +23,7 @@ from .core.codec import Codec, stream_frames, whole_body
 from .core.context import ServerContext
 from .core.errors import RequestError, ServerFailure
 from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
+from .core.journal import request_log
 from .core.loop import TurnRunner
 from .core.relay import relay
 from .core.streaming import server_timing, with_keepalive
@@ -42,6 +43,7 @@ def json_response(status: int, body: JSON, headers: dict[str, str] | None = None
 
 
 def _error(codec: Codec, failure: RequestError | ServerFailure) -> Response:
+    request_log().note = failure.message
     headers = failure.headers if isinstance(failure, ServerFailure) else None
     return json_response(failure.status, codec.error_body(failure.status, failure.message), headers)
 
@@ -88,6 +90,8 @@ class ProtocolEndpoint:
             turn.store = turn.store and context.store is not None
             turn.citations = _citation_style(request, config)
             runner = TurnRunner(turn, context)
+            log = request_log()
+            log.stream, log.usage = turn.stream, runner.usage
             if turn.stream:
                 return await self._stream(request, runner, body, config, started)
             return await self._whole(request, runner, body, config, started)
@@ -113,6 +117,7 @@ class ProtocolEndpoint:
     ) -> Response:
         """The client's bytes go on as they came (they are strict JSON by now), unless the
         server names the model itself."""
+        request_log().stream = body.get("stream") is True
         upstream = context.upstream
         payload = dumps({**body, "model": upstream.model}).encode() if upstream.model else raw
         return await relay(
@@ -195,6 +200,7 @@ async def _newlines_then(
         try:
             reply = work.result()
         except ServerFailure as failure:
+            request_log().note = f"failed after the status was sent: {failure.message}"
             reply = codec.error_body(failure.status, failure.message)
         yield dumps(reply).encode()
     finally:

@@ -1,22 +1,30 @@
-"""What every request goes through before and after its endpoint: inbound keys, and timing.
+"""What every request goes through before and after its endpoint: the access log, inbound
+keys, and timing.
 
-Both are plain ASGI middleware: they cost a few attribute reads per request, and the
+All are plain ASGI middleware: they cost a few attribute reads per request, and the
 protocol endpoints stay free of cross-cutting checks.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .core.journal import RequestLog, begin_request, end_request
 from .core.turn import JSON
 from .core.wire import dumps
 
-__all__ = ["InboundKeys", "ServerTiming"]
+__all__ = ["AccessLog", "InboundKeys", "ServerTiming"]
+
+access_logger = logging.getLogger("webreach.access")
+CLIENT_LEFT = 499
+"""nginx's status for a client that closed the connection before the answer was complete."""
 
 ErrorBody = Callable[[str], JSON]
 """The error JSON of the protocol a path speaks, for a given message."""
@@ -45,6 +53,87 @@ class ServerTiming:
             await send(message)
 
         await self.app(scope, receive, timed)
+
+
+class AccessLog:
+    """One line per request, written when it ends: a stream when its last byte went out or
+    its client left (499), so the status, duration and counts are the final ones.
+
+    It also opens the request's :class:`RequestLog`, which the endpoint and the web calls fill
+    in; ``protocols`` names the protocol each path speaks.
+    """
+
+    def __init__(self, app: ASGIApp, protocols: Mapping[str, str]) -> None:
+        self.app = app
+        self._protocols = protocols
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        record, token = begin_request(self._protocols.get(scope["path"], "-"))
+        started = time.perf_counter()
+        status = 0
+        complete = False
+
+        async def observed(message: Message) -> None:
+            nonlocal status, complete
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                complete = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, observed)
+        except asyncio.CancelledError:
+            status, record.note = status or CLIENT_LEFT, record.note or "cancelled"
+            raise
+        except BaseException as error:
+            status = status or 500  # what the server answers for an error that escaped the app
+            record.note = record.note or f"the server failed ({type(error).__name__})"
+            raise
+        finally:
+            end_request(token)
+            if access_logger.isEnabledFor(logging.INFO):
+                elapsed = time.perf_counter() - started
+                _write_access(scope, record, status, complete, elapsed)
+
+
+def _write_access(
+    scope: Scope, record: RequestLog, status: int, complete: bool, seconds: float
+) -> None:
+    if not status:
+        status = 500  # the app ended without answering; the server says 500
+    elif not complete and record.note is None:
+        record.note = "client left mid-response"
+        status = CLIENT_LEFT
+    elif status == CLIENT_LEFT and record.note is None:
+        record.note = "client left before the answer"
+    searches, fetches = record.counts()
+    client = scope.get("client")
+    milliseconds = round(seconds * 1000, 1)
+    fields = {
+        "method": scope["method"],
+        "path": scope["path"],
+        "status": status,
+        "duration_ms": milliseconds,
+        "protocol": record.protocol,
+        "stream": record.stream,
+        "searches": searches,
+        "fetches": fetches,
+        "web_errors": record.web_errors,
+        "client": client[0] if client else None,
+        "note": record.note,
+    }
+    access_logger.info(
+        "%s %s %d %.1fms",
+        scope["method"],
+        scope["path"],
+        status,
+        milliseconds,
+        extra={"event": "access", "fields": fields, "request_id": record.id},
+    )
 
 
 class InboundKeys:

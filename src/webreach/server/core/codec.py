@@ -15,6 +15,7 @@ from typing import Protocol
 
 from .errors import ServerFailure
 from .events import Event, Failed, Finished
+from .journal import request_log
 from .store import ResponseStore
 from .turn import JSON, Turn
 
@@ -82,6 +83,8 @@ async def stream_frames(
     yield renderer.start()
     try:
         async for event in events:
+            if isinstance(event, Failed):
+                _failed_in_stream(event.message)
             frames = renderer.feed(event)
             if frames:
                 yield frames
@@ -91,9 +94,16 @@ async def stream_frames(
                 return
     except Exception:
         logger.exception("the %s stream failed", codec.protocol)
+        _failed_in_stream(INTERNAL)
         yield renderer.feed(Failed(INTERNAL))
         return
+    _failed_in_stream(UNFINISHED)
     yield renderer.feed(Failed(UNFINISHED))
+
+
+def _failed_in_stream(message: str) -> None:
+    """The access line says why a stream that was answered 200 ended in an error event."""
+    request_log().note = f"failed in stream: {message}"
 
 
 async def whole_body(codec: Codec, turn: Turn, events: AsyncIterator[Event]) -> JSON:

@@ -7,7 +7,6 @@ key in an error message, a stream the upstream cut (ended the Chat way, never mi
 from __future__ import annotations
 
 import contextlib
-import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -16,17 +15,17 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from ...seam.causes import network_cause
 from .codec import Codec
 from .errors import UpstreamError
 from .inbound import until_disconnected
+from .journal import request_log, upstream_failure
 from .streaming import server_timing
 from .turn import JSON
 from .upstream import RawUpstreamResponse, Upstream
 from .wire import dumps, sse_frame
 
 __all__ = ["RELAY_CUT", "relay"]
-
-logger = logging.getLogger("webreach.server")
 
 RELAY_CUT = "the upstream ended the stream before it was complete"
 _MAX_ERROR_BODY = 1 << 20
@@ -71,6 +70,8 @@ async def relay(
     await stack.aclose()
     if raw.status < 400:
         return Response(content, raw.status, headers, media_type=raw.content_type)
+    relayed = f"the upstream answered HTTP {raw.status}"
+    upstream_failure(raw.status, relayed, f"http_{raw.status}")
     message = upstream.redact(content.decode("utf-8", "replace"))
     if raw.status in (401, 403):
         raise upstream.status_error(raw.status, message, raw.headers)
@@ -87,10 +88,15 @@ async def _read(raw: RawUpstreamResponse, limit: int | None) -> bytes:
             if limit is not None and size >= limit:
                 break
     except Exception as error:
-        raise UpstreamError(
-            502, f"upstream: the response was cut ({type(error).__name__})"
-        ) from None
+        failure = UpstreamError(502, f"upstream: the response was cut ({_why(error)})")
+        upstream_failure(502, failure.message, "closed")
+        raise failure from None
     return b"".join(parts)
+
+
+def _why(error: Exception) -> str:
+    cause = network_cause(error)
+    return cause.describe() if cause is not None else type(error).__name__
 
 
 def _frame_end(data: bytes) -> int:
@@ -116,7 +122,8 @@ async def _frames(
                 yield data[:end]
             pending = data[end:]
     except Exception as error:
-        logger.warning("relayed stream cut by the upstream: %s", type(error).__name__)
+        upstream_failure(200, f"the relayed stream was cut ({_why(error)})", "closed")
+        request_log().note = f"failed in stream: {RELAY_CUT}"
         yield _cut_frame(codec).encode()
         return
     finally:

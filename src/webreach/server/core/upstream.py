@@ -10,12 +10,15 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI, AsyncStream
 
 from ...seam import settled
+from ...seam.causes import network_cause
 from .errors import UpstreamError
+from .journal import upstream_failure
 from .turn import JSON
 
 __all__ = [
@@ -56,6 +59,18 @@ def _error_message(error: openai.APIStatusError) -> str:
     return error.message
 
 
+def _address(base_url: str) -> str:
+    """``host:port`` of a URL, for log lines (never its path or query)."""
+    parts = urlsplit(base_url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or "?"
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{port or (443 if parts.scheme == 'https' else 80)}"
+
+
 def redact(text: str, secret: str | None) -> str:
     return text.replace(secret, "***") if secret else text
 
@@ -69,15 +84,28 @@ def status_error(
     return UpstreamError(status, redact(message, key), passed_headers(headers))
 
 
-def _translate(error: Exception, key: str | None) -> UpstreamError:
+def _translate(error: Exception, key: str | None, where: str | None = None) -> UpstreamError:
+    """The client's error for a failed upstream call, logged with its cause: the status the
+    upstream answered, or what failed on the network (refused, DNS, TLS, timeout), which the
+    SDK's own class often misnames (a refused connection is an ``APITimeoutError``)."""
     if isinstance(error, openai.APIStatusError):
         headers = {k.lower(): v for k, v in error.response.headers.items()}
-        return status_error(error.status_code, _error_message(error), headers, key)
-    names = {kind.__name__ for kind in (*type(error).__mro__, *type(error.__cause__).__mro__)}
-    timed_out = isinstance(error, openai.APITimeoutError) or "TimeoutException" in names
-    if timed_out and not names & {"ConnectTimeout", "ConnectError"}:
-        return UpstreamError(504, "upstream: the model did not answer in time")
-    return UpstreamError(502, f"upstream unreachable: {type(error).__name__}")
+        status = error.status_code
+        failure = status_error(status, _error_message(error), headers, key)
+        upstream_failure(status, failure.message, f"http_{status}")
+        return failure
+    cause = network_cause(error)
+    if cause is None:
+        failure = UpstreamError(502, f"upstream unreachable: {type(error).__name__}")
+        upstream_failure(502, failure.message, None)
+    elif cause.kind == "timeout":
+        failure = UpstreamError(504, "upstream: the model did not answer in time")
+        upstream_failure(504, failure.message, "timeout", f"{failure.message} ({where})")
+    else:
+        failure = UpstreamError(502, f"upstream unreachable: {cause.describe()}")
+        detail = f"upstream unreachable: {cause.describe(where)}"
+        upstream_failure(502, failure.message, cause.kind, detail)
+    return failure
 
 
 DIALECTS = ("openai", "deepseek")
@@ -120,6 +148,8 @@ class Upstream:
         )
         """How a partial reply is continued (``WEBREACH_UPSTREAM_CONTINUE``, resolved)."""
         self._key = api_key or None
+        self.where = _address(base_url)
+        """``host:port`` of the upstream, for the operator's log."""
         # The SDK's HTTP client, kept here too: the relay sends its raw requests through it.
         self._http = openai.DefaultAioHttpClient(
             timeout=openai.Timeout(timeout, connect=connect_timeout)
@@ -166,7 +196,7 @@ class Upstream:
                 stream_cls=AsyncStream[Any],
             )
         except openai.APIError as error:
-            raise _translate(error, self._key) from None
+            raise _translate(error, self._key, self.where) from None
 
     async def complete_chat(self, body: JSON) -> JSON:
         """One completion, not streamed: for the server's own small asks (a title, a verdict)."""
@@ -174,7 +204,7 @@ class Upstream:
         try:
             answer = await self._client.post("/chat/completions", body=payload, cast_to=object)
         except openai.APIError as error:
-            raise _translate(error, self._key) from None
+            raise _translate(error, self._key, self.where) from None
         return answer if isinstance(answer, dict) else {}
 
     @asynccontextmanager
@@ -195,7 +225,7 @@ class Upstream:
         try:
             response = await self._http.send(request, stream=True)
         except Exception as error:
-            raise _translate(error, self._key) from None
+            raise _translate(error, self._key, self.where) from None
         try:
             yield RawUpstreamResponse(
                 status=response.status_code,

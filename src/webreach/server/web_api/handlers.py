@@ -26,6 +26,7 @@ from ..core.context import ServerContext
 from ..core.errors import RequestError
 from ..core.fields import JSON
 from ..core.inbound import ClientGone, parse_json, read_body, until_disconnected
+from ..core.journal import request_log, web_failure
 from ..core.streaming import server_timing
 from .bodies import SearchCall, fetch_call, loader_urls, openwebui_search_call, search_call
 from .errors import (
@@ -97,8 +98,11 @@ def endpoint(tool: Tool, work: Work) -> Handler:
             body = parse_json(await read_body(request, config.max_body_bytes))
             answer = await until_disconnected(request, work(context, body))
         except RequestError as error:
+            request_log().note = error.message
             return request_error_response(error)
         except WebError as error:
+            web_failure(tool, error)
+            request_log().note = error.message
             return web_error_response(error)
         except ClientGone:
             return Response(status_code=CLIENT_GONE)
@@ -112,6 +116,7 @@ def endpoint(tool: Tool, work: Work) -> Handler:
 
 
 async def _search(context: ServerContext, call: SearchCall) -> tuple[SearchToolResult, float]:
+    request_log().searches += 1
     return await timed(run_search(context.runtime, call.queries, max_results=call.max_results))
 
 
@@ -125,6 +130,7 @@ async def fetch_work(context: ServerContext, body: JSON) -> Answer:
     """``/v1/fetch``: the ``web_fetch`` tool's structured result, the piece of the page in the
     asked format from ``start``, at most ``WEBREACH_FETCH_MAX_CHARS`` characters."""
     call = fetch_call(body)
+    request_log().fetches += 1
     (result, rendered), seconds = await timed(read_page(context.runtime, call.url, call.format))
     piece = page_piece(result, rendered, call.start, context.options.fetch_max_chars)
     return Answer({**piece.to_json(), "format": call.format}, seconds)
@@ -159,17 +165,19 @@ async def openwebui_loader_work(context: ServerContext, body: JSON) -> Answer:
     """Open WebUI's external web loader: the pages that could be read, concurrently; a page
     that failed is left out (logged), as Open WebUI's own loader does, unless all failed."""
     urls = loader_urls(body)
+    request_log().fetches += len(urls)
     started = time.perf_counter()
     async with asyncio.TaskGroup() as group:
         tasks = [group.create_task(_document(context, url)) for url in urls]
     seconds = time.perf_counter() - started
     outcomes = [task.result() for task in tasks]
     documents = [outcome for outcome in outcomes if not isinstance(outcome, WebError)]
-    for url, outcome in zip(urls, outcomes, strict=True):
-        if isinstance(outcome, WebError):
-            if not documents:
-                raise outcome
-            logger.info("loader: %s left out: %s", url, outcome)
+    failures = [(u, o) for u, o in zip(urls, outcomes, strict=True) if isinstance(o, WebError)]
+    # When every page failed, the first failure is the answer (and the endpoint logs it).
+    for url, failure in failures if documents else failures[1:]:
+        web_failure("fetch", failure, url=url)
+    if failures and not documents:
+        raise failures[0][1]
     return Answer(documents, seconds)
 
 

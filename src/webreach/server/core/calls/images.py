@@ -11,6 +11,7 @@ from ....seam import ImageSearchRequest, WebError, WebRuntime, image_from_url
 from ....tools import ToolError, ToolOptions, fence
 from ..display import site_icon, site_name
 from ..events import CallFailed, Outcome, SearchOutcome, WebSource
+from ..journal import web_failure
 from ..turn import JSON
 from .search import CITE_WITH_MARKERS, SourceRegistry
 from .tool import ModelTool, function_tool, json_object
@@ -70,6 +71,7 @@ async def run_image_call(
         request = ImageSearchRequest(image_from_url(image), max_results=options.search_max_results)
         result = await runtime.image_search(request)
     except WebError as error:
+        web_failure("image_search", error)
         return CallFailed("unavailable"), f"The image search failed ({error.code}): {error}", 0
     numbered = tuple(
         registry.add(

@@ -10,6 +10,7 @@ from ....tools import ToolError, fence, render_body
 from ....tools.fetch import page_piece
 from ..display import published
 from ..events import CallFailed, Outcome, PageOutcome
+from ..journal import web_failure
 from ..review import ReviewText, ReviewUnavailable
 from ..sealing import PageSealer, SealedPage
 from ..turn import JSON, ReadUrlSpec
@@ -87,11 +88,13 @@ async def run_read_call(
     try:
         result = await runtime.fetch(FetchRequest(url))
     except WebError as error:
+        web_failure("fetch", error, url=url)
         failed = CallFailed(
             "url_not_allowed" if error.code in _NOT_ALLOWED else "url_not_accessible"
         )
         return failed, f"ERROR: {url} could not be read: {error}", 0
     if result.status_code >= 400:
+        web_failure("fetch", url=url, status=result.status_code, provider=result.provider)
         text = f"ERROR: {url} answered HTTP {result.status_code}."
         return CallFailed("url_not_accessible"), text, 0
     rendered = render_body(result)

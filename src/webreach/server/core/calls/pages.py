@@ -9,6 +9,7 @@ from ....seam import FetchRequest, WebError, WebRuntime
 from ....tools import fence, render_body
 from ..display import published
 from ..events import CallFailed, Outcome, PageOutcome
+from ..journal import web_failure
 from ..sealing import SealedPage
 from ..turn import JSON
 from .links import page_text
@@ -104,12 +105,23 @@ class OpenedPages:
 async def _open(url: str, runtime: WebRuntime) -> Opened:
     result = await runtime.fetch(FetchRequest(url))
     if result.status_code >= 400:
-        raise WebError("WEB_PROVIDER_ERROR", f"{url} answered HTTP {result.status_code}")
+        message = f"{url} answered HTTP {result.status_code}"
+        raise _PageStatus(
+            "WEB_PROVIDER_ERROR", message, provider=result.provider, status=result.status_code
+        )
     rendered = render_body(result)
     return Opened(result.url, rendered.title, published(rendered.published), rendered.text)
 
 
+class _PageStatus(WebError):
+    """A page that answered an HTTP error: the site's answer, not a provider's failure."""
+
+
 def _unopened(url: str, error: WebError) -> tuple[Outcome, str, int]:
+    if isinstance(error, _PageStatus):
+        web_failure("fetch", url=url, status=error.status, provider=error.provider)
+    else:
+        web_failure("fetch", error, url=url)
     return CallFailed("unavailable"), f"ERROR: {url} could not be opened: {error}", 0
 
 

@@ -12,6 +12,7 @@ from ....tools import ToolError, ToolOptions, format_search, parse_queries, run_
 from ....tools.search import SearchToolResult, search_schema
 from ..display import published, site_icon, site_name
 from ..events import CallFailed, Outcome, SearchOutcome, WebSource
+from ..journal import web_failure
 from ..turn import SearchSpec
 from .tool import ModelTool, function_tool
 
@@ -81,6 +82,7 @@ async def run_search_call(
         limit = min(spec.max_results or options.search_max_results, options.search_max_results)
         result = await run_search(runtime, queries, max_results=limit)
     except ToolError as error:
+        web_failure("search", error)
         return CallFailed("unavailable"), f"The search failed ({error.code}): {error.message}", 0
     kept = tuple(s for s in result.sources if spec.domains.admits(urlsplit(s.url).hostname))
     numbered = tuple(

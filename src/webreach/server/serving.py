@@ -1,0 +1,69 @@
+"""Running the app under uvicorn on a socket bound first, so a busy port is one clear error
+and "serving on" is said only once the server really listens."""
+
+from __future__ import annotations
+
+import errno
+import socket
+from typing import Any
+
+import uvicorn
+
+from ..seam import WebreachError
+from .logs import announce
+
+__all__ = ["CannotListen", "listen", "serve"]
+
+
+class CannotListen(WebreachError):
+    """The address cannot be bound: in use, not this machine's, not permitted."""
+
+
+_WHY = {
+    errno.EADDRINUSE: "the address is already in use (is another server running on that port?)",
+    errno.EADDRNOTAVAIL: "the address is not one of this machine's",
+    errno.EACCES: "permission denied (ports below 1024 need privileges)",
+}
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (uvicorn starts listening on it); raises
+    :class:`CannotListen` with one line saying why not."""
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as error:
+        raise CannotListen(f"cannot listen on {shown}: {error.strerror}") from None
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        sock.bind(address)
+    except OSError as error:
+        sock.close()
+        why = _WHY.get(error.errno or 0, error.strerror or str(error))
+        raise CannotListen(f"cannot listen on {shown}: {why}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, announcing the address once startup (lifespan, listen) succeeded."""
+
+    def __init__(self, config: uvicorn.Config, url: str) -> None:
+        super().__init__(config)
+        self._url = url
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if not self.should_exit:
+            announce(f"serving on {self._url}", url=self._url)
+
+
+def serve(app: Any, sock: socket.socket, url: str) -> None:
+    """Serve ``app`` on ``sock`` until interrupted. The log, uvicorn's loggers included, is
+    the caller's to configure (:func:`webreach.server.logs.configure_logging`); uvicorn's own
+    access log stays off, the app writes its own."""
+    config = uvicorn.Config(app, log_config=None, log_level=None, access_log=False, lifespan="on")
+    _Server(config, url).run(sockets=[sock])
