@@ -17,6 +17,7 @@ import typer
 from .app import command
 from .common import (
     EXIT_INTERRUPTED,
+    EXIT_TOOL_ERROR,
     EXIT_USAGE,
     check_providers,
     fail,
@@ -38,6 +39,18 @@ def _is_loopback(host: str) -> bool:
         return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+class LogLevel(StrEnum):
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
+class LogFormat(StrEnum):
+    text = "text"
+    json = "json"
 
 
 class Client(StrEnum):
@@ -194,8 +207,25 @@ def serve(
     port: Annotated[
         int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to bind.")
     ] = 8080,
+    log_level: Annotated[
+        LogLevel | None,
+        typer.Option(
+            "--log-level", help="Least severe log line written [WEBREACH_LOG_LEVEL: info]."
+        ),
+    ] = None,
+    log_format: Annotated[
+        LogFormat | None,
+        typer.Option(
+            "--log-format",
+            help="text for people, json for one object per line [WEBREACH_LOG_FORMAT: text].",
+        ),
+    ] = None,
 ) -> None:
-    """Serve Chat Completions, Responses and Messages with server-side web search."""
+    """Serve Chat Completions, Responses and Messages with server-side web search.
+
+    One access line per request and a line per failed search, fetch or upstream call go to
+    stderr; a port in use stops it with exit 1.
+    """
     require_extra("serve", "server")
     settings = startup(False)
     check_providers(settings, need=None, warn_unavailable=True)
@@ -216,10 +246,11 @@ def serve(
             as_json=False,
             exit_code=EXIT_USAGE,
         )
-    import uvicorn
-
     from ..config import ConfigError, build_runtime, open_response_store
     from ..server.app import ServerConfig, create_app
+    from ..server.logs import configure_logging
+    from ..server.serving import CannotListen, listen
+    from ..server.serving import serve as serve_app
 
     upstream_key = settings.upstream_api_key
     signing_key = settings.signing_key.get_secret_value() if settings.signing_key else None
@@ -253,8 +284,13 @@ def serve(
         invalid_setting(error, as_json=False)
     store = open_response_store(settings)
     server = create_app(config, runtime, settings.tool_options(), store=store)
-    print(f"webreach: serving on http://{host}:{port}/v1", file=sys.stderr)
-    uvicorn.run(server, host=host, port=port, log_level="warning", access_log=False)
+    configure_logging(log_level or settings.log_level, log_format or settings.log_format)
+    try:
+        sock = listen(host, port)
+    except CannotListen as error:
+        fail("CANNOT_LISTEN", str(error), as_json=False, exit_code=EXIT_TOOL_ERROR)
+    shown = f"[{host}]" if ":" in host else host
+    serve_app(server, sock, f"http://{shown}:{port}/v1")
 
 
 def _secret_list(value: Any) -> tuple[str, ...]:
