@@ -1,7 +1,8 @@
 """What does the API server add on top of the model it fronts?
 
 Three processes on this machine: a scripted OpenAI-compatible upstream, webreach's server in
-front of it (one uvicorn worker, an instant local search provider), and this load generator.
+front of it (one uvicorn worker, an instant local search provider, its access log written to a
+file as ``webreach serve`` writes it), and this load generator.
 The same requests go directly to the upstream and through webreach, in one run:
 
 * added latency, p50 and p99, one request at a time, for every protocol, streamed and not;
@@ -21,6 +22,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -65,12 +67,16 @@ def run_webreach(port: int, upstream: str) -> None:
     from server_harness import default_search
     from webreach.seam import WebRuntime
     from webreach.server.app import ServerConfig, create_app
+    from webreach.server.logs import configure_logging
     from webreach.tools import ToolOptions
 
     runtime = WebRuntime()
     runtime.register_search_provider(default_search())
     app = create_app(ServerConfig(upstream_base_url=upstream), runtime, ToolOptions())
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", access_log=False)
+    # The log as `webreach serve` writes it (an access line per request), into a file.
+    log = Path(tempfile.gettempdir()) / "webreach-bench-server.log"
+    configure_logging("info", "text", stream=log.open("w", buffering=1))
+    uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
 
 
 def request_for(protocol: str, stream: bool, search: bool) -> tuple[str, dict[str, Any]]:

@@ -38,10 +38,16 @@ _IN_MESSAGE = {
 """Fields the text line already shows in its message, by event."""
 
 
+_second: list[Any] = [-1, ""]
+"""The last whole second formatted, and its text: lines come many to a second."""
+
+
 def _timestamp(record: logging.LogRecord) -> str:
     """UTC, to the millisecond: ``2026-01-02T03:04:05.678Z``."""
-    seconds = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-    return f"{seconds}.{int(record.msecs):03d}Z"
+    whole = int(record.created)
+    if whole != _second[0]:
+        _second[:] = [whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))]
+    return f"{_second[1]}.{int(record.msecs):03d}Z"
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
@@ -113,6 +119,8 @@ def configure_logging(
 ) -> logging.Handler:
     """Send the server's log to ``stream`` (stderr) at ``level`` (one of :data:`LOG_LEVELS`)
     as ``format`` (:data:`LOG_FORMATS`); returns the handler."""
+    # No line shows the thread or process, so records need not look them up.
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(JsonFormatter() if format == "json" else TextFormatter())
     handler.addFilter(_RequestId())
