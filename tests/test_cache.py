@@ -180,7 +180,7 @@ def test_the_command_line_reuses_results_across_runs(tmp_path: Path) -> None:
     first = run_cli("search", "q", env=env)
     second = run_cli("search", "q", env=env)
     assert first.returncode == second.returncode == 0
-    assert second.stdout == first.stdout
+    assert second.stdout == first.stdout.replace("(duckduckgo)", "(duckduckgo, cached)", 1)
     assert len(ddgs_calls(tmp_path)) == 1
     assert (tmp_path / "cache" / "webreach" / "cache.sqlite3").exists()
     uncached = run_cli("search", "q", env={**env, "WEBREACH_CACHE_TTL": "0"})
