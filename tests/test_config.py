@@ -202,3 +202,27 @@ def test_where_each_setting_came_from(tmp_path: Path, monkeypatch: pytest.Monkey
     secret = {s.variable: s.secret for s in all_settings()}
     assert secret["EXA_API_KEY"] and secret["WEBREACH_UPSTREAM_API_KEY"]
     assert not secret["WEBREACH_FETCH_ALLOW"]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "problem"),
+    [
+        ("WEBREACH_UPSTREAM_BASE_URL", "localhost:8000/v1", "must be an http(s) URL with a host"),
+        ("WEBREACH_MODERATION_BASE_URL", "ftp://moderation.example", "must be an http(s) URL"),
+        (
+            "WEBREACH_MODERATION_BASE_URL",
+            "https://user:hunter2@moderation.example/v1",
+            "put the key in WEBREACH_MODERATION_API_KEY",
+        ),
+        ("WEBREACH_UPSTREAM_CONTINUE", "sometimes", "WEBREACH_UPSTREAM_CONTINUE"),
+    ],
+)
+def test_the_servers_urls_and_continuation_mode_are_checked(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, problem: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as refused:
+        load_settings()
+    assert variable in str(refused.value)
+    assert problem in str(refused.value)
+    assert "hunter2" not in str(refused.value)

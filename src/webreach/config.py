@@ -18,7 +18,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -127,16 +127,21 @@ class Settings(BaseSettings):
             AllowList.parse(value)
         return value
 
-    @field_validator("upstream_base_url")
+    @field_validator("upstream_base_url", "moderation_base_url")
     @classmethod
-    def _no_credentials_in_url(cls, value: str | None) -> str | None:
+    def _no_credentials_in_url(cls, value: str | None, info: ValidationInfo) -> str | None:
         """A password in the URL would end up in logs and error texts; keys have their own
-        setting."""
-        if value and "@" in urlsplit(value).netloc:
-            raise ValueError(
-                "must not contain credentials (user:password@); "
-                "put the upstream's key in WEBREACH_UPSTREAM_API_KEY"
-            )
+        setting. The URL must be http(s), as the SDK that calls it needs."""
+        if not value:
+            return value
+        parts = urlsplit(value)
+        key = "WEBREACH_UPSTREAM_API_KEY"
+        if info.field_name == "moderation_base_url":
+            key = "WEBREACH_MODERATION_API_KEY"
+        if "@" in parts.netloc:
+            raise ValueError(f"must not contain credentials (user:password@); put the key in {key}")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http(s) URL with a host, e.g. https://api.openai.com/v1")
         return value
 
     @classmethod
