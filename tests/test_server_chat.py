@@ -515,3 +515,21 @@ def test_a_non_streaming_client_that_goes_away_cancels_the_search(
         assert len(upstream.requests) == 1
     finally:
         gate.set()
+
+
+@pytest.mark.parametrize("web", [True, False], ids=["loop", "relay"])
+def test_a_stream_asks_proxies_not_to_buffer_it(
+    webreach_url: str, upstream: ScriptedUpstream, web: bool
+) -> None:
+    """nginx holds a response back until its buffer fills unless told not to."""
+    upstream.queue(Step(content="Hello."))
+    body: dict[str, Any] = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "stream": True,
+    }
+    if web:
+        body["tools"] = [{"type": "deepseek_web_search"}]
+    with httpx.stream("POST", f"{webreach_url}/chat/completions", json=body) as reply:
+        assert reply.headers["x-accel-buffering"] == "no"
+        assert "Hello." in reply.read().decode()

@@ -49,6 +49,8 @@ def _error(codec: Codec, failure: RequestError | ServerFailure) -> Response:
 
 
 CITATIONS_HEADER = "x-webreach-citations"
+STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+"""A stream is not to be cached or buffered: nginx and proxies that honour it pass each event on."""
 CANNOT_CONTINUE_HERE = (
     "messages: this server's upstream cannot continue a reply (WEBREACH_UPSTREAM_CONTINUE is "
     "`off`); end the conversation with a user message"
@@ -146,7 +148,7 @@ class ProtocolEndpoint:
             stream_frames(self.codec, runner.turn, runner.events(), finished),
             config.keepalive_seconds,
         )
-        headers = {"Server-Timing": _timing(runner, started), "Cache-Control": "no-cache"}
+        headers = {"Server-Timing": _timing(runner, started), **STREAM_HEADERS}
         return StreamingResponse(
             frames,
             media_type="text/event-stream",

@@ -60,6 +60,7 @@ async def relay(
     elapsed = time.perf_counter() - started
     headers = {"Server-Timing": server_timing(elapsed, elapsed, 0.0), **raw.headers}
     if content is None:
+        headers.setdefault("X-Accel-Buffering", "no")
         return StreamingResponse(
             _frames(raw, codec, stack),
             raw.status,
