@@ -12,7 +12,8 @@ import openai
 import pytest
 
 from cli_helpers import clean_env, run_cli
-from scripted_upstream import ScriptedUpstream
+from scripted_moderation import ScriptedModeration
+from scripted_upstream import ScriptedUpstream, Step
 
 
 def free_port() -> int:
@@ -110,3 +111,55 @@ def test_an_unknown_provider_id_stops_it_before_it_serves(upstream: ScriptedUpst
     assert "WEBREACH_FETCH_PROVIDER=curl: there is no fetch provider 'curl' (valid: http)" in (
         done.stderr
     )
+
+
+def test_the_moderation_and_continuation_settings_reach_the_server(
+    upstream: ScriptedUpstream,
+) -> None:
+    """``safety_check`` reviews with the configured moderation endpoint; a deepseek upstream
+    continues a reply with ``prefix``."""
+    moderation = ScriptedModeration()
+    port = free_port()
+    with moderation.running() as moderation_url:
+        env = clean_env(
+            WEBREACH_UPSTREAM_BASE_URL=upstream.url,
+            WEBREACH_UPSTREAM_DIALECT="deepseek",
+            WEBREACH_MODERATION_BASE_URL=moderation_url,
+            WEBREACH_MODERATION_API_KEY="moderation-secret",
+            WEBREACH_MODERATION_MODEL="text-moderation-test",
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-m", "webreach", "serve", "--port", str(port)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                with socket.socket() as sock:
+                    if sock.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                time.sleep(0.05)
+            upstream.queue(Step(content=" and the leaves let go."))
+            client = openai.OpenAI(
+                base_url=f"http://127.0.0.1:{port}/beta", api_key="k", max_retries=0
+            )
+            reply = client.chat.completions.create(
+                model="m",
+                messages=[
+                    {"role": "user", "content": "A poem about autumn."},
+                    {"role": "assistant", "content": "The autumn wind rises,", "prefix": True},  # type: ignore[misc]
+                ],
+                extra_body={"safety_check": {"level": "high"}},
+            )
+        finally:
+            process.terminate()
+            _, err = process.communicate(timeout=20)
+    assert reply.choices[0].message.content == " and the leaves let go."
+    assert upstream.requests[0]["messages"][-1]["prefix"] is True
+    assert moderation.keys == ["Bearer moderation-secret"]
+    assert moderation.requests[0]["model"] == "text-moderation-test"
+    assert "moderation-secret" not in err
