@@ -226,3 +226,10 @@ def test_the_servers_urls_and_continuation_mode_are_checked(
     assert variable in str(refused.value)
     assert problem in str(refused.value)
     assert "hunter2" not in str(refused.value)
+
+
+def test_log_settings_take_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEBREACH_LOG_LEVEL", "WARNING")
+    monkeypatch.setenv("WEBREACH_LOG_FORMAT", " Json ")
+    settings = load_settings()
+    assert (settings.log_level, settings.log_format) == ("warning", "json")

@@ -116,6 +116,12 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["text", "json"] = "text"
 
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _any_case(cls, value: object) -> object:
+        """``INFO`` means ``info``: operators write levels as their other tools do."""
+        return value.strip().lower() if isinstance(value, str) else value
+
     @field_validator("fetch_allow")
     @classmethod
     def _allow_list(cls, value: str | None) -> str | None:

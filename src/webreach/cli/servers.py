@@ -210,13 +210,16 @@ def serve(
     log_level: Annotated[
         LogLevel | None,
         typer.Option(
-            "--log-level", help="Least severe log line written [WEBREACH_LOG_LEVEL: info]."
+            "--log-level",
+            case_sensitive=False,
+            help="Least severe log line written [WEBREACH_LOG_LEVEL: info].",
         ),
     ] = None,
     log_format: Annotated[
         LogFormat | None,
         typer.Option(
             "--log-format",
+            case_sensitive=False,
             help="text for people, json for one object per line [WEBREACH_LOG_FORMAT: text].",
         ),
     ] = None,
