@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 
 import pytest
 
@@ -180,6 +181,17 @@ async def test_explicit_fallback_on_provider_error_or_timeout(code: WebErrorCode
     runtime = runtime_with(failing(code), b, search_provider="a,b")
     result = await runtime.search(SearchRequest("q"))
     assert result.provider == "b"
+
+
+async def test_a_failure_the_fallback_made_up_for_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    b = ScriptedSearch("b", answers=answer("https://b.example/"))
+    runtime = runtime_with(failing(WebErrorCode.WEB_PROVIDER_ERROR), b, search_provider="a,b")
+    with caplog.at_level(logging.INFO, logger="webreach.seam"):
+        assert (await runtime.search(SearchRequest("q"))).provider == "b"
+    (record,) = caplog.records
+    assert record.getMessage() == "search failed (WEB_PROVIDER_ERROR: boom); trying b"
 
 
 async def test_fallback_on_a_raw_timeout() -> None:

@@ -6,12 +6,15 @@ image search); they share the selection table of SPEC §2 and the explicit fallb
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from .cache import cache_key
 from .errors import WebError, WebErrorCode
 from .types import CacheScoped
+
+logger = logging.getLogger("webreach.seam")
 
 __all__ = ["FALLBACK_CODES", "Disposer", "Registry", "parse_provider_ids", "scoped_cache_key"]
 
@@ -128,6 +131,11 @@ class Registry(Generic[P]):
             )
         return provider
 
+    def _passing_on(self, why: object, following: P) -> None:
+        """A failure the next provider of the list makes up for: not the caller's error, but
+        an operator wants to know (a key expiring shows up here first)."""
+        logger.info("%s failed (%s); trying %s", self.kind, why, following.id)
+
     async def run(self, call: Callable[[P], Awaitable[R]]) -> R:
         chain = self.chain()
         for index, provider in enumerate(chain):
@@ -136,11 +144,13 @@ class Registry(Generic[P]):
             except WebError as error:
                 if error.code not in self.fallback_codes or index == len(chain) - 1:
                     raise
+                self._passing_on(error, chain[index + 1])
             except TimeoutError as error:
                 if index == len(chain) - 1:
                     raise WebError(
                         self.timeout_code, f"{provider.id}: timed out", provider=provider.id
                     ) from error
+                self._passing_on(f"{provider.id}: timed out", chain[index + 1])
             except Exception as error:
                 raise _unexpected(provider.id, error) from error
         raise AssertionError("unreachable: the chain is never empty")
