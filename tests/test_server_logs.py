@@ -177,6 +177,18 @@ def test_each_request_has_an_access_line(world: World) -> None:
     assert "protocol=health" in world.served.wait_line("GET /healthz 200")
 
 
+def test_a_proxys_request_id_names_the_lines_and_comes_back(world: World) -> None:
+    """A plain ``X-Request-Id`` (nginx's ``$request_id``, say) joins the two logs; anything
+    else is replaced by a fresh id, never written into the log as given."""
+    given = httpx.get(world.served.base + "/healthz", headers={"X-Request-Id": "edge-7f3a.1"})
+    assert given.headers["x-request-id"] == "edge-7f3a.1"
+    assert "id=edge-7f3a.1" in world.served.wait_line("GET /healthz 200", "edge-7f3a.1")
+    odd = httpx.get(world.served.base + "/healthz", headers={"X-Request-Id": "a b\tc"})
+    fresh = odd.headers["x-request-id"]
+    assert fresh != "a b\tc" and fresh.isalnum()
+    assert "a b" not in world.served.wait_line("GET /healthz 200", f"id={fresh}")
+
+
 def test_a_failed_search_is_a_warning_naming_provider_and_cause(world: World) -> None:
     world.exa.route("POST", "/search", Reply(401, json={"error": "invalid API key"}))
     try:

@@ -71,7 +71,11 @@ class AccessLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        record, token = begin_request(self._protocols.get(scope["path"], "-"))
+        given = next((v for k, v in scope["headers"] if k == b"x-request-id"), None)
+        record, token = begin_request(
+            self._protocols.get(scope["path"], "-"),
+            given.decode("latin-1") if given is not None else None,
+        )
         started = time.perf_counter()
         status = 0
         complete = False
@@ -80,6 +84,8 @@ class AccessLog:
             nonlocal status, complete
             if message["type"] == "http.response.start":
                 status = message["status"]
+                headers = [*message.get("headers", ()), (b"x-request-id", record.id.encode())]
+                message = {**message, "headers": headers}
             elif message["type"] == "http.response.body" and not message.get("more_body"):
                 complete = True
             await send(message)

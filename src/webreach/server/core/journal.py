@@ -67,8 +67,16 @@ class RequestLog:
 _current: ContextVar[RequestLog | None] = ContextVar("webreach_request", default=None)
 
 
-def begin_request(protocol: str) -> tuple[RequestLog, Token[RequestLog | None]]:
-    record = RequestLog(os.urandom(4).hex(), protocol)
+_GIVEN_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+def begin_request(
+    protocol: str, given_id: str | None = None
+) -> tuple[RequestLog, Token[RequestLog | None]]:
+    """The request's record, named by the ``X-Request-Id`` a proxy gave it when that is a
+    plain token (so its lines join the proxy's), else by a fresh random id."""
+    known = given_id if given_id and _GIVEN_ID.fullmatch(given_id) else None
+    record = RequestLog(known or os.urandom(4).hex(), protocol)
     return record, _current.set(record)
 
 
