@@ -55,8 +55,9 @@ def test_in_a_terminal_it_says_it_waits_and_ctrl_c_stops_it() -> None:
         shown = _read_until(fd, b"Ctrl-C to stop", 30)
         assert b"webreach mcp: waiting for an MCP client on stdin; Ctrl-C to stop" in shown
         os.write(fd, b"\x03")
+        # Read first: once the child is gone, Linux may drop what the pty still held.
+        shown += _read_until(fd, b"stopped", 10)
         code = _wait(pid, 10)
-        shown += _read_until(fd, b"stopped", 2)
     finally:
         if code is None:
             os.kill(pid, signal.SIGKILL)
