@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import openai
 import pytest
@@ -22,6 +23,28 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def start_serving(env: dict[str, str], port: int) -> subprocess.Popen[str]:
+    """``webreach serve`` on ``port``, once it accepts connections."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "webreach", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return process
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    process.kill()
+    _, err = process.communicate(timeout=20)
+    pytest.fail(f"webreach serve did not start: {err}")
+
+
 @pytest.fixture
 def served(upstream: ScriptedUpstream) -> Iterator[str]:
     port = free_port()
@@ -30,21 +53,8 @@ def served(upstream: ScriptedUpstream) -> Iterator[str]:
         WEBREACH_UPSTREAM_API_KEY="upstream-secret",
         WEBREACH_SERVER_API_KEYS="inbound-one, inbound-two",
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "webreach", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_serving(env, port)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         process.terminate()
@@ -128,32 +138,18 @@ def test_the_moderation_and_continuation_settings_reach_the_server(
             WEBREACH_MODERATION_API_KEY="moderation-secret",
             WEBREACH_MODERATION_MODEL="text-moderation-test",
         )
-        process = subprocess.Popen(
-            [sys.executable, "-m", "webreach", "serve", "--port", str(port)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        process = start_serving(env, port)
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                with socket.socket() as sock:
-                    if sock.connect_ex(("127.0.0.1", port)) == 0:
-                        break
-                assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                time.sleep(0.05)
             upstream.queue(Step(content=" and the leaves let go."))
             client = openai.OpenAI(
                 base_url=f"http://127.0.0.1:{port}/beta", api_key="k", max_retries=0
             )
+            partial: Any = [
+                {"role": "user", "content": "A poem about autumn."},
+                {"role": "assistant", "content": "The autumn wind rises,", "prefix": True},
+            ]
             reply = client.chat.completions.create(
-                model="m",
-                messages=[
-                    {"role": "user", "content": "A poem about autumn."},
-                    {"role": "assistant", "content": "The autumn wind rises,", "prefix": True},  # type: ignore[misc]
-                ],
-                extra_body={"safety_check": {"level": "high"}},
+                model="m", messages=partial, extra_body={"safety_check": {"level": "high"}}
             )
         finally:
             process.terminate()
