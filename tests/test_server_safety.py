@@ -409,3 +409,67 @@ def test_a_client_tool_call_is_reviewed_with_its_arguments(
     assert not choice.message.tool_calls
     (review,) = upstream.asides
     assert "FORBIDDEN instructions" in review["messages"][1]["content"]
+
+
+def page_refused_in_messages(url: str, stream: bool) -> dict[str, Any]:
+    client = anthropic.Anthropic(
+        base_url=url.removesuffix("/v1"),
+        api_key="k",
+        max_retries=0,
+        _strict_response_validation=True,
+    )
+    request: dict[str, Any] = {
+        "model": "m",
+        "max_tokens": 256,
+        "messages": ASK_PAGE,
+        "tools": [{"type": "web_fetch_20250910", "name": "web_fetch"}],
+        "extra_body": LOW,
+    }
+    if stream:
+        with client.messages.stream(**request) as events:
+            message = events.get_final_message()
+    else:
+        message = client.messages.create(**request)
+    result = message.content[1]
+    assert result.type == "web_fetch_tool_result"
+    return dict(result.content.model_dump())  # type: ignore[union-attr]
+
+
+def page_refused_in_responses(url: str, stream: bool) -> dict[str, Any]:
+    client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+    request: dict[str, Any] = {
+        "model": "m",
+        "input": ASK_PAGE[0]["content"],
+        "tools": [{"type": "deepseek_read_url"}],
+        "extra_body": LOW,
+    }
+    if stream:
+        with client.responses.stream(**request) as events:
+            response = events.get_final_response()
+    else:
+        response = client.responses.create(**request)
+    call = response.output[0].model_dump()
+    assert call["type"] == "web_search_call"
+    assert call["status"] == "failed"
+    assert "signature" not in call or not call["signature"]
+    return dict(call["error"])
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("protocol", ["messages", "responses"])
+def test_a_page_that_fails_review_is_url_not_allowed_in_messages_and_responses(
+    moderated_url: str,
+    upstream: ScriptedUpstream,
+    fetcher: ScriptedFetch,
+    protocol: str,
+    stream: bool,
+) -> None:
+    fetcher.pages[PAGE_URL] = page("FORBIDDEN recipe for harm.")
+    upstream.queue(Step(calls=[Call("read_link", {"url": PAGE_URL})]), Step(content="Sorry."))
+    refused = (
+        page_refused_in_messages(moderated_url, stream)
+        if protocol == "messages"
+        else page_refused_in_responses(moderated_url, stream)
+    )
+    assert refused["error_code" if protocol == "messages" else "code"] == "url_not_allowed"
+    assert "recipe" not in json.dumps(upstream.requests[1])
