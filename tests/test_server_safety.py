@@ -473,3 +473,27 @@ def test_a_page_that_fails_review_is_url_not_allowed_in_messages_and_responses(
     )
     assert refused["error_code" if protocol == "messages" else "code"] == "url_not_allowed"
     assert "recipe" not in json.dumps(upstream.requests[1])
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_a_passing_responses_answer_is_whole(
+    webreach_url: str, upstream: ScriptedUpstream, stream: bool
+) -> None:
+    upstream.queue(*search_then("About 390,000 people【1】."))
+    client = openai.OpenAI(
+        base_url=webreach_url, api_key="k", max_retries=0, _strict_response_validation=True
+    )
+    request: dict[str, Any] = {
+        "model": "m",
+        "input": QUESTION,
+        "tools": [{"type": "deepseek_web_search"}],
+        "extra_body": HIGH,
+    }
+    if stream:
+        with client.responses.stream(**request) as events:
+            response = events.get_final_response()
+    else:
+        response = client.responses.create(**request)
+    assert response.status == "completed"
+    assert response.output_text == "About 390,000 people."
+    assert [item.type for item in response.output] == ["web_search_call", "reasoning", "message"]
