@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -86,13 +87,15 @@ def test_needs_an_upstream() -> None:
     assert "WEBREACH_UPSTREAM_BASE_URL" in done.stderr
 
 
+@pytest.mark.parametrize("form", ["text", "json"])
 def test_a_configured_provider_without_its_key_is_a_warning_at_start(
-    upstream: ScriptedUpstream,
+    upstream: ScriptedUpstream, form: str
 ) -> None:
+    """The start-up warnings are log lines in the log's format: JSON lines stay JSON."""
     port = free_port()
     env = clean_env(WEBREACH_UPSTREAM_BASE_URL=upstream.url, WEBREACH_SEARCH_PROVIDER="exa")
     process = subprocess.Popen(
-        [sys.executable, "-m", "webreach", "serve", "--port", str(port)],
+        [sys.executable, "-m", "webreach", "serve", "--port", str(port), "--log-format", form],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -108,10 +111,20 @@ def test_a_configured_provider_without_its_key_is_a_warning_at_start(
     finally:
         process.terminate()
         _, err = process.communicate(timeout=20)
-    assert (
-        "webreach: warning: WEBREACH_SEARCH_PROVIDER=exa: exa is not configured; set EXA_API_KEY; "
-        "every search will fail until then" in err
+    warned = (
+        "WEBREACH_SEARCH_PROVIDER=exa: exa is not configured; set EXA_API_KEY; "
+        "every search will fail until then"
     )
+    lines = [line for line in err.splitlines() if line.strip()]
+    if form == "text":
+        assert any(" WARNING " + warned in line for line in lines), err
+        assert any("WEBREACH_SIGNING_KEY is not set" in line for line in lines)
+        return
+    records = [json.loads(line) for line in lines]  # every line is JSON
+    messages = {r["message"]: r["level"] for r in records}
+    assert messages[warned] == "warning"
+    assert any("WEBREACH_SIGNING_KEY is not set" in m for m in messages)
+    assert any(r["event"] == "listening" for r in records)
 
 
 def test_an_unknown_provider_id_stops_it_before_it_serves(upstream: ScriptedUpstream) -> None:

@@ -8,6 +8,7 @@ instant.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
@@ -51,6 +52,10 @@ def usage(message: str, *, as_json: bool = False) -> NoReturn:
 
 
 def warn(message: str) -> None:
+    """A warning on stderr; a server whose log is set up writes it as one of its log lines."""
+    if logging.getLogger("webreach").handlers:
+        logging.getLogger("webreach.cli").warning(message)
+        return
     print(f"webreach: warning: {message}", file=sys.stderr)
 
 

@@ -230,7 +230,11 @@ def serve(
     stderr; a port in use stops it with exit 1.
     """
     require_extra("serve", "server")
+    from ..server.logs import configure_logging
+
     settings = startup(False)
+    # From here on, warnings are log lines in the log's own format (JSON lines stay JSON).
+    configure_logging(log_level or settings.log_level, log_format or settings.log_format)
     check_providers(settings, need=None, warn_unavailable=True)
     if not settings.upstream_base_url:
         fail(
@@ -251,7 +255,6 @@ def serve(
         )
     from ..config import ConfigError, build_runtime, open_response_store
     from ..server.app import ServerConfig, create_app
-    from ..server.logs import configure_logging
     from ..server.serving import CannotListen, listen
     from ..server.serving import serve as serve_app
 
@@ -287,7 +290,6 @@ def serve(
         invalid_setting(error, as_json=False)
     store = open_response_store(settings)
     server = create_app(config, runtime, settings.tool_options(), store=store)
-    configure_logging(log_level or settings.log_level, log_format or settings.log_format)
     try:
         sock = listen(host, port)
     except CannotListen as error:
