@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from _servers import LocalServer, tls_contexts
 from replay_server import ReplayServer, Reply
 from webreach.net import create_client
 from webreach.providers.search.brave import BraveSearchProvider
@@ -236,6 +237,22 @@ async def test_unreachable_endpoint(case: Case, client: httpx.AsyncClient) -> No
     assert caught.value.code == WebErrorCode.WEB_PROVIDER_ERROR
     assert caught.value.provider == case.id
     assert caught.value.message == f"{case.id}: request failed (connection refused by 127.0.0.1:9)"
+    assert case.canary not in repr(caught.value)
+
+
+async def test_an_untrusted_certificate_is_named_as_tls(
+    case: Case, client: httpx.AsyncClient
+) -> None:
+    """A TLS failure says so, with the library's short reason, not as a generic failure."""
+    server_tls, _ = tls_contexts("127.0.0.1")
+    async with LocalServer({}, tls=server_tls) as server:
+        base = f"https://127.0.0.1:{server.port}"
+        with pytest.raises(WebError) as caught:
+            await case.make(base, client, case.canary).search(SearchRequest("q"))
+    message = caught.value.message
+    assert caught.value.code == WebErrorCode.WEB_PROVIDER_ERROR
+    assert message.startswith(f"{case.id}: request failed (TLS handshake with 127.0.0.1:")
+    assert message.endswith(" failed (self-signed certificate))")
     assert case.canary not in repr(caught.value)
 
 
