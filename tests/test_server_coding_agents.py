@@ -94,6 +94,43 @@ def test_system_messages_between_turns_reach_the_upstream_where_they_were(
     assert sent[0]["role"] == "system" and "You are a coding agent." in sent[0]["content"]
 
 
+def test_an_upstream_that_takes_one_leading_system_message_gets_them_folded(
+    upstream: ScriptedUpstream, search: Any, fetcher: Any
+) -> None:
+    """WEBREACH_UPSTREAM_SYSTEM=first: for chat templates (Mistral's, Gemma's) that refuse a
+    system message anywhere but first, every one is folded, in order, into the leading one."""
+    history: Any = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."},
+        {"role": "system", "content": "The user is in Reykjavík."},
+        {"role": "user", "content": QUESTION},
+    ]
+    upstream.queue(search_step("Iceland population"), Step(content=ANSWER))
+    config = ServerConfig(upstream_base_url=upstream.url, upstream_system="first")
+    runtime = WebRuntime()
+    runtime.register_search_provider(search)
+    with LiveServer(create_app(config, runtime, ToolOptions())) as server:
+        request = {
+            "model": "m",
+            "max_tokens": 256,
+            "system": "You are a coding agent.",
+            "messages": history,
+            "tools": NATIVE_SEARCH,
+        }
+        message = send_messages(messages_client(server.url), request, stream=False)
+    assert message.stop_reason == "end_turn"
+    for sent in upstream.requests:
+        roles = [m["role"] for m in sent["messages"]]
+        assert roles.count("system") == 1 and roles[0] == "system"
+    lead = upstream.requests[0]["messages"][0]["content"]
+    assert lead.index("You are a coding agent.") < lead.index("The user is in Reykjavík.")
+    assert [m["role"] for m in upstream.requests[0]["messages"][1:]] == [
+        "user",
+        "assistant",
+        "user",
+    ]
+
+
 def test_a_system_message_holds_only_text(upstream: ScriptedUpstream, webreach_url: str) -> None:
     image = {"type": "image", "source": {"type": "url", "url": "https://a.example/i.png"}}
     history: Any = [{"role": "user", "content": "Hi"}, {"role": "system", "content": [image]}]

@@ -68,6 +68,7 @@ class Settings(BaseSettings):
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
     store_ttl: Annotated[float, Field(ge=0)] = 3600.0
     citations: Literal["annotations", "markdown"] = "annotations"
+    upstream_system: Literal["anywhere", "first"] = "anywhere"
     upstream_continue: Literal["auto", "prefix", "continue_final_message", "prefill", "off"] = (
         "auto"
     )

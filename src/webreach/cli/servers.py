@@ -278,6 +278,7 @@ def serve(
         upstream_dialect=settings.upstream_dialect,
         citations=settings.citations,
         upstream_continue=settings.upstream_continue,
+        upstream_system=settings.upstream_system,
         moderation_base_url=settings.moderation_base_url,
         moderation_api_key=(
             settings.moderation_api_key.get_secret_value() if settings.moderation_api_key else None

@@ -69,6 +69,7 @@ def create_app(
             connect_timeout=config.upstream_connect_timeout,
             dialect=config.upstream_dialect,
             continuation=config.upstream_continue,
+            system_first=config.upstream_system == "first",
         )
         kept = None
         if store is not None and config.store_ttl > 0:

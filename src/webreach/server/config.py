@@ -33,6 +33,9 @@ class ServerConfig:
     """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
     citations: str = "annotations"
     """The citation style when a request names none (``X-Webreach-Citations``)."""
+    upstream_system: str = "anywhere"
+    """Where the upstream takes system messages: ``anywhere`` (as the client placed them) or
+    ``first`` (folded into one leading message, for chat templates that refuse any other)."""
     upstream_continue: str = "auto"
     """How a partial reply is continued upstream: ``prefix`` (DeepSeek), ``continue_final_message``
     (vLLM, SGLang), ``prefill`` (the message sent as it is), ``off`` (refused); ``auto`` is
@@ -46,6 +49,8 @@ class ServerConfig:
     def __post_init__(self) -> None:
         if self.citations not in CITATION_STYLES:
             raise ValueError("WEBREACH_CITATIONS must be `annotations` or `markdown`")
+        if self.upstream_system not in ("anywhere", "first"):
+            raise ValueError("WEBREACH_UPSTREAM_SYSTEM must be `anywhere` or `first`")
         if self.upstream_continue not in CONTINUE_MODES:
             modes = ", ".join(f"`{mode}`" for mode in CONTINUE_MODES)
             raise ValueError(f"WEBREACH_UPSTREAM_CONTINUE must be one of {modes}")

@@ -163,6 +163,7 @@ class TurnRunner:
                 {"role": "system", "content": nudge},
             ]
         )
+        messages = self.context.upstream.placed(messages)
         body: JSON = {"model": turn.model, "messages": messages, **turn.params}
         if turn.continued and ends_with_reply(messages):
             body = self.context.upstream.continuing(body)

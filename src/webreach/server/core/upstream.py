@@ -125,6 +125,12 @@ def thinking_params(dialect: str, thinking: bool, effort: str | None, off: bool)
     return {}
 
 
+def _system_text(content: object) -> str:
+    if isinstance(content, list):
+        return "\n\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content or "")
+
+
 class Upstream:
     def __init__(
         self,
@@ -136,6 +142,7 @@ class Upstream:
         connect_timeout: float = 10.0,
         dialect: str = "openai",
         continuation: str = "auto",
+        system_first: bool = False,
     ) -> None:
         """``timeout`` bounds each wait for the upstream's next bytes (its first answer
         included), ``connect_timeout`` the connection."""
@@ -147,6 +154,8 @@ class Upstream:
             else ("prefix" if dialect == "deepseek" else "prefill")
         )
         """How a partial reply is continued (``WEBREACH_UPSTREAM_CONTINUE``, resolved)."""
+        self.system_first = system_first
+        """The upstream takes one leading system message only (``WEBREACH_UPSTREAM_SYSTEM``)."""
         self._key = api_key or None
         self.where = _address(base_url)
         """``host:port`` of the upstream, for the operator's log."""
@@ -160,6 +169,17 @@ class Upstream:
             http_client=self._http,
             max_retries=0,
         )
+
+    def placed(self, messages: list[JSON]) -> list[JSON]:
+        """``messages`` as this upstream takes them: with ``system_first``, every system message
+        folded, in order, into one leading message (chat templates such as Mistral's and
+        Gemma's refuse a system message anywhere else)."""
+        if not self.system_first or not any(m.get("role") == "system" for m in messages[1:]):
+            return messages
+        said = [m for m in messages if m.get("role") == "system"]
+        texts = [_system_text(m.get("content")) for m in said]
+        lead: JSON = {"role": "system", "content": "\n\n".join(t for t in texts if t)}
+        return [lead, *(m for m in messages if m.get("role") != "system")]
 
     def continuing(self, body: JSON) -> JSON:
         """``body``, made to continue its last (assistant) message instead of answering anew,
