@@ -213,6 +213,16 @@ def test_a_failing_messages_answer_stops_with_refusal(
     assert "text" not in [block.type for block in streamed.content]
 
 
+def responses_search(level: dict[str, Any]) -> dict[str, Any]:
+    """A Responses request for the Iceland question with web search and ``level``."""
+    return {
+        "model": "m",
+        "input": QUESTION,
+        "tools": [{"type": "deepseek_web_search"}],
+        "extra_body": level,
+    }
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
 def test_a_failing_responses_answer_is_incomplete_keeping_only_the_searches(
     webreach_url: str, upstream: ScriptedUpstream, stream: bool
@@ -220,12 +230,7 @@ def test_a_failing_responses_answer_is_incomplete_keeping_only_the_searches(
     upstream.verdict = verdict_by_text
     upstream.queue(*search_then(SECRET))
     client = openai.OpenAI(base_url=webreach_url, api_key="k", max_retries=0)
-    request: dict[str, Any] = {
-        "model": "m",
-        "input": QUESTION,
-        "tools": [{"type": "deepseek_web_search"}],
-        "extra_body": HIGH,
-    }
+    request = responses_search(HIGH)
     if stream:
         with client.responses.stream(**request) as events:
             ended = [e for e in events if e.type == "response.incomplete"]
@@ -483,12 +488,7 @@ def test_a_passing_responses_answer_is_whole(
     client = openai.OpenAI(
         base_url=webreach_url, api_key="k", max_retries=0, _strict_response_validation=True
     )
-    request: dict[str, Any] = {
-        "model": "m",
-        "input": QUESTION,
-        "tools": [{"type": "deepseek_web_search"}],
-        "extra_body": HIGH,
-    }
+    request = responses_search(HIGH)
     if stream:
         with client.responses.stream(**request) as events:
             response = events.get_final_response()
