@@ -1,5 +1,5 @@
-"""Results built from the items that have a URL; the plain-text helpers are
-:mod:`webreach.providers._text`'s, re-exported for the search modules."""
+"""Search results built from the items that have a URL (the plain-text helpers are
+:mod:`webreach.providers._text`'s)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ...seam import SearchResult, SearchSource
-from .._text import optional_text, plain_text
 
-__all__ = ["optional_text", "plain_text", "sources_from", "url_of"]
+__all__ = ["sources_from", "url_of"]
 
 
 def url_of(item: Any) -> str | None:

@@ -15,13 +15,14 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
+from .._http import field, optional_str, redact
 from ..spec import (
     BaseUrl,
     NonEmpty,
     ProviderSettings,
     Secret,
 )
-from ._http import ModelProvider, field, keyed_spec, optional_str, redact
+from ._http import ModelProvider, keyed_spec
 
 __all__ = ["PROVIDER", "DeepSeekSearchProvider", "DeepSeekSettings"]
 

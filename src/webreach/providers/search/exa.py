@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...seam import SearchRequest, SearchResult, SearchSource
+from .._http import field, optional_str
 from ..spec import BaseUrl, ProviderSettings, Secret
-from ._http import KeyedProvider, field, keyed_spec, optional_str
+from ._http import KeyedProvider, keyed_spec
 
 __all__ = ["PROVIDER", "ExaSearchProvider", "ExaSettings"]
 

@@ -14,13 +14,14 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
+from .._http import field, optional_str
 from ..spec import (
     BaseUrl,
     NonEmpty,
     ProviderSettings,
     Secret,
 )
-from ._http import ModelProvider, field, keyed_spec, optional_str
+from ._http import ModelProvider, keyed_spec
 
 __all__ = ["PROVIDER", "PerplexitySearchProvider", "PerplexitySettings"]
 

@@ -16,9 +16,10 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
+from .._http import field, optional_str, request_json
+from .._text import optional_text
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
-from ._http import field, optional_str, request_json
-from ._text import optional_text, sources_from
+from ._text import sources_from
 
 __all__ = ["PROVIDER", "SearxngSearchProvider", "SearxngSettings"]
 
