@@ -138,22 +138,14 @@ class ModelReviewer:
             answer = await self._upstream.complete_chat(body)
         except Exception as error:
             raise ReviewUnavailable(f"the upstream model gave no verdict: {error}") from None
-        verdict = _first_word(answer)
+        words = (answer.text or "").split()
+        verdict = words[0].strip(".:!*\"'").upper() if words else ""
         if verdict not in ("PASS", "FAIL"):
             raise ReviewUnavailable("the upstream model's verdict was neither PASS nor FAIL")
-        return Review(passed=verdict == "PASS", usage=Usage.of_completion(answer))
+        return Review(passed=verdict == "PASS", usage=answer.usage)
 
     async def aclose(self) -> None:
         """The upstream belongs to the server; nothing of its own to close."""
-
-
-def _first_word(answer: dict[str, object]) -> str:
-    choices = answer.get("choices")
-    first = choices[0] if isinstance(choices, list) and choices else None
-    message = first.get("message") if isinstance(first, dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    words = content.strip().split() if isinstance(content, str) else []
-    return words[0].strip(".:!*\"'").upper() if words else ""
 
 
 @dataclass(frozen=True, slots=True)

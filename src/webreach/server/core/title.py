@@ -57,13 +57,9 @@ def title_request(turn: Turn, dialect: str) -> JSON:
     return body
 
 
-def clean_title(answer: JSON) -> str | None:
+def clean_title(content: str | None) -> str | None:
     """The first line of the model's answer, without quotes; None when there is none."""
-    choices = answer.get("choices")
-    first = choices[0] if isinstance(choices, list) and choices else None
-    message = first.get("message") if isinstance(first, dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, str):
+    if content is None:
         return None
     line = next((line for line in content.strip().splitlines() if line.strip()), "")
     title = line.strip().strip("\"'“”‘’「」*#").strip().rstrip(".。")
@@ -81,8 +77,8 @@ class TitleTask:
 
     async def _write(self, upstream: Upstream, body: JSON) -> str | None:
         answer = await upstream.complete_chat(body)
-        self.usage = Usage.of_completion(answer)
-        return clean_title(answer)
+        self.usage = answer.usage
+        return clean_title(answer.text)
 
     async def result(self, grace: float = TITLE_GRACE) -> str | None:
         done, _ = await asyncio.wait({self._task}, timeout=grace)

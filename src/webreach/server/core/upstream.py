@@ -18,11 +18,13 @@ from openai import AsyncOpenAI, AsyncStream
 from ...seam import settled
 from ...seam.causes import network_cause
 from .errors import UpstreamError
+from .events import Usage
 from .journal import upstream_failure
 from .turn import JSON
 
 __all__ = [
     "REJECTED_CREDENTIALS",
+    "Completion",
     "RawUpstreamResponse",
     "Upstream",
     "passed_headers",
@@ -131,6 +133,22 @@ def _system_text(content: object) -> str:
     return str(content or "")
 
 
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What a small ask answered: its text (None when there was none) and its tokens."""
+
+    text: str | None
+    usage: Usage
+
+    @classmethod
+    def of(cls, answer: JSON) -> Completion:
+        choices = answer.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        return cls(content if isinstance(content, str) else None, Usage.of_completion(answer))
+
+
 class Upstream:
     def __init__(
         self,
@@ -218,14 +236,14 @@ class Upstream:
         except openai.APIError as error:
             raise _translate(error, self._key, self.where) from None
 
-    async def complete_chat(self, body: JSON) -> JSON:
+    async def complete_chat(self, body: JSON) -> Completion:
         """One completion, not streamed: for the server's own small asks (a title, a verdict)."""
         payload = {**body, "model": self.model_for(str(body.get("model", ""))), "stream": False}
         try:
             answer = await self._client.post("/chat/completions", body=payload, cast_to=object)
         except openai.APIError as error:
             raise _translate(error, self._key, self.where) from None
-        return answer if isinstance(answer, dict) else {}
+        return Completion.of(answer if isinstance(answer, dict) else {})
 
     @asynccontextmanager
     async def relay(
