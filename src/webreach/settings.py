@@ -67,6 +67,12 @@ class Settings(BaseSettings):
     server_api_keys: SecretStr | None = None
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
     store_ttl: Annotated[float, Field(ge=0)] = 3600.0
+    store_max_mb: PositiveInt = 256
+    max_steps: PositiveInt = 24
+    turn_timeout: Annotated[float, Field(gt=0)] = 900.0
+    server_max_connections: PositiveInt | None = None
+    server_header_timeout: Annotated[float, Field(gt=0)] = 10.0
+    server_body_timeout: Annotated[float, Field(gt=0)] = 60.0
     citations: Literal["annotations", "markdown"] = "annotations"
     upstream_system: Literal["anywhere", "first"] = "anywhere"
     upstream_continue: Literal["auto", "prefix", "continue_final_message", "prefill", "off"] = (

@@ -275,6 +275,8 @@ def serve(
         upstream_connect_timeout=settings.upstream_connect_timeout,
         max_body_bytes=settings.server_max_body_bytes,
         store_ttl=settings.store_ttl,
+        max_steps=settings.max_steps,
+        turn_timeout=settings.turn_timeout,
         upstream_dialect=settings.upstream_dialect,
         citations=settings.citations,
         upstream_continue=settings.upstream_continue,

@@ -31,6 +31,10 @@ class ServerConfig:
     """How thinking reaches the upstream: ``openai`` (``reasoning_effort``) or ``deepseek``."""
     store_ttl: float = 3600.0
     """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
+    max_steps: int = 24
+    """Upstream calls per request: at the cap one forced answer, then the protocol's error."""
+    turn_timeout: float = 900.0
+    """Seconds for one request's whole turn; past it the protocol's error (504-class)."""
     citations: str = "annotations"
     """The citation style when a request names none (``X-Webreach-Citations``)."""
     upstream_system: str = "anywhere"
