@@ -25,7 +25,7 @@ class MemoryStore:
         return len(self._entries)
 
     @property
-    def bytes(self) -> int:
+    def total_bytes(self) -> int:
         """The bytes the entries count for."""
         return self._bytes
 
