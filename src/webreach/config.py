@@ -211,10 +211,19 @@ def discover_providers(kind: ProviderKind) -> list[ProviderSpec[Any, Any]]:
 def open_response_store(settings: Settings) -> CacheStore | None:
     """Where ``webreach serve`` keeps responses and read pages: the configured cache store (so
     replicas sharing Redis share them), in memory when the cache is off; None when
-    ``WEBREACH_STORE_TTL`` is 0."""
+    ``WEBREACH_STORE_TTL`` is 0.
+
+    In memory it is bounded by ``WEBREACH_STORE_MAX_MB`` alone, not by a count of entries: a
+    response is several entries (itself and each of its items) of any size, and a count small
+    enough to bound the memory evicted responses long before their TTL.
+    """
     if settings.store_ttl <= 0:
         return None
     url = settings.cache if settings.cache and settings.cache != "none" else "memory"
+    if url == "memory":
+        from .cache import MemoryStore
+
+        return MemoryStore(max_entries=None, max_bytes=settings.store_max_mb * 1024 * 1024)
     return _open_store(url, "a response store")
 
 

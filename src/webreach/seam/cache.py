@@ -1,7 +1,8 @@
 """Result caching for the runtime: a key-value store protocol and the codec of seam results.
 
 Stores (memory, sqlite, redis) live outside the seam; they only keep bytes for a while.
-A store that fails is switched off with one warning: a cache never fails a search or fetch.
+A store that fails is left alone with one warning and tried again after a back-off (1 s,
+doubling to 30 s), so a cache never fails a search or fetch and comes back with its Redis.
 Keys carry the provider's cache scope when it declares one (``CacheScoped``), so a result is
 read back only by a provider with the policy and endpoint that produced it.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from typing import Any, Protocol, assert_never
 
 from .types import (
@@ -26,6 +28,7 @@ from .types import (
 )
 
 __all__ = [
+    "Backoff",
     "CacheStore",
     "GuardedCache",
     "decode_fetch",
@@ -129,37 +132,106 @@ def decode_fetch(raw: bytes) -> FetchResult:
     )
 
 
-class GuardedCache:
-    """Wraps a store so that its first failure turns caching off with one warning."""
+class Backoff:
+    """When to try a failing store again: ``first`` seconds after its first failure, then
+    twice as long after each failed retry, at most ``most``; any success resets it.
 
-    def __init__(self, store: CacheStore, ttl: float) -> None:
+    Failures of operations that were already under way when the store went down do not lengthen
+    the wait, so many concurrent requests count as one failure.
+    """
+
+    def __init__(self, first: float = 1.0, most: float = 30.0) -> None:
+        self.first = first
+        self.most = most
+        self._delay = 0.0
+        self._until = 0.0
+        self._since = 0.0
+
+    @property
+    def down(self) -> bool:
+        """The store failed and is not answering again yet."""
+        return self._delay > 0
+
+    def ready(self) -> bool:
+        """Whether an operation should be tried now."""
+        return self._delay == 0 or time.monotonic() >= self._until
+
+    def failed(self) -> bool:
+        """Note a failure; True for the first one of an outage (the one worth a warning)."""
+        now = time.monotonic()
+        if self._delay and now < self._until:
+            return False
+        first = self._delay == 0
+        if first:
+            self._since = now
+        self._delay = self.first if first else min(self._delay * 2, self.most)
+        self._until = now + self._delay
+        return first
+
+    def succeeded(self) -> float | None:
+        """Note a success; the seconds the outage lasted when it ends one, else None."""
+        if self._delay == 0:
+            return None
+        self._delay = 0.0
+        return time.monotonic() - self._since
+
+    @property
+    def delay(self) -> float:
+        return self._delay
+
+
+class GuardedCache:
+    """Wraps a store so that a failure turns caching off with one warning until the store
+    answers again (tried after a :class:`Backoff`)."""
+
+    def __init__(
+        self, store: CacheStore, ttl: float, *, retry_first: float = 1.0, retry_most: float = 30.0
+    ) -> None:
         self._store: CacheStore | None = store
         self.ttl = ttl
+        self._backoff = Backoff(retry_first, retry_most)
 
     @property
     def active(self) -> bool:
-        return self._store is not None and self.ttl > 0
+        return self._store is not None and self.ttl > 0 and self._backoff.ready()
 
-    def _disable(self, error: Exception) -> None:
-        logger.warning("cache disabled after a failure: %s: %s", type(error).__name__, error)
-        self._store = None
+    def _failed(self, error: Exception) -> None:
+        if self._backoff.failed():
+            logger.warning(
+                "cache disabled after a failure: %s: %s; retrying in %g s, then at most every %g s",
+                type(error).__name__,
+                error,
+                self._backoff.delay,
+                self._backoff.most,
+            )
+        else:
+            logger.debug("the cache is still failing: %s", type(error).__name__)
+
+    def _succeeded(self) -> None:
+        outage = self._backoff.succeeded()
+        if outage is not None:
+            logger.info("cache enabled again: the store answers after %.0f s", outage)
 
     async def get(self, key: str) -> bytes | None:
-        if self._store is None or self.ttl <= 0:
+        if not self.active or self._store is None:
             return None
         try:
-            return await self._store.get(key)
+            found = await self._store.get(key)
         except Exception as error:
-            self._disable(error)
+            self._failed(error)
             return None
+        self._succeeded()
+        return found
 
     async def set(self, key: str, value: bytes) -> None:
-        if self._store is None or self.ttl <= 0:
+        if not self.active or self._store is None:
             return
         try:
             await self._store.set(key, value, self.ttl)
         except Exception as error:
-            self._disable(error)
+            self._failed(error)
+            return
+        self._succeeded()
 
     async def aclose(self) -> None:
         store, self._store = self._store, None

@@ -17,6 +17,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .core.journal import RequestLog, begin_request, end_request
+from .core.store import scoped_to_key
 from .core.turn import JSON
 from .core.wire import dumps
 
@@ -165,13 +166,13 @@ class InboundKeys:
         self._open = open_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] != "http"
-            or not self._keys
-            or scope["path"] in self._open
-            or self._authorised(Headers(scope=scope))
-        ):
+        if scope["type"] != "http" or not self._keys or scope["path"] in self._open:
             await self.app(scope, receive, send)
+            return
+        key = self._authorised(Headers(scope=scope))
+        if key is not None:
+            with scoped_to_key(key):  # what the request stores belongs to its key alone
+                await self.app(scope, receive, send)
             return
         body = dumps(self._error_body(scope["path"])("invalid or missing API key")).encode()
         await send(
@@ -186,7 +187,8 @@ class InboundKeys:
         )
         await send({"type": "http.response.body", "body": body})
 
-    def _authorised(self, headers: Headers) -> bool:
+    def _authorised(self, headers: Headers) -> bytes | None:
+        """The key the request offers, when it is one of the server's."""
         offered = headers.get("x-api-key", "")
         authorization = headers.get("authorization", "")
         if authorization[:7].lower() == "bearer ":
@@ -196,4 +198,4 @@ class InboundKeys:
         matched = False
         for key in self._keys:
             matched |= hmac.compare_digest(candidate, key)
-        return matched
+        return candidate if matched else None

@@ -57,16 +57,27 @@ async def expand(body: JSON, store: ResponseStore | None) -> JSON:
         found = await store.conversation(previous)
         if found is None:
             raise RequestError(
-                f"previous_response_id: response `{previous}` is unknown or has expired",
+                f"previous_response_id: response `{previous}` {_gone(store)}",
                 param="previous_response_id",
             )
         before = found
     kept = await store.items(referenced)
     for item_id in referenced:
         if item_id not in kept:
-            raise RequestError(f"input: item `{item_id}` is unknown or has expired", param="input")
+            raise RequestError(f"input: item `{item_id}` {_gone(store)}", param="input")
     expanded = [_resolved(item, kept) for item in items]
     return {**body, "input": [*before, *expanded]}
+
+
+def _gone(store: ResponseStore) -> str:
+    """Why a kept id is not found: the store cannot tell expired, evicted and never kept (or
+    kept for another API key) apart, so it names them all, and the limits behind the first two."""
+    return (
+        "is unknown or has expired: it was never stored here (or was stored for another API "
+        f"key), or it has expired (WEBREACH_STORE_TTL is {store.ttl:g} s) or was evicted to keep "
+        "the store within its size (WEBREACH_STORE_MAX_MB); send the whole conversation in "
+        "`input` instead"
+    )
 
 
 def _resolved(item: object, kept: dict[str, JSON]) -> object:
