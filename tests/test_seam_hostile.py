@@ -13,14 +13,15 @@ Every provider here is the real Exa client in front of a real local server.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from providers_for_tests import ScriptedSearch, sources
+from providers_for_tests import ScriptedImageSearch, ScriptedSearch, sources
 from replay_server import ReplayServer, Reply
 from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import LiveServer
@@ -30,6 +31,10 @@ from webreach.net import create_client
 from webreach.providers.search.exa import ExaSearchProvider
 from webreach.providers.search.perplexity import PerplexitySearchProvider
 from webreach.seam import (
+    ImageMatch,
+    ImageSearchRequest,
+    ImageSearchResult,
+    ImageUrl,
     SearchRequest,
     SearchResult,
     WebError,
@@ -208,3 +213,148 @@ def test_a_chat_turn_goes_on_without_the_timed_out_search(
     assert message["content"] == "Sorry."
     calls = [c for step in message["server_tool_calls"] for c in step["calls"]]
     assert [(c["status"], c["error"]["code"]) for c in calls] == [("failed", "unavailable")]
+
+
+# -- only http(s) sources leave the seam -----------------------------------------------------
+
+HOSTILE = [
+    "javascript:alert(document.cookie)",
+    "JavaScript:alert(1)",
+    " javascript:alert(2)",
+    "java\tscript:alert(3)",
+    "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==",
+    "file:///etc/passwd",
+    "vbscript:msgbox(1)",
+    "https:alert(4)",
+    "http://[::1",
+    "//no-scheme.example/",
+    "",
+]
+FINE = ["https://ok.example/a", "HTTP://Upper.Example/b", "http://127.0.0.1:8080/c"]
+
+
+async def test_the_runtime_returns_only_http_sources() -> None:
+    mixed = SearchResult(sources(*HOSTILE[:4], FINE[0], *HOSTILE[4:], *FINE[1:]), content="x")
+    async with WebRuntime() as runtime:
+        runtime.register_search_provider(ScriptedSearch("mixed", answers={"q": mixed}))
+        every = await runtime.search(SearchRequest("q"))
+        cut = await runtime.search(SearchRequest("q", max_results=2))
+    assert [s.url for s in every.sources] == FINE
+    assert not every.truncated
+    assert every.content == "x"
+    assert [s.url for s in cut.sources] == FINE[:2]
+    assert cut.truncated
+
+
+async def test_cached_results_are_filtered_too() -> None:
+    """An entry written before the filter existed (or by another version) is filtered on the
+    way out as well."""
+    mixed = SearchResult(sources("javascript:alert(1)", "https://ok.example/"))
+    cache = MemoryStore()
+    async with WebRuntime(cache=cache) as runtime:
+        provider = ScriptedSearch("mixed", answers={"q": mixed})
+        runtime.register_search_provider(provider)
+        await runtime.search(SearchRequest("q"))
+        again = await runtime.search(SearchRequest("q"))
+    assert len(provider.calls) == 1
+    assert [s.url for s in again.sources] == ["https://ok.example/"]
+
+
+async def test_image_matches_keep_only_http_links() -> None:
+    page = "https://pages.example/p"
+    result = ImageSearchResult(
+        matches=(
+            ImageMatch(url="javascript:alert(1)", title="script page"),
+            ImageMatch(
+                url=page,
+                image_url="data:image/png;base64,AAAA",
+                thumbnail_url="javascript:alert(2)",
+            ),
+            ImageMatch(
+                url="https://pages.example/q",
+                image_url="https://img.example/q.jpg",
+                thumbnail_url="https://thumbs.example/q.jpg",
+            ),
+            ImageMatch(url="file:///etc/passwd"),
+        )
+    )
+    async with WebRuntime() as runtime:
+        runtime.register_image_search_provider(
+            ScriptedImageSearch("lens", answers={"https://img.example/x.jpg": result})
+        )
+        found = await runtime.image_search(
+            ImageSearchRequest(ImageUrl("https://img.example/x.jpg"))
+        )
+    assert found.matches == (
+        ImageMatch(url=page),
+        ImageMatch(
+            url="https://pages.example/q",
+            image_url="https://img.example/q.jpg",
+            thumbnail_url="https://thumbs.example/q.jpg",
+        ),
+    )
+
+
+def exa_mixed(_: Any) -> Reply:
+    return Reply(json={"results": [{"url": u, "title": f"title {u}"} for u in [*HOSTILE, *FINE]]})
+
+
+@pytest.fixture
+def mixed_server(replay: ReplayServer, upstream: ScriptedUpstream) -> Iterator[str]:
+    replay.route("POST", "/search", exa_mixed)
+    client = create_client(timeout=10)
+    runtime = WebRuntime()
+    runtime.own(client)
+    runtime.register_search_provider(
+        ExaSearchProvider(api_key="exa-key", client=client, base_url=replay.url)
+    )
+    config = ServerConfig(
+        upstream_base_url=upstream.url,
+        upstream_api_key="upstream-key",
+        api_keys=[KEY],
+        signing_key="test-signing-key",
+    )
+    with LiveServer(create_app(config, runtime, ToolOptions(), store=MemoryStore())) as server:
+        yield server.url
+
+
+@pytest.fixture
+async def mixed_client(mixed_server: str) -> AsyncIterator[httpx.AsyncClient]:
+    headers = {"Authorization": f"Bearer {KEY}"}
+    async with httpx.AsyncClient(base_url=mixed_server, headers=headers, timeout=30) as client:
+        yield client
+
+
+async def test_v1_search_answers_only_http_sources(mixed_client: httpx.AsyncClient) -> None:
+    reply = await mixed_client.post("/v1/search", json={"queries": ["q"]})
+    assert reply.status_code == 200, reply.text
+    assert [s["url"] for s in reply.json()["sources"]] == FINE
+
+
+async def test_openwebui_search_answers_only_http_links(mixed_client: httpx.AsyncClient) -> None:
+    reply = await mixed_client.post("/openwebui/search", json={"query": "q", "count": 10})
+    assert reply.status_code == 200, reply.text
+    assert [r["link"] for r in reply.json()] == FINE
+
+
+def test_a_chat_turn_sees_and_cites_only_http_sources(
+    mixed_server: str, upstream: ScriptedUpstream
+) -> None:
+    upstream.queue(Step(calls=[Call("web_search", {"queries": ["q"]})]), Step(content="Done."))
+    reply = httpx.post(
+        mixed_server + "/v1/chat/completions",
+        json={
+            "model": "m",
+            "messages": [{"role": "user", "content": "find it"}],
+            "tools": [{"type": "deepseek_web_search"}],
+        },
+        headers={"Authorization": f"Bearer {KEY}"},
+        timeout=30,
+    )
+    assert reply.status_code == 200, reply.text
+    seen = json.dumps(upstream.requests[1]["messages"][-1])
+    for url in FINE:
+        assert json.dumps(url)[1:-1] in seen
+    for text in (seen, reply.text):
+        for scheme in ("javascript", "vbscript", "data:", "file:", "alert("):
+            assert scheme not in text.lower()

@@ -2,7 +2,7 @@
 
 Selection itself (the table of SPEC §2, fallback lists) lives in :mod:`.registry`; this module
 adds what each capability does around a provider's call: checks, the cache, the deadline,
-the cut to ``max_results`` and the provider stamp.
+the http(s) filter, the cut to ``max_results`` and the provider stamp.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .cache import (
     encode,
 )
 from .errors import WebError, WebErrorCode
+from .links import web_matches, web_sources
 from .registry import FALLBACK_CODES, Disposer, Registry, parse_provider_ids, scoped_cache_key
 from .tasks import settled
 from .types import (
@@ -144,7 +145,8 @@ class WebRuntime:
         self._owned.append(resource)
 
     async def search(self, request: SearchRequest) -> SearchResult:
-        """Search with the selected provider; more sources than ``max_results`` are cut here.
+        """Search with the selected provider; only http(s) sources come back, and more of them
+        than ``max_results`` are cut here.
 
         Cached results are keyed by the provider's ``cache_scope`` when it has one (its base
         URL, say), so they never cross to a provider pointed at another endpoint. The provider's
@@ -160,6 +162,7 @@ class WebRuntime:
                     provider, self._search_timeout, provider.search(request)
                 )
                 await self._store(key, result)
+            result = web_sources(result)
             limit = request.max_results
             if limit is not None and len(result.sources) > limit:
                 result = dataclasses.replace(result, sources=result.sources[:limit], truncated=True)
@@ -200,8 +203,9 @@ class WebRuntime:
         The image is checked first (``WEB_INVALID_URL`` for a URL no service could fetch,
         ``WEB_UNSUPPORTED_CONTENT_TYPE`` for bytes that are not an image), before any provider
         or the cache is consulted. Results are cached by provider (and its ``cache_scope``), by
-        the image's URL or the SHA-256 of its bytes, and by ``max_results``; more matches than
-        ``max_results`` are cut here. Each provider's attempt
+        the image's URL or the SHA-256 of its bytes, and by ``max_results``. Only matches on
+        http(s) pages come back (an image or thumbnail URL that is not http(s) is left out of
+        its match), and more of them than ``max_results`` are cut here. Each provider's attempt
         is bounded by ``image_search_timeout``: past it the attempt is cancelled and is a
         ``WEB_PROVIDER_ERROR``, after which an explicit fallback list tries the next provider
         (as it does after a provider error, or after ``WEB_UNSUPPORTED_CONTENT_TYPE`` from a
@@ -219,6 +223,7 @@ class WebRuntime:
                     provider, self._image_search_timeout, provider.image_search(request)
                 )
                 await self._store(key, result)
+            result = web_matches(result)
             limit = request.max_results
             if limit is not None and len(result.matches) > limit:
                 result = dataclasses.replace(result, matches=result.matches[:limit], truncated=True)
