@@ -28,6 +28,7 @@ from server_harness import LiveServer
 from slow_provider import TricklingServer
 from webreach.cache import MemoryStore
 from webreach.net import create_client
+from webreach.net.aio import IDLE_PER_HOST
 from webreach.providers.search.exa import ExaSearchProvider
 from webreach.providers.search.perplexity import PerplexitySearchProvider
 from webreach.seam import (
@@ -358,3 +359,25 @@ def test_a_chat_turn_sees_and_cites_only_http_sources(
     for text in (seen, reply.text):
         for scheme in ("javascript", "vbscript", "data:", "file:", "alert("):
             assert scheme not in text.lower()
+
+
+# -- the idle pool ---------------------------------------------------------------------------
+
+WAVE = 100
+
+
+async def test_a_wave_of_searches_leaves_a_small_idle_pool() -> None:
+    with TricklingServer(interval=0, delay=0.3) as server:
+        async with create_client(timeout=10) as client:
+            exa = ExaSearchProvider(api_key="k", client=client, base_url=server.url)
+            await asyncio.gather(*(exa.search(SearchRequest(f"q{n}")) for n in range(WAVE)))
+            # Each of them had a connection of its own while the server made them wait.
+            assert server.peak_connections >= WAVE // 2
+            # Well before the keep-alive expiry (5 s), the surplus is already closed.
+            left = await asyncio.to_thread(server.wait_until, IDLE_PER_HOST, 1.0)
+            assert left <= IDLE_PER_HOST
+            # The idle ones are reused by the next wave.
+            accepted = server.accepted
+            await asyncio.gather(*(exa.search(SearchRequest(f"r{n}")) for n in range(5)))
+            assert server.requests == WAVE + 5
+            assert server.accepted == accepted
