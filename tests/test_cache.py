@@ -84,7 +84,10 @@ def cached_runtime(provider: ScriptedSearch, ttl: float = 600) -> WebRuntime:
 
 
 async def test_a_repeated_search_is_served_from_the_cache() -> None:
-    provider = ScriptedSearch("exa", answers={"q": SearchResult(sources=sources("u1", "u2"))})
+    provider = ScriptedSearch(
+        "exa",
+        answers={"q": SearchResult(sources=sources("https://u1.example/", "https://u2.example/"))},
+    )
     runtime = cached_runtime(provider)
     first = await runtime.search(SearchRequest("q", max_results=1))
     again = await runtime.search(SearchRequest("q", max_results=1))
@@ -103,7 +106,7 @@ async def test_errors_are_not_cached() -> None:
         attempts.append(request.query)
         if len(attempts) == 1:
             raise WebError(WebErrorCode.WEB_PROVIDER_ERROR, "down")
-        return SearchResult(sources=sources("u"))
+        return SearchResult(sources=sources("https://u.example/"))
 
     runtime = cached_runtime(ScriptedSearch("a", behaviour=flaky))
     with pytest.raises(WebError):
@@ -134,7 +137,9 @@ class BrokenStore:
 async def test_a_failing_store_degrades_to_no_cache_with_one_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    provider = ScriptedSearch("a", answers={"q": SearchResult(sources=sources("u"))})
+    provider = ScriptedSearch(
+        "a", answers={"q": SearchResult(sources=sources("https://u.example/"))}
+    )
     runtime = WebRuntime(cache=BrokenStore())
     runtime.register_search_provider(provider)
     with caplog.at_level(logging.WARNING, logger="webreach.cache"):
@@ -146,13 +151,15 @@ async def test_a_failing_store_degrades_to_no_cache_with_one_warning(
 
 async def test_a_corrupt_entry_is_a_miss() -> None:
     store = MemoryStore()
-    provider = ScriptedSearch("a", answers={"q": SearchResult(sources=sources("u"))})
+    provider = ScriptedSearch(
+        "a", answers={"q": SearchResult(sources=sources("https://u.example/"))}
+    )
     runtime = WebRuntime(cache=store)
     runtime.register_search_provider(provider)
     await runtime.search(SearchRequest("q"))
     for key in list(store._entries):
         await store.set(key, b"{not json", ttl=60)
-    assert (await runtime.search(SearchRequest("q"))).sources[0].url == "u"
+    assert (await runtime.search(SearchRequest("q"))).sources[0].url == "https://u.example/"
     assert len(provider.calls) == 2
 
 
@@ -203,7 +210,9 @@ async def test_redis_store_shares_entries_between_clients(redis_url: str) -> Non
 
 
 async def test_replicas_sharing_redis_search_once(redis_url: str) -> None:
-    provider = ScriptedSearch("exa", answers={"q": SearchResult(sources=sources("u1"))})
+    provider = ScriptedSearch(
+        "exa", answers={"q": SearchResult(sources=sources("https://u1.example/"))}
+    )
     replicas = [WebRuntime(cache=open_store(redis_url)) for _ in range(2)]
     for runtime in replicas:
         runtime.register_search_provider(provider)
@@ -223,7 +232,9 @@ async def test_an_unreachable_redis_degrades_with_one_warning(
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    provider = ScriptedSearch("a", answers={"q": SearchResult(sources=sources("u"))})
+    provider = ScriptedSearch(
+        "a", answers={"q": SearchResult(sources=sources("https://u.example/"))}
+    )
     runtime = WebRuntime(cache=open_store(f"redis://127.0.0.1:{port}/0"))
     runtime.register_search_provider(provider)
     with caplog.at_level(logging.WARNING, logger="webreach.cache"):

@@ -137,10 +137,17 @@ async def test_search_and_fetch_registries_are_separate() -> None:
 
 
 async def test_seam_cuts_sources_to_max_results() -> None:
-    a = ScriptedSearch("a", answers={"q": SearchResult(sources=sources("u1", "u2", "u3"))})
+    a = ScriptedSearch(
+        "a",
+        answers={
+            "q": SearchResult(
+                sources=sources("https://u1.example/", "https://u2.example/", "https://u3.example/")
+            )
+        },
+    )
     runtime = runtime_with(a)
     cut = await runtime.search(SearchRequest("q", max_results=2))
-    assert [s.url for s in cut.sources] == ["u1", "u2"]
+    assert [s.url for s in cut.sources] == ["https://u1.example/", "https://u2.example/"]
     assert cut.truncated
     whole = await runtime.search(SearchRequest("q", max_results=3))
     assert len(whole.sources) == 3 and not whole.truncated

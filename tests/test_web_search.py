@@ -107,24 +107,33 @@ async def test_queries_run_concurrently() -> None:
 async def test_round_robin_by_rank_with_uneven_lists_and_url_dedupe() -> None:
     provider = ScriptedSearch(
         answers={
-            "a": SearchResult(sources=sources("a1", "shared", "a3", "a4")),
-            "b": SearchResult(sources=sources("shared", "b2")),
+            "a": SearchResult(
+                sources=sources(
+                    "https://a1.example/",
+                    "https://shared.example/",
+                    "https://a3.example/",
+                    "https://a4.example/",
+                )
+            ),
+            "b": SearchResult(sources=sources("https://shared.example/", "https://b2.example/")),
             "c": SearchResult(sources=()),
-            "d": SearchResult(sources=sources("d1", "d2", "d3")),
+            "d": SearchResult(
+                sources=sources("https://d1.example/", "https://d2.example/", "https://d3.example/")
+            ),
         }
     )
     result = await tool_over(provider, search_max_results=20).execute(
         {"queries": ["a", "b", "c", "d"]}
     )
     assert [s.url for s in result.data.sources] == [
-        "a1",
-        "shared",
-        "d1",  # rank 1 of a, b, d
-        "b2",
-        "d2",  # rank 2: a's "shared" is a duplicate
-        "a3",
-        "d3",
-        "a4",
+        "https://a1.example/",
+        "https://shared.example/",
+        "https://d1.example/",  # rank 1 of a, b, d
+        "https://b2.example/",
+        "https://d2.example/",  # rank 2: a's "shared" is a duplicate
+        "https://a3.example/",
+        "https://d3.example/",
+        "https://a4.example/",
     ]
     assert not result.data.truncated
 
@@ -132,12 +141,16 @@ async def test_round_robin_by_rank_with_uneven_lists_and_url_dedupe() -> None:
 async def test_the_merged_list_is_cut_and_marked_truncated() -> None:
     provider = ScriptedSearch(
         answers={
-            "a": SearchResult(sources=sources("a1", "a2")),
-            "b": SearchResult(sources=sources("b1", "b2")),
+            "a": SearchResult(sources=sources("https://a1.example/", "https://a2.example/")),
+            "b": SearchResult(sources=sources("https://b1.example/", "https://b2.example/")),
         }
     )
     result = await tool_over(provider, search_max_results=3).execute({"queries": ["a", "b"]})
-    assert [s.url for s in result.data.sources] == ["a1", "b1", "a2"]
+    assert [s.url for s in result.data.sources] == [
+        "https://a1.example/",
+        "https://b1.example/",
+        "https://a2.example/",
+    ]
     assert result.data.truncated
 
 

@@ -262,6 +262,7 @@ def build_runtime(
         image_search_provider=settings.image_search_provider,
         cache=wrap_cache(cache) if cache is not None and wrap_cache else cache,
         cache_ttl=settings.cache_ttl,
+        search_timeout=settings.search_timeout,
         image_search_timeout=settings.image_search_timeout,
     )
     context = _context(settings, runtime)

@@ -2,8 +2,9 @@
 
 Under a few hundred concurrent searches httpx's own pool costs several times aiohttp's CPU per
 request (``bench/load.py``; SPEC §7 measured the same for the upstream). ``httpx-aiohttp``
-adapts one to the other; this module only corrects how it names failures, because it reports
-a refused connection or a dropped one as a connect *timeout*, and providers tell users which.
+adapts one to the other; this module corrects how it names failures, because it reports
+a refused connection or a dropped one as a connect *timeout*, and providers tell users which,
+and bounds the idle connections a wave of searches leaves behind (``IDLE_PER_HOST``).
 """
 
 from __future__ import annotations
@@ -12,12 +13,37 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 import httpx
+from aiohttp.client_proto import ResponseHandler
+from aiohttp.client_reqrep import ConnectionKey
 from httpx_aiohttp import AiohttpTransport
 
-__all__ = ["POOL_LIMITS", "AioTransport"]
+__all__ = ["IDLE_PER_HOST", "POOL_LIMITS", "AioTransport"]
 
-POOL_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-"""Enough connections that a few hundred concurrent searches never queue for one."""
+IDLE_PER_HOST = 20
+"""Idle keep-alive connections kept per host (a provider's endpoint); a connection released
+beyond them is closed at once instead of lingering until the keep-alive expiry."""
+
+POOL_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=IDLE_PER_HOST)
+"""Enough connections that a few hundred concurrent searches never queue for one; idle ones
+expire after ``keepalive_expiry`` (5 s), and at most ``IDLE_PER_HOST`` of them wait per host."""
+
+
+class _IdleBoundConnector(aiohttp.TCPConnector):
+    """aiohttp's pool, keeping at most ``IDLE_PER_HOST`` idle connections per host.
+
+    aiohttp bounds connections in use, not idle ones: after a wave of 200 concurrent searches
+    all 200 sockets stay open until the keep-alive expiry (up to twice it, the clean-up runs
+    that often), each holding a slot at the provider. ``httpx-aiohttp`` ignores
+    ``max_keepalive_connections``, so the bound is applied here, where a connection is released.
+    """
+
+    def _release(
+        self, key: ConnectionKey, protocol: ResponseHandler, *, should_close: bool = False
+    ) -> None:
+        idle = self._conns.get(key)
+        if idle is not None and len(idle) >= IDLE_PER_HOST:
+            should_close = True
+        super()._release(key, protocol, should_close=should_close)
 
 
 def _httpx_error(error: BaseException, request: httpx.Request) -> httpx.HTTPError | None:
@@ -69,10 +95,20 @@ class _Body(httpx.AsyncByteStream):
 
 
 class AioTransport(AiohttpTransport):
-    """``AiohttpTransport`` with failures named as httpx names them, and no ambient settings."""
+    """``AiohttpTransport`` with failures named as httpx names them, a bounded idle pool, and no
+    ambient settings."""
 
     def __init__(self) -> None:
-        super().__init__(trust_env=False, limits=POOL_LIMITS)
+        super().__init__(trust_env=False, limits=POOL_LIMITS, client=self._session)
+
+    def _session(self) -> aiohttp.ClientSession:
+        """The session, made on first use (inside the event loop, as aiohttp wants)."""
+        connector = _IdleBoundConnector(
+            limit=POOL_LIMITS.max_connections or 0,
+            keepalive_timeout=POOL_LIMITS.keepalive_expiry,
+            ssl=self.ssl_context,
+        )
+        return aiohttp.ClientSession(connector=connector)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         try:

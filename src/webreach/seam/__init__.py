@@ -11,6 +11,7 @@ from .tasks import cancel_and_wait, settled
 from .types import (
     MAX_URL_LENGTH,
     CacheScoped,
+    CallTimeout,
     FetchBody,
     FetchPrecheck,
     FetchProvider,
@@ -38,6 +39,7 @@ __all__ = [
     "AsyncCloseable",
     "CacheScoped",
     "CacheStore",
+    "CallTimeout",
     "Disposer",
     "FetchBody",
     "FetchPrecheck",

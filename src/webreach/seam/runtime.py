@@ -1,8 +1,8 @@
 """The runtime: one registry per capability, and the calls that go through them.
 
 Selection itself (the table of SPEC §2, fallback lists) lives in :mod:`.registry`; this module
-adds what each capability does around a provider's call: checks, the cache, the cut to
-``max_results`` and the provider stamp.
+adds what each capability does around a provider's call: checks, the cache, the deadline,
+the http(s) filter, the cut to ``max_results`` and the provider stamp.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ from .cache import (
     encode,
 )
 from .errors import WebError, WebErrorCode
+from .links import web_matches, web_sources
 from .registry import FALLBACK_CODES, Disposer, Registry, parse_provider_ids, scoped_cache_key
 from .tasks import settled
 from .types import (
+    CallTimeout,
     FetchPrecheck,
     FetchProvider,
     FetchRequest,
@@ -70,8 +72,10 @@ class WebRuntime:
     at every call.
 
     The runtime never reads the environment; :func:`webreach.config.build_runtime` does.
-    ``image_search_timeout`` bounds each image search provider's attempt (seconds; None: only
-    the provider's own request timeouts apply).
+    ``search_timeout`` and ``image_search_timeout`` bound each provider's whole attempt, its
+    body's last byte included (seconds; None: only the provider's own request timeouts apply,
+    and a per-read timeout never ends a body sent a byte at a time). A provider with
+    :class:`~webreach.seam.CallTimeout` sets its own.
     """
 
     def __init__(
@@ -82,10 +86,15 @@ class WebRuntime:
         image_search_provider: str | Sequence[str] | None = None,
         cache: CacheStore | None = None,
         cache_ttl: float = 600.0,
+        search_timeout: float | None = None,
         image_search_timeout: float | None = None,
     ) -> None:
-        if image_search_timeout is not None and image_search_timeout <= 0:
-            raise ValueError(f"image_search_timeout must be positive, not {image_search_timeout}")
+        for name, value in (
+            ("search_timeout", search_timeout),
+            ("image_search_timeout", image_search_timeout),
+        ):
+            if value is not None and value <= 0:
+                raise ValueError(f"{name} must be positive, not {value}")
         self._search: Registry[SearchProvider] = Registry(
             "search",
             parse_provider_ids(search_provider),
@@ -105,6 +114,7 @@ class WebRuntime:
             WebErrorCode.WEB_PROVIDER_ERROR,
             _IMAGE_FALLBACK_CODES,
         )
+        self._search_timeout = search_timeout
         self._image_search_timeout = image_search_timeout
         self._owned: list[AsyncCloseable] = []
         self._closed = False
@@ -135,18 +145,24 @@ class WebRuntime:
         self._owned.append(resource)
 
     async def search(self, request: SearchRequest) -> SearchResult:
-        """Search with the selected provider; more sources than ``max_results`` are cut here.
+        """Search with the selected provider; only http(s) sources come back, and more of them
+        than ``max_results`` are cut here.
 
         Cached results are keyed by the provider's ``cache_scope`` when it has one (its base
-        URL, say), so they never cross to a provider pointed at another endpoint.
+        URL, say), so they never cross to a provider pointed at another endpoint. The provider's
+        call is bounded by ``search_timeout``: past it the call is cancelled (its connection
+        closed) and is a ``WEB_PROVIDER_ERROR``, after which a fallback list tries the next.
         """
 
         async def call(provider: SearchProvider) -> SearchResult:
             key = scoped_cache_key("search", provider, request.query, request.max_results)
             result = await self._cached(key, decode_search)
             if result is None:
-                result = await provider.search(request)
+                result = await self._bounded(
+                    provider, self._search_timeout, provider.search(request)
+                )
                 await self._store(key, result)
+            result = web_sources(result)
             limit = request.max_results
             if limit is not None and len(result.sources) > limit:
                 result = dataclasses.replace(result, sources=result.sources[:limit], truncated=True)
@@ -187,9 +203,10 @@ class WebRuntime:
         The image is checked first (``WEB_INVALID_URL`` for a URL no service could fetch,
         ``WEB_UNSUPPORTED_CONTENT_TYPE`` for bytes that are not an image), before any provider
         or the cache is consulted. Results are cached by provider (and its ``cache_scope``), by
-        the image's URL or the SHA-256 of its bytes, and by ``max_results``; more matches than
-        ``max_results`` are cut here. Each provider's attempt is bounded by
-        ``image_search_timeout``: past it the attempt is cancelled and is a
+        the image's URL or the SHA-256 of its bytes, and by ``max_results``. Only matches on
+        http(s) pages come back (an image or thumbnail URL that is not http(s) is left out of
+        its match), and more of them than ``max_results`` are cut here. Each provider's attempt
+        is bounded by ``image_search_timeout``: past it the attempt is cancelled and is a
         ``WEB_PROVIDER_ERROR``, after which an explicit fallback list tries the next provider
         (as it does after a provider error, or after ``WEB_UNSUPPORTED_CONTENT_TYPE`` from a
         provider that cannot take the image the way it was given).
@@ -202,8 +219,11 @@ class WebRuntime:
             )
             result = await self._cached(key, decode_image_search)
             if result is None:
-                result = await self._bounded(provider, provider.image_search(request))
+                result = await self._bounded(
+                    provider, self._image_search_timeout, provider.image_search(request)
+                )
                 await self._store(key, result)
+            result = web_matches(result)
             limit = request.max_results
             if limit is not None and len(result.matches) > limit:
                 result = dataclasses.replace(result, matches=result.matches[:limit], truncated=True)
@@ -212,11 +232,18 @@ class WebRuntime:
         self._refuse_if_closed()
         return await settled(self._image_search.run(call))
 
+    @staticmethod
     async def _bounded(
-        self, provider: ImageSearchProvider, attempt: Awaitable[ImageSearchResult]
-    ) -> ImageSearchResult:
-        """``attempt`` within ``image_search_timeout``; past it, a provider error naming it."""
-        limit = self._image_search_timeout
+        provider: SearchProvider | ImageSearchProvider, limit: float | None, attempt: Awaitable[R]
+    ) -> R:
+        """``attempt`` within ``limit``, or the provider's own :class:`CallTimeout`; past it, a
+        provider error naming it.
+
+        The deadline cancels the attempt once, inside the call's own task (see ``settled``):
+        the provider's HTTP client closes the connection it was reading from.
+        """
+        if isinstance(provider, CallTimeout):
+            limit = provider.call_timeout()
         if limit is None:
             return await attempt
         deadline = asyncio.timeout(limit)

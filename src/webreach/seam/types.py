@@ -14,6 +14,7 @@ from .errors import WebError, WebErrorCode
 __all__ = [
     "MAX_URL_LENGTH",
     "CacheScoped",
+    "CallTimeout",
     "FetchBody",
     "FetchPrecheck",
     "FetchProvider",
@@ -316,6 +317,19 @@ class CacheScoped(Protocol):
     """
 
     def cache_scope(self) -> str: ...
+
+
+@runtime_checkable
+class CallTimeout(Protocol):
+    """Optional for a search or image search provider: the seconds one of its calls may take,
+    in place of the runtime's timeout for its capability.
+
+    A search that a model answers (``perplexity``, ``deepseek``) takes minutes where an index
+    lookup takes seconds. ``call_timeout()`` is cheap and local; None leaves the provider
+    bounded only by its own request timeouts.
+    """
+
+    def call_timeout(self) -> float | None: ...
 
 
 @runtime_checkable

@@ -98,6 +98,11 @@ class ModelProvider(KeyedProvider):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._base_url!r}, model={self._model!r})"
 
+    def call_timeout(self) -> float | None:
+        """Its client's timeout, for the whole call (see ``seam.CallTimeout``): a model writes
+        the answer, which takes far longer than the index lookups' search timeout allows."""
+        return self._client.timeout.read
+
     def cache_scope(self) -> str:
         """The endpoint and the model: another model writes another answer."""
         return json.dumps(
