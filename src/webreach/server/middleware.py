@@ -14,11 +14,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .core.journal import RequestLog, begin_request, end_request
 from .core.turn import JSON
 from .core.wire import dumps
+from .limits import TIMED_OUT
 
 __all__ = ["AccessLog", "InboundKeys", "ServerTiming"]
 
@@ -95,12 +97,23 @@ class AccessLog:
         except asyncio.CancelledError:
             status, record.note = status or CLIENT_LEFT, record.note or "cancelled"
             raise
+        except ClientDisconnect:
+            # The client is gone (or was cut off): nobody to answer, nothing failed here.
+            status = status or CLIENT_LEFT
+            record.note = record.note or "client left before sending the whole body"
         except BaseException as error:
             status = status or 500  # what the server answers for an error that escaped the app
             record.note = record.note or f"the server failed ({type(error).__name__})"
             raise
         finally:
             end_request(token)
+            late = scope.get(TIMED_OUT)
+            if late is not None:
+                status, complete = 408, True
+                record.note = (
+                    f"the request body did not arrive within {late:g} s "
+                    "(WEBREACH_SERVER_BODY_TIMEOUT)"
+                )
             if access_logger.isEnabledFor(logging.INFO):
                 elapsed = time.perf_counter() - started
                 _write_access(scope, record, status, complete, elapsed)
