@@ -67,9 +67,7 @@ class Served:
 
 
 @contextmanager
-def serving(
-    tmp_path: Path, files: int | None = None, **settings: str
-) -> Iterator[Served]:
+def serving(tmp_path: Path, files: int | None = None, **settings: str) -> Iterator[Served]:
     """``webreach serve`` with ``settings`` (``WEBREACH_*``), under an open-file limit of
     ``files`` if given."""
     port = free_port()
@@ -152,7 +150,7 @@ def post_head(length: int, path: str = CHAT) -> bytes:
 
 
 def error_of(answer: bytes) -> dict[str, object]:
-    head, _, body = answer.partition(b"\r\n\r\n")
+    body = answer.partition(b"\r\n\r\n")[2]
     data = json.loads(body)
     assert isinstance(data, dict)
     return data
@@ -294,5 +292,3 @@ def test_control_characters_cannot_forge_json_lines(tmp_path: Path) -> None:
         (access,) = [r for r in records if r.get("event") == "access"]
         assert access["path"].startswith("/v1/x\n" + FORGED)
         assert "\x1b[31m" in access["path"] and "\u2028" in access["path"]
-
-

@@ -136,8 +136,10 @@ def on_loop_error(limits: ConnectionLimits) -> Any:
 
     def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         error = context.get("exception")
-        if isinstance(error, OSError) and error.errno in _OUT_OF_FILES and "accept" in str(
-            context.get("message", "")
+        if (
+            isinstance(error, OSError)
+            and error.errno in _OUT_OF_FILES
+            and "accept" in str(context.get("message", ""))
         ):
             limits.out_of_files.note(
                 f"cannot accept connections: {(error.strerror or str(error)).lower()}; new "
@@ -291,9 +293,9 @@ class GuardedH11Protocol(H11Protocol):
             answered_body = cycle is not None and cycle is self._armed_for and cycle.more_body
             if self._received and not answered_body:
                 self.transport.write(_late_answer("headers", seconds))
+            what = "its request headers were not complete" if self._received else "no request"
             self.limits.slow.note(
-                f"closed a connection from {client}: its request headers were not complete "
-                f"within {seconds:g} s (WEBREACH_SERVER_HEADER_TIMEOUT)"
+                f"closed a connection from {client}: {what} within {seconds:g} s "
+                "(WEBREACH_SERVER_HEADER_TIMEOUT)"
             )
         self.transport.close()
-
