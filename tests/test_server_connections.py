@@ -205,6 +205,30 @@ def test_a_client_that_leaves_mid_upload_is_499_without_a_traceback(tmp_path: Pa
         assert " ERROR " not in text
 
 
+def leave_a_search_upload(tmp_path: Path) -> str:
+    """The log of a server whose client left mid-upload to ``/v1/search``."""
+    with serving(tmp_path) as served:
+        with served.connect() as sock:
+            sock.sendall(post_head(1000, "/v1/search") + b'{"query":')
+        line = served.wait_line("POST /v1/search ")
+        assert "POST /v1/search 499 " in line and "client left" in line
+        return served.text()
+
+
+def test_a_client_that_leaves_a_search_upload_is_499(tmp_path: Path) -> None:
+    """Before: 500, the status of the answer the search endpoint sent to nobody."""
+    leave_a_search_upload(tmp_path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="web_api/handlers.py logs the ClientDisconnect that core/inbound.read_body lets "
+    "through as an unexpected failure; read_body should raise ClientGone instead",
+)
+def test_a_client_that_leaves_a_search_upload_leaves_no_traceback(tmp_path: Path) -> None:
+    assert "Traceback" not in leave_a_search_upload(tmp_path)
+
+
 # -- how many connections -------------------------------------------------------------------
 
 

@@ -81,6 +81,16 @@ class AccessLog:
         started = time.perf_counter()
         status = 0
         complete = False
+        body_read = left = False
+
+        async def watched() -> Message:
+            nonlocal body_read, left
+            message = await receive()
+            if message["type"] == "http.request":
+                body_read = not message.get("more_body", False)
+            elif message["type"] == "http.disconnect" and not status:
+                left = True  # gone before any answer: whatever the app answers goes nowhere
+            return message
 
         async def observed(message: Message) -> None:
             nonlocal status, complete
@@ -93,14 +103,12 @@ class AccessLog:
             await send(message)
 
         try:
-            await self.app(scope, receive, observed)
+            await self.app(scope, watched, observed)
         except asyncio.CancelledError:
             status, record.note = status or CLIENT_LEFT, record.note or "cancelled"
             raise
         except ClientDisconnect:
-            # The client is gone (or was cut off): nobody to answer, nothing failed here.
-            status = status or CLIENT_LEFT
-            record.note = record.note or "client left before sending the whole body"
+            pass  # the client is gone (or was cut off): nobody to answer, nothing failed here
         except BaseException as error:
             status = status or 500  # what the server answers for an error that escaped the app
             record.note = record.note or f"the server failed ({type(error).__name__})"
@@ -114,6 +122,10 @@ class AccessLog:
                     f"the request body did not arrive within {late:g} s "
                     "(WEBREACH_SERVER_BODY_TIMEOUT)"
                 )
+            elif left:
+                status, complete = CLIENT_LEFT, True
+                if not body_read:
+                    record.note = record.note or "client left before sending the whole body"
             if access_logger.isEnabledFor(logging.INFO):
                 elapsed = time.perf_counter() - started
                 _write_access(scope, record, status, complete, elapsed)
