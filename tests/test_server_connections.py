@@ -162,7 +162,8 @@ def error_of(answer: bytes) -> dict[str, object]:
 def test_headers_sent_a_byte_at_a_time_are_cut_off_with_408(tmp_path: Path) -> None:
     """Before: a client trickling its headers held the connection for as long as it liked."""
     with serving(tmp_path, WEBREACH_SERVER_HEADER_TIMEOUT="1") as served:
-        with served.connect() as sock, trickling(sock, b"GET /healthz HTTP/1.1\r\nHost: x" * 20):
+        slow = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 99
+        with served.connect() as sock, trickling(sock, slow):
             answer, after = read_until_closed(sock, 8)
         assert after < 5, "the connection stayed open past the header deadline"
         assert answer.startswith(b"HTTP/1.1 408 "), answer
@@ -173,6 +174,22 @@ def test_headers_sent_a_byte_at_a_time_are_cut_off_with_408(tmp_path: Path) -> N
         assert nothing == b""
         served.wait_line("WARNING", "not complete within 1 s")
         assert httpx.get(served.base + "/healthz").status_code == 200
+
+
+def test_a_kept_alive_connection_gets_the_same_deadline_for_its_next_request(
+    tmp_path: Path,
+) -> None:
+    with serving(tmp_path, WEBREACH_SERVER_HEADER_TIMEOUT="1") as served:
+        with served.connect() as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            first = b""
+            while b'"ok"' not in first:
+                first += sock.recv(65536)
+            assert first.startswith(b"HTTP/1.1 200 ")
+            with trickling(sock, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 99):
+                answer, after = read_until_closed(sock, 8)
+        assert after < 5, "the second request's headers were given all the time they liked"
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
 
 
 def test_a_body_sent_a_byte_at_a_time_gets_408(tmp_path: Path) -> None:
