@@ -76,7 +76,8 @@ def serving(tmp_path: Path, files: int | None = None, **settings: str) -> Iterat
 
     def limit_files() -> None:
         if files is not None:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+            soft, hard = files if isinstance(files, tuple) else (files, files)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
     with log.open("wb") as output:
         process = subprocess.Popen(
@@ -267,6 +268,15 @@ def test_connections_past_the_limit_get_a_clear_503(tmp_path: Path) -> None:
             return httpx.get(served.base + "/healthz").status_code == 200
 
         assert wait_for(served_again, 10)
+
+
+def test_the_open_file_limit_is_raised_as_far_as_the_connections_need(tmp_path: Path) -> None:
+    with serving(tmp_path, files=(256, 4096), WEBREACH_SERVER_MAX_CONNECTIONS="500") as served:
+        line = served.wait_line("raised the open-file limit from 256 to ")
+        assert int(line.split(" to ")[1].split()[0]) > 1000
+        assert "serving at most" not in served.text()
+        soft, _ = resource.prlimit(served.process.pid, resource.RLIMIT_NOFILE)
+        assert soft > 1000
 
 
 def test_an_exhausted_file_limit_is_logged_once(tmp_path: Path) -> None:
