@@ -298,7 +298,14 @@ def serve(
     except CannotListen as error:
         fail("CANNOT_LISTEN", str(error), as_json=False, exit_code=EXIT_TOOL_ERROR)
     shown = f"[{host}]" if ":" in host else host
-    serve_app(server, sock, f"http://{shown}:{port}/v1")
+    serve_app(
+        server,
+        sock,
+        f"http://{shown}:{port}/v1",
+        max_connections=settings.server_max_connections,
+        header_timeout=settings.server_header_timeout,
+        body_timeout=settings.server_body_timeout,
+    )
 
 
 def _secret_list(value: Any) -> tuple[str, ...]:

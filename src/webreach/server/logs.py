@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from typing import Any, Literal, TextIO
@@ -23,6 +24,7 @@ __all__ = [
     "TextFormatter",
     "announce",
     "configure_logging",
+    "escape_controls",
 ]
 
 LogLevel = Literal["debug", "info", "warning", "error"]
@@ -36,6 +38,35 @@ _IN_MESSAGE = {
     "listening": frozenset({"url"}),
 }
 """Fields the text line already shows in its message, by event."""
+
+
+_CONTROLS = r"\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+"""Beyond C0: DEL, C1 (its CSI, 0x9b, starts a terminal escape as ESC [ does), the Unicode line
+and paragraph separators, and the bidirectional controls that make a line read other than it
+is."""
+_UNSAFE = re.compile(rf"[\x00-\x1f{_CONTROLS}]")
+_UNSAFE_IN_JSON = re.compile(rf"[{_CONTROLS}]")
+"""What ``json.dumps`` leaves raw (it escapes C0 itself)."""
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character written as an escape (``\\n``, ``\\x1b``,
+    ``\\u2028``): a client's bytes (a decoded path, a header) can neither start a forged
+    line nor drive the operator's terminal."""
+    return _UNSAFE.sub(_escaped, text) if _UNSAFE.search(text) else text
+
+
+def _json_safe(line: str) -> str:
+    if _UNSAFE_IN_JSON.search(line) is None:
+        return line
+    return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", line)
 
 
 _second: list[Any] = [-1, ""]
@@ -77,12 +108,15 @@ class TextFormatter(logging.Formatter):
         ]
         request_id = getattr(record, "request_id", None)
         if request_id is not None:
-            pairs.append(f"id={request_id}")
-        line = f"{_timestamp(record)} {record.levelname} {record.getMessage()}"
+            pairs.append(f"id={escape_controls(str(request_id))}")
+        message = escape_controls(record.getMessage())
+        line = f"{_timestamp(record)} {record.levelname} {message}"
         if pairs:
             line = f"{line} [{' '.join(pairs)}]"
         if record.exc_info:
-            line = f"{line}\n{self.formatException(record.exc_info)}"
+            # Indented, so that only a record's first line starts at the margin.
+            trace = self.formatException(record.exc_info).split("\n")
+            line = "\n  ".join([line, *map(escape_controls, trace)])
         return line
 
 
@@ -90,7 +124,9 @@ def _text_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     text = str(value)
-    return json.dumps(text, ensure_ascii=False) if not text or " " in text else text
+    if not text or " " in text:
+        return _json_safe(json.dumps(text, ensure_ascii=False))
+    return escape_controls(text)
 
 
 class JsonFormatter(logging.Formatter):
@@ -111,7 +147,7 @@ class JsonFormatter(logging.Formatter):
         data.update(_fields(record))
         if record.exc_info:
             data["exception"] = self.formatException(record.exc_info)
-        return json.dumps(data, ensure_ascii=False, default=str)
+        return _json_safe(json.dumps(data, ensure_ascii=False, default=str))
 
 
 def configure_logging(
@@ -133,6 +169,11 @@ def configure_logging(
     # uvicorn's own notices (startup, shutdown) repeat what webreach says, except at debug.
     quiet = numeric if numeric <= logging.DEBUG else max(numeric, logging.WARNING)
     logging.getLogger("uvicorn").setLevel(quiet)
+    # The event loop's errors (a task that failed unawaited) in the same format, not raw.
+    loop = logging.getLogger("asyncio")
+    loop.handlers[:] = [handler]
+    loop.propagate = False
+    loop.setLevel(max(numeric, logging.WARNING))
     logging.getLogger("uvicorn.access").disabled = True
     return handler
 

@@ -14,12 +14,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .core.journal import RequestLog, begin_request, end_request
 from .core.store import scoped_to_key
 from .core.turn import JSON
 from .core.wire import dumps
+from .limits import TIMED_OUT
 
 __all__ = ["AccessLog", "InboundKeys", "ServerTiming"]
 
@@ -80,6 +82,16 @@ class AccessLog:
         started = time.perf_counter()
         status = 0
         complete = False
+        body_read = left = False
+
+        async def watched() -> Message:
+            nonlocal body_read, left
+            message = await receive()
+            if message["type"] == "http.request":
+                body_read = not message.get("more_body", False)
+            elif message["type"] == "http.disconnect" and not status:
+                left = True  # gone before any answer: whatever the app answers goes nowhere
+            return message
 
         async def observed(message: Message) -> None:
             nonlocal status, complete
@@ -92,16 +104,29 @@ class AccessLog:
             await send(message)
 
         try:
-            await self.app(scope, receive, observed)
+            await self.app(scope, watched, observed)
         except asyncio.CancelledError:
             status, record.note = status or CLIENT_LEFT, record.note or "cancelled"
             raise
+        except ClientDisconnect:
+            pass  # the client is gone (or was cut off): nobody to answer, nothing failed here
         except BaseException as error:
             status = status or 500  # what the server answers for an error that escaped the app
             record.note = record.note or f"the server failed ({type(error).__name__})"
             raise
         finally:
             end_request(token)
+            late = scope.get(TIMED_OUT)
+            if late is not None:
+                status, complete = 408, True
+                record.note = (
+                    f"the request body did not arrive within {late:g} s "
+                    "(WEBREACH_SERVER_BODY_TIMEOUT)"
+                )
+            elif left:
+                status, complete = CLIENT_LEFT, True
+                if not body_read:
+                    record.note = record.note or "client left before sending the whole body"
             if access_logger.isEnabledFor(logging.INFO):
                 elapsed = time.perf_counter() - started
                 _write_access(scope, record, status, complete, elapsed)

@@ -3,13 +3,16 @@ and "serving on" is said only once the server really listens."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
+import logging
 import socket
 from typing import Any
 
 import uvicorn
 
 from ..seam import WebreachError
+from .limits import ConnectionLimits, LimitedConfig, connection_capacity, on_loop_error
 from .logs import announce
 
 __all__ = ["CannotListen", "listen", "serve"]
@@ -51,19 +54,40 @@ def listen(host: str, port: int) -> socket.socket:
 class _Server(uvicorn.Server):
     """uvicorn's server, announcing the address once startup (lifespan, listen) succeeded."""
 
-    def __init__(self, config: uvicorn.Config, url: str) -> None:
+    def __init__(self, config: LimitedConfig, url: str) -> None:
         super().__init__(config)
         self._url = url
+        self._limits = config.limits
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        asyncio.get_running_loop().set_exception_handler(on_loop_error(self._limits))
         await super().startup(sockets)
         if not self.should_exit:
             announce(f"serving on {self._url}", url=self._url)
 
 
-def serve(app: Any, sock: socket.socket, url: str) -> None:
+def serve(
+    app: Any,
+    sock: socket.socket,
+    url: str,
+    *,
+    max_connections: int | None = None,
+    header_timeout: float = 10.0,
+    body_timeout: float = 60.0,
+) -> None:
     """Serve ``app`` on ``sock`` until interrupted. The log, uvicorn's loggers included, is
     the caller's to configure (:func:`webreach.server.logs.configure_logging`); uvicorn's own
-    access log stays off, the app writes its own."""
-    config = uvicorn.Config(app, log_config=None, log_level=None, access_log=False, lifespan="on")
+    access log stays off, the app writes its own.
+
+    At most ``max_connections`` (default 1000, fewer if the open-file limit cannot hold them)
+    are served at once; a client must send its request headers within ``header_timeout``
+    seconds and its body within ``body_timeout`` seconds more (:mod:`.limits`)."""
+    most, said = connection_capacity(max_connections)
+    if said:
+        level = logging.INFO if said.startswith("raised") else logging.WARNING
+        logging.getLogger("webreach.server").log(level, said)
+    limits = ConnectionLimits(most, header_timeout, body_timeout)
+    config = LimitedConfig(
+        app, limits, log_config=None, log_level=None, access_log=False, lifespan="on"
+    )
     _Server(config, url).run(sockets=[sock])
