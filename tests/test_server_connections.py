@@ -238,11 +238,6 @@ def test_a_client_that_leaves_a_search_upload_is_499(tmp_path: Path) -> None:
     leave_a_search_upload(tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="web_api/handlers.py logs the ClientDisconnect that core/inbound.read_body lets "
-    "through as an unexpected failure; read_body should raise ClientGone instead",
-)
 def test_a_client_that_leaves_a_search_upload_leaves_no_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in leave_a_search_upload(tmp_path)
 
