@@ -11,8 +11,8 @@ from .budget import RENDER_BUDGET, BudgetSpent, budget
 from .depth import parse_capped
 from .extract import extract_article
 from .markdown import MarkdownWriter, escape_text
-from .patterns import NEVER_CONTENT
 from .metadata import base_href, close_runaway_title, page_published, page_title
+from .patterns import NEVER_CONTENT
 from .urls import UrlResolver, effective_base
 
 # Dropped: image syntax only adds URLs and alt text that readers of the extract rarely need (on the
