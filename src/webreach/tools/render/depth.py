@@ -137,7 +137,9 @@ _PARSE_FIRST_TAGS: Final = 10_000
 
 
 def _too_deep(limit: int) -> str:
-    return "*" + " > *" * limit
+    """A selector for an element with no child element `limit` levels down: the deepest element
+    is one, and starting from those only halves the walk up."""
+    return "*" + " > *" * (limit - 1) + " > :not(:has(*))"
 
 
 def parse_capped(html: str, limit: int = MAX_DEPTH) -> tuple[bytes, LexborHTMLParser]:
