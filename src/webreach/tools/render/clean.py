@@ -9,6 +9,7 @@ from typing import Final
 from selectolax.lexbor import LexborNode
 
 from . import patterns
+from .budget import check
 from .density import link_density
 from .dom import (
     Tags,
@@ -117,6 +118,7 @@ class _ConditionalCleaner:
     def clean(self, root: LexborNode, selector: str) -> None:
         """Drop the matches of `selector` that look like boilerplate, innermost first."""
         for node in reversed(root.css(selector)):
+            check()
             if node.mem_id in self._paragraph_divs:
                 continue
             if self._should_remove(node):

@@ -13,6 +13,7 @@ from typing import Final
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from . import patterns
+from .budget import check
 from .clean import prepare_article
 from .density import NestedDensities, link_density, text_length
 from .dom import class_weight, element_children, has_descendant, inner_text, tags
@@ -100,6 +101,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
     """
     best: Article | None = None
     for attempt, flags in enumerate(ATTEMPTS):
+        check()
         if attempt:
             tree = LexborHTMLParser(source)
         body = tree.body
@@ -141,6 +143,7 @@ def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
 
     paragraphs: list[LexborNode] = []
     for div in body.css("div"):
+        check()
         key = div.mem_id
         leaf = key in leaf_divs
         if key not in br_parents:
@@ -158,6 +161,7 @@ def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
 
     candidates = scoring.candidates
     for paragraph in paragraphs:
+        check()
         raw = paragraph.text()
         if len(raw) < 25:
             continue

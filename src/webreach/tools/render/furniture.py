@@ -15,6 +15,7 @@ from typing import Final
 
 from selectolax.lexbor import LexborNode
 
+from .budget import check
 from .density import measure, text_length
 from .dom import has_ancestor
 
@@ -126,6 +127,7 @@ def link_blocks(story: Story) -> list[LexborNode]:
     """
     found = []
     for position, node in enumerate(story.blocks):
+        check()
         if story.outside_the_story(position):
             if _is_link_block(node):
                 found.append(node)

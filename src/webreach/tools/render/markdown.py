@@ -8,11 +8,12 @@ paragraph buffer that is flushed whenever a block boundary is met, so mixed cont
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 from selectolax.lexbor import LexborNode
 
+from .budget import check
 from .dom import has_descendant, tags
 from .patterns import words
 from .tables import render_table
@@ -57,6 +58,11 @@ _KINDS: Final = {
 _BLOCK_INSIDE: Final = tags("p,div,h1,h2,h3,h4,h5,h6,ul,ol,table,pre,blockquote,section,article,li")
 _BR: Final = tags("br")
 _IMAGE_SOURCES: Final = ("src", "data-src", "data-lazy-src", "data-original", "data-url")
+MAX_NESTING: Final = 48
+"""Lists, quotes, tables and inline elements nested this deep inside one another are written
+as the plain text of the innermost: each level costs a few Python frames, and no page means it."""
+# The budget is checked every this many nodes of a flow.
+_CHECK_EVERY: Final = 256
 
 
 def escape_text(text: str) -> str:
@@ -77,11 +83,12 @@ def escape_text(text: str) -> str:
 class MarkdownWriter:
     """Turns lexbor subtrees into Markdown; one instance serves one page."""
 
-    __slots__ = ("_block_handlers", "_images", "_urls")
+    __slots__ = ("_block_handlers", "_images", "_nesting", "_urls")
 
     def __init__(self, urls: UrlResolver, *, images: bool) -> None:
         self._urls = urls
         self._images = images
+        self._nesting = 0
         self._block_handlers: dict[str, Callable[[LexborNode, list[str]], None]] = {
             "ul": self._list,
             "ol": self._list,
@@ -109,26 +116,50 @@ class MarkdownWriter:
 
     def blocks_of(self, node: LexborNode) -> list[str]:
         """Render a node's content as separate Markdown blocks."""
-        blocks: list[str] = []
-        para: list[str] = []
-        self._flow(node, blocks, para)
-        self._flush(para, blocks)
-        return blocks
+        if self._nesting >= MAX_NESTING:
+            return _flat_blocks(node)
+        self._nesting += 1
+        try:
+            blocks: list[str] = []
+            para: list[str] = []
+            self._flow(node, blocks, para)
+            self._flush(para, blocks)
+            return blocks
+        finally:
+            self._nesting -= 1
 
     def _flow(self, node: LexborNode, blocks: list[str], para: list[str]) -> None:
-        for child in node.iter(include_text=True):
+        """Render the node's children; nested blocks (layout divs, however deep) by a stack of
+        their children, each flushed as a paragraph once done, or not (a link around blocks)."""
+        stack: list[tuple[Iterator[LexborNode], bool]] = [(node.iter(include_text=True), False)]
+        seen = 0
+        while stack:
+            children, flush_after = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                if flush_after:
+                    self._flush(para, blocks)
+                continue
+            seen += 1
+            if not seen % _CHECK_EVERY:
+                check()
             tag = child.tag or ""
             if tag == "-text":
                 text = child.text_content or ""
                 para.append(" " if text.isspace() else escape_text(text))
                 continue
             kind = _KINDS.get(tag, _INLINE)
-            if kind == _INLINE or (kind == _FORMATTING and not _has_block_inside(child)):
+            if kind == _FORMATTING:
+                if not _has_block_inside(child):
+                    para.append(self._inline(child, tag))
+                else:
+                    stack.append((child.iter(include_text=True), False))
+            elif kind == _INLINE:
                 para.append(self._inline(child, tag))
             elif kind == _BLOCK:
                 self._flush(para, blocks)
-                self._flow(child, blocks, para)
-                self._flush(para, blocks)
+                stack.append((child.iter(include_text=True), True))
             elif kind != _SKIPPED:
                 self._visit(child, tag, blocks, para)
 
@@ -194,15 +225,21 @@ class MarkdownWriter:
             # The usual link or emphasis: just its text.
             text = only.text_content or ""
             return " " if text.isspace() else escape_text(text)
-        parts: list[str] = []
-        for child in node.iter(include_text=True):
-            tag = child.tag or ""
-            if tag == "-text":
-                text = child.text_content or ""
-                parts.append(" " if text.isspace() else escape_text(text))
-            else:
-                parts.append(self._inline(child, tag))
-        return "".join(parts)
+        if self._nesting >= MAX_NESTING:
+            return escape_text(node.text())
+        self._nesting += 1
+        try:
+            parts: list[str] = []
+            for child in node.iter(include_text=True):
+                tag = child.tag or ""
+                if tag == "-text":
+                    text = child.text_content or ""
+                    parts.append(" " if text.isspace() else escape_text(text))
+                else:
+                    parts.append(self._inline(child, tag))
+            return "".join(parts)
+        finally:
+            self._nesting -= 1
 
     def _link(self, node: LexborNode) -> str:
         text = self._inline_children(node)
@@ -234,6 +271,16 @@ class MarkdownWriter:
         return f"![{alt}]({url})"
 
     def _list(self, node: LexborNode, blocks: list[str]) -> None:
+        if self._nesting >= MAX_NESTING:
+            blocks.extend(_flat_blocks(node))
+            return
+        self._nesting += 1
+        try:
+            self._list_items(node, blocks)
+        finally:
+            self._nesting -= 1
+
+    def _list_items(self, node: LexborNode, blocks: list[str]) -> None:
         ordered = node.tag == "ol"
         start = node.attrs.sget("start")
         number = int(start) if start.isdigit() else 1
@@ -288,6 +335,12 @@ class MarkdownWriter:
 
     def _rule(self, node: LexborNode, blocks: list[str]) -> None:
         blocks.append("---")
+
+
+def _flat_blocks(node: LexborNode) -> list[str]:
+    """A node nested past `MAX_NESTING`, as one block of its text."""
+    text = escape_text(node.text()).strip()
+    return [text] if text else []
 
 
 def _has_block_inside(node: LexborNode) -> bool:

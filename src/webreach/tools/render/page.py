@@ -7,9 +7,12 @@ from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser
 
+from .budget import RENDER_BUDGET, BudgetSpent, budget
+from .depth import parse_capped
 from .extract import extract_article
-from .markdown import MarkdownWriter
+from .markdown import MarkdownWriter, escape_text
 from .metadata import base_href, close_runaway_title, page_published, page_title
+from .patterns import NEVER_CONTENT
 from .urls import UrlResolver, effective_base
 
 # Dropped: image syntax only adds URLs and alt text that readers of the extract rarely need (on the
@@ -30,16 +33,18 @@ class RenderedPage:
     """The publication date the page declares, as written there."""
 
 
-def render_page(html: str, *, base_url: str | None = None) -> RenderedPage:
+def render_page(
+    html: str, *, base_url: str | None = None, time_budget: float | None = RENDER_BUDGET
+) -> RenderedPage:
     """Render the main content of `html` as Markdown, with links made absolute against the page.
 
-    Falls back to the whole page when no article-like content is found.
+    Falls back to the whole page when no article-like content is found, and to the page's plain
+    text when rendering takes longer than `time_budget` seconds (None: no limit).
     """
     if not html or html.isspace():
         return RenderedPage(title=None, markdown="")
     # Encoded once (as lexbor itself would): extraction retries and the fallback parse again.
-    source = html.encode("utf-8", errors="ignore")
-    tree = LexborHTMLParser(source)
+    source, tree = parse_capped(html)
     repaired = close_runaway_title(source, tree)
     if repaired is not None:
         source = repaired
@@ -49,6 +54,17 @@ def render_page(html: str, *, base_url: str | None = None) -> RenderedPage:
     writer = MarkdownWriter(
         UrlResolver(effective_base(base_url, base_href(tree))), images=KEEP_IMAGES
     )
+    try:
+        with budget(time_budget):
+            markdown = _reader_markdown(source, tree, title, writer)
+    except BudgetSpent:
+        markdown = _plain_text(LexborHTMLParser(source))
+    return RenderedPage(title=title, markdown=markdown, published=published)
+
+
+def _reader_markdown(
+    source: bytes, tree: LexborHTMLParser, title: str | None, writer: MarkdownWriter
+) -> str:
     article = extract_article(source, tree, title)
     markdown = ""
     if article is not None and article.text_length >= _MIN_ARTICLE_CHARS:
@@ -57,7 +73,18 @@ def render_page(html: str, *, base_url: str | None = None) -> RenderedPage:
         whole = LexborHTMLParser(source)
         root = whole.body or whole.root
         markdown = writer.convert([root]) if root is not None else ""
-    return RenderedPage(title=title, markdown=markdown, published=published)
+    return markdown
+
+
+def _plain_text(tree: LexborHTMLParser) -> str:
+    """The page's text, a line per text node: one walk inside lexbor, whatever the page."""
+    for node in tree.css(NEVER_CONTENT):
+        node.decompose(recursive=False)
+    root = tree.body or tree.root
+    if root is None:
+        return ""
+    lines = (escape_text(line).strip() for line in root.text(separator="\n").split("\n"))
+    return "\n".join(line for line in lines if line)
 
 
 def render_html(html: str, *, base_url: str | None = None) -> str:

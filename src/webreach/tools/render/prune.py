@@ -14,6 +14,7 @@ from typing import Final
 from selectolax.lexbor import LexborNode
 
 from . import patterns
+from .budget import check
 from .dom import has_ancestor, inner_text
 
 _HIDDEN: Final = (
@@ -43,6 +44,7 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
         # Pages repeat a few class names on thousands of elements: match each string once.
         unlikely: dict[str, bool] = {}
         for node in body.css("[class],[id]"):
+            check()
             if node.tag in _NOT_DROPPED_FOR_CLASS:
                 continue
             attrs = node.attributes
@@ -57,6 +59,7 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
         byline.decompose(recursive=False)
     if strip_unlikely:
         for node in body.css("[role]"):
+            check()
             if node.attributes.get("role") in patterns.UNLIKELY_ROLES:
                 node.decompose(recursive=False)
     if title:

@@ -1,0 +1,41 @@
+"""A time budget for rendering one page, checked cooperatively by the passes over its tree.
+
+A worker thread cannot be interrupted, so the passes call `check()` as they go; once the budget
+is spent it raises `BudgetSpent` and the renderer falls back to the page's plain text. The
+deadline lives in a context variable, so concurrent renders (threads) each keep their own and
+no pass needs it as a parameter.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Final
+
+RENDER_BUDGET: Final = 10.0
+"""Seconds one page may take to render before its plain text is returned instead."""
+
+_DEADLINE: ContextVar[float | None] = ContextVar("webreach_render_deadline", default=None)
+
+
+class BudgetSpent(Exception):
+    """The page's render budget ran out."""
+
+
+@contextmanager
+def budget(seconds: float | None) -> Iterator[None]:
+    """Give the renders inside the block `seconds` in all; None means no limit."""
+    token = _DEADLINE.set(None if seconds is None else time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def check() -> None:
+    """Raise `BudgetSpent` once the current render's budget is spent."""
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.monotonic() > deadline:
+        raise BudgetSpent

@@ -1,0 +1,159 @@
+"""A cap on how deeply a page nests, applied to its source before lexbor builds the tree.
+
+Building the tree is quadratic in nesting depth (each block start tag searches the stack of open
+elements: 40,000 nested `<div>`s take lexbor 2 s, a 10 MB page hours), and every subtree
+measure after it grows with depth too. Browsers cap their DOM at 512 levels for the same
+reason; here start tags past `MAX_DEPTH` open elements are dropped from the source, so their
+content becomes their deepest kept ancestor's and the page keeps all of its text.
+
+This is a coarse, linear estimate of the parser's stack of open elements, not a parser: it only
+has to err towards deeper (void elements, raw text, comments and the commonest implied end
+tags are followed, everything else is assumed to stay open), so that lexbor never nests deeper
+than the cap by more than the few elements it implies itself (`tbody`, reconstructed
+formatting).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from selectolax.lexbor import LexborHTMLParser
+
+from .patterns import words
+
+MAX_DEPTH: Final = 256
+"""Open elements kept; real pages rarely pass 60, Blink and WebKit stop nesting at 512."""
+
+# A tag's end is looked for up to the next "<" only, so that the scan stays linear; past one,
+# `str.find` looks further.
+_TAG: Final = re.compile(r"<(?:(!--)|(/?)([A-Za-z][^\t\n\f\r />]*)([^<>]*>)?)")
+_VOID: Final = words(
+    "area base basefont bgsound br col embed frame hr image img input keygen link meta param "
+    "source track wbr"
+)
+# Their content is text up to their end tag (plaintext: the rest of the page), outside SVG and
+# MathML, where title and style hold markup.
+_RAW_TEXT: Final = words("script style textarea title xmp iframe noembed noframes")
+_FOREIGN: Final = ("svg", "math")
+# Start tags that close an open `<p>` ("close a p element" in the HTML standard).
+_CLOSE_P: Final = words(
+    "address article aside blockquote center details dialog dir div dl fieldset figcaption "
+    "figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr listing main menu nav ol p pre "
+    "search section summary table ul li dd dt"
+)
+# A start tag that closes the same open element right above it (an implied end tag).
+_CLOSE_SIBLING: Final[dict[str, frozenset[str]]] = {
+    "li": words("li"),
+    "dt": words("dt dd"),
+    "dd": words("dt dd"),
+    "option": words("option"),
+    "optgroup": words("option optgroup"),
+    "tr": words("tr td th"),
+    "td": words("td th"),
+    "th": words("td th"),
+}
+
+
+def cap_depth(html: str, limit: int = MAX_DEPTH) -> str:
+    """Return `html` with the start and end tags of elements nested past `limit` removed.
+
+    A page within the cap is returned as it is.
+    """
+    lowered: str | None = None
+    stack: list[str] = []
+    open_count: dict[str, int] = {}
+    dropped: dict[str, int] = {}
+    cuts: list[tuple[int, int]] = []
+    position = 0
+    for found in _TAG.finditer(html):
+        start = found.start()
+        if start < position:
+            continue
+        comment, slash, name, rest = found.groups()
+        if comment:
+            close = html.find("-->", found.end())
+            if close < 0:
+                break
+            position = close + 3
+            continue
+        if rest is None:
+            end = html.find(">", found.end())
+            if end < 0:
+                break
+            position = end + 1
+        else:
+            position = found.end()
+        name = name.lower()
+        if slash:
+            if dropped.get(name):
+                dropped[name] -= 1
+                cuts.append((start, position))
+            elif open_count.get(name):
+                while True:
+                    top = stack.pop()
+                    open_count[top] -= 1
+                    if top == name:
+                        break
+            continue
+        if name in _VOID or html[position - 2] == "/":
+            continue
+        if name in _RAW_TEXT and not any(open_count.get(tag) for tag in _FOREIGN):
+            if lowered is None:
+                lowered = html.lower()
+            close = lowered.find("</" + name, position)
+            if close < 0:
+                break
+            position = close
+            continue
+        if name == "plaintext":
+            break
+        if stack and stack[-1] == "p" and name in _CLOSE_P:
+            open_count[stack.pop()] -= 1
+        siblings = _CLOSE_SIBLING.get(name)
+        while siblings and stack and stack[-1] in siblings:
+            open_count[stack.pop()] -= 1
+        if len(stack) >= limit:
+            dropped[name] = dropped.get(name, 0) + 1
+            cuts.append((start, position))
+            continue
+        stack.append(name)
+        open_count[name] = open_count.get(name, 0) + 1
+    if not cuts:
+        return html
+    parts: list[str] = []
+    kept = 0
+    for start, end in cuts:
+        parts.append(html[kept:start])
+        kept = end
+    parts.append(html[kept:])
+    return " ".join(parts)
+
+
+# Below this many "<", a page cannot nest deep enough to make parsing slow (10,000 nested
+# `<div>`s parse in 60 ms, outside the GIL), so the page is parsed first and the cap applied
+# only if the tree is deep: what the estimate above would cost every page is spared.
+_PARSE_FIRST_TAGS: Final = 10_000
+
+
+def _too_deep(limit: int) -> str:
+    """A selector for an element with no child element `limit` levels down: the deepest element
+    is one, and starting from those only halves the walk up."""
+    return "*" + " > *" * (limit - 1) + " > :not(:has(*))"
+
+
+def parse_capped(html: str, limit: int = MAX_DEPTH) -> tuple[bytes, LexborHTMLParser]:
+    """Parse `html` (as UTF-8, returned too) with its nesting capped at about `limit` levels."""
+    if html.count("<") > _PARSE_FIRST_TAGS:
+        html = cap_depth(html, limit)
+        source = html.encode("utf-8", errors="ignore")
+        return source, LexborHTMLParser(source)
+    source = html.encode("utf-8", errors="ignore")
+    tree = LexborHTMLParser(source)
+    # lexbor matches a selector from its right end: each element looks `limit` levels up at
+    # most, and only the first one that deep is needed.
+    if tree.css_first(_too_deep(limit)) is None:
+        return source, tree
+    capped = cap_depth(html, limit)
+    source = capped.encode("utf-8", errors="ignore")
+    return source, LexborHTMLParser(source)
