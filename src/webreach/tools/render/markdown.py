@@ -61,8 +61,6 @@ _IMAGE_SOURCES: Final = ("src", "data-src", "data-lazy-src", "data-original", "d
 MAX_NESTING: Final = 48
 """Lists, quotes, tables and inline elements nested this deep inside one another are written
 as the plain text of the innermost: each level costs a few Python frames, and no page means it."""
-# The budget is checked every this many nodes of a flow.
-_CHECK_EVERY: Final = 256
 
 
 def escape_text(text: str) -> str:
@@ -132,36 +130,31 @@ class MarkdownWriter:
         """Render the node's children; nested blocks (layout divs, however deep) by a stack of
         their children, each flushed as a paragraph once done, or not (a link around blocks)."""
         stack: list[tuple[Iterator[LexborNode], bool]] = [(node.iter(include_text=True), False)]
-        seen = 0
         while stack:
             children, flush_after = stack[-1]
-            child = next(children, None)
-            if child is None:
+            for child in children:
+                tag = child.tag or ""
+                if tag == "-text":
+                    text = child.text_content or ""
+                    para.append(" " if text.isspace() else escape_text(text))
+                    continue
+                kind = _KINDS.get(tag, _INLINE)
+                if kind == _INLINE or (kind == _FORMATTING and not _has_block_inside(child)):
+                    para.append(self._inline(child, tag))
+                elif kind == _FORMATTING:
+                    stack.append((child.iter(include_text=True), False))
+                    break
+                elif kind == _BLOCK:
+                    check()
+                    self._flush(para, blocks)
+                    stack.append((child.iter(include_text=True), True))
+                    break
+                elif kind != _SKIPPED:
+                    self._visit(child, tag, blocks, para)
+            else:
                 stack.pop()
                 if flush_after:
                     self._flush(para, blocks)
-                continue
-            seen += 1
-            if not seen % _CHECK_EVERY:
-                check()
-            tag = child.tag or ""
-            if tag == "-text":
-                text = child.text_content or ""
-                para.append(" " if text.isspace() else escape_text(text))
-                continue
-            kind = _KINDS.get(tag, _INLINE)
-            if kind == _FORMATTING:
-                if not _has_block_inside(child):
-                    para.append(self._inline(child, tag))
-                else:
-                    stack.append((child.iter(include_text=True), False))
-            elif kind == _INLINE:
-                para.append(self._inline(child, tag))
-            elif kind == _BLOCK:
-                self._flush(para, blocks)
-                stack.append((child.iter(include_text=True), True))
-            elif kind != _SKIPPED:
-                self._visit(child, tag, blocks, para)
 
     def _visit(self, node: LexborNode, tag: str, blocks: list[str], para: list[str]) -> None:
         kind = _KINDS.get(tag, _INLINE)
