@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -20,6 +25,7 @@ import httpx
 import openai
 import pytest
 
+from cli_helpers import clean_env
 from scripted_upstream import Call, ScriptedUpstream, Step
 from webreach.server.app import ServerConfig
 
@@ -430,3 +436,66 @@ def test_a_wrong_typed_chunk_is_a_502_naming_the_upstream_not_a_500(
     assert message.startswith("upstream sent a malformed chunk (")
     assert not any(r.exc_info for r in logs.records), "a traceback was logged"
     assert any("malformed chunk" in r.getMessage() for r in logs.records)
+
+
+# --- `webreach serve`: its log, as an operator reads it --------------------------------------
+
+EXA_KEY = "exa-provider-secret-6161"
+
+
+def test_webreach_serve_logs_the_upstreams_error_without_any_key(tmp_path: Path) -> None:
+    """The real command, its stderr read whole: the upstream's error quoting the upstream key,
+    a search provider's key and the signing key is logged, and answered, with none of them."""
+    leak = f"bad key {KEY}, and {EXA_KEY} and {SIGNING}"
+    error_stream = chunk({"content": "Hel"}) + raw_chunk({"error": {"message": leak}})
+    env = clean_env(
+        WEBREACH_UPSTREAM_API_KEY=KEY,
+        WEBREACH_SEARCH_PROVIDER="exa",
+        EXA_API_KEY=EXA_KEY,
+        EXA_BASE_URL="http://127.0.0.1:9",
+        WEBREACH_SIGNING_KEY=SIGNING,
+        WEBREACH_CONFIG="",
+    )
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with ScriptedUpstream() as upstream, log.open("wb") as output:
+        env["WEBREACH_UPSTREAM_BASE_URL"] = upstream.url
+        process = subprocess.Popen(
+            [sys.executable, "-m", "webreach", "serve", "--port", str(port)],
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_for(lambda: "serving on" in log.read_text(), log)
+            live = f"http://127.0.0.1:{port}"
+            replies = []
+            for variant in VARIANTS:
+                for stream in (True, False):
+                    upstream.queue(Step(raw_body=error_stream, headers=SSE))
+                    body = {**BODIES[variant], "stream": stream}
+                    replies.append(httpx.post(live + path_of(variant), json=body, timeout=30))
+            wait_for(lambda: log.read_text().count(" /v1/") >= len(replies), log)
+        finally:
+            process.terminate()
+            process.wait(timeout=20)
+    text = log.read_text()
+    for secret in (KEY, EXA_KEY, SIGNING):
+        assert all(secret.encode() not in reply.content for reply in replies)
+        assert secret not in text
+    assert "upstream failed: upstream error: bad key ***, and *** and ***" in text
+    assert any(b"bad key ***, and *** and ***" in reply.content for reply in replies)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(condition: Callable[[], bool], log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not in the log in time:\n{log.read_text()}")
+        time.sleep(0.05)
