@@ -249,7 +249,7 @@ def test_the_sdks_raise_the_redacted_upstream_error(
 # --- point 5: a 200 that is not an event stream --------------------------------------------
 
 
-@pytest.mark.parametrize("variant", LOOPS)
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_whole_json_completion_is_the_answer(
     live: str, upstream: ScriptedUpstream, variant: str, stream: bool
@@ -279,12 +279,13 @@ def test_a_whole_json_completion_is_the_answer(
         assert response.usage is not None and response.usage.output_tokens == 3
         return
     if stream:
-        parts = list(client.chat.completions.create(**BODIES["chat"], stream=True))
+        parts = list(client.chat.completions.create(**BODIES[variant], stream=True))
         text = "".join(p.choices[0].delta.content or "" for p in parts if p.choices)
         assert text == "A whole answer."
         assert [p.choices[0].finish_reason for p in parts if p.choices][-1] == "stop"
+        assert parts[-1].usage is not None and parts[-1].usage.completion_tokens == 3
         return
-    reply = client.chat.completions.create(**BODIES["chat"])
+    reply = client.chat.completions.create(**BODIES[variant])
     assert reply.choices[0].message.content == "A whole answer."
     assert reply.usage is not None and reply.usage.completion_tokens == 3
 
@@ -321,6 +322,17 @@ def test_a_whole_json_completion_with_tool_calls_runs_the_search(
     assert response.json()["choices"][0]["message"]["content"].startswith("Found it")
     assert len(upstream.requests) == 2
 
+    # Relayed to a client that asked for a stream: the same call, as the chunks of a stream.
+    upstream.queue(Step(raw_body=json.dumps(called).encode()))
+    client = openai.OpenAI(base_url=live + "/v1", api_key=INBOUND, max_retries=0)
+    lookup = {"type": "function", "function": {"name": "lookup", "parameters": {}}}
+    parts = list(client.chat.completions.create(**BODIES["relay"], tools=[lookup], stream=True))
+    calls = [c for p in parts if p.choices for c in p.choices[0].delta.tool_calls or ()]
+    assert [(c.index, c.id, c.function and c.function.name) for c in calls] == [
+        (0, "call_1", "web_search")
+    ]
+    assert [p.choices[0].finish_reason for p in parts if p.choices][-1] == "tool_calls"
+
 
 NOT_A_STREAM = {
     "html": (b"<html><body>502 Bad Gateway</body></html>", "text/html", "text/html"),
@@ -348,7 +360,7 @@ def test_a_200_that_is_neither_a_stream_nor_a_completion_is_a_502(
     response = post(live, variant, stream)
     message = http_error(response)
     assert message.startswith("upstream answered 200 with ")
-    assert (kind if variant == "relay" else said) in message
+    assert said in message
     warnings = [r.getMessage() for r in logs.records if r.levelno == logging.WARNING]
     assert any(w.startswith("upstream failed: upstream answered 200") for w in warnings)
     assert any("127.0.0.1:" in w for w in warnings)  # the operator's line names the upstream

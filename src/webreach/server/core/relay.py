@@ -32,6 +32,7 @@ from .streaming import server_timing
 from .turn import JSON
 from .upstream import RawUpstreamResponse, Upstream
 from .upstream_failures import broken
+from .whole_stream import completion_frames
 from .wire import dumps, sse_frame
 
 __all__ = ["RELAY_CUT", "relay"]
@@ -54,18 +55,28 @@ async def relay(
     """Relay one request; raises ``UpstreamError`` or ``ClientGone`` before anything was sent."""
     stack = contextlib.AsyncExitStack()
 
-    async def answer() -> tuple[RawUpstreamResponse, bytes | None]:
-        """The upstream's status and headers, and the whole body unless it is a stream."""
+    async def answer() -> tuple[RawUpstreamResponse, bytes | None, str]:
+        """The upstream's status and headers, the whole body unless it is a stream, and the
+        body's media type."""
         raw = await stack.enter_async_context(upstream.relay(method, path, payload))
         if raw.status >= 400:
-            return raw, await _read(raw, _MAX_ERROR_BODY)
-        _check_kind(raw.status, raw.content_type, upstream)
-        if not raw.content_type.startswith("text/event-stream"):
-            return raw, await _read(raw, None)
-        return raw, None
+            return raw, await _read(raw, _MAX_ERROR_BODY), raw.content_type
+        kind = raw.content_type.split(";")[0].strip().lower()[:80]
+        asked_stream = request_log().stream is True
+        if asked_stream and kind == "text/event-stream":
+            return raw, None, raw.content_type
+        if not kind.endswith("json"):
+            expected = "not an event stream" if asked_stream else "not JSON"
+            said = f"upstream answered {raw.status} with {kind or 'no content type'}, {expected}"
+            cause = "not_a_stream" if asked_stream else "not_json"
+            raise broken(upstream.redactor(said), cause, upstream.where)
+        content = await _read(raw, None)
+        if asked_stream:
+            return raw, completion_frames(content, kind, upstream), "text/event-stream"
+        return raw, content, raw.content_type
 
     try:
-        raw, content = await until_disconnected(request, answer())
+        raw, content, media_type = await until_disconnected(request, answer())
     except BaseException:
         await stack.aclose()
         raise
@@ -86,26 +97,13 @@ async def relay(
     if raw.status < 400:
         if redactor.found_in(content):
             content = redactor.redacted_bytes(content)
-        return Response(content, raw.status, headers, media_type=raw.content_type)
+        return Response(content, raw.status, headers, media_type=media_type)
     relayed = f"the upstream answered HTTP {raw.status}"
     upstream_failure(raw.status, relayed, f"http_{raw.status}")
     message = redactor(content.decode("utf-8", "replace"))
     if raw.status in (401, 403):
         raise upstream.status_error(raw.status, message, raw.headers)
     return Response(message, raw.status, headers, media_type=raw.content_type)
-
-
-def _check_kind(status: int, content_type: str, upstream: Upstream) -> None:
-    """The answer must be what the client asked for: an event stream, or JSON (an SDK would
-    read an empty stream from anything else, or fail to parse it)."""
-    kind = content_type.split(";")[0].strip().lower()[:80]
-    asked_stream = request_log().stream is True
-    if kind == "text/event-stream" if asked_stream else kind.endswith("json"):
-        return
-    expected = "not an event stream" if asked_stream else "not JSON"
-    said = f"upstream answered {status} with {kind or 'no content type'}, {expected}"
-    cause = "not_a_stream" if asked_stream else "not_json"
-    raise broken(upstream.redactor(said), cause, upstream.where)
 
 
 async def _read(raw: RawUpstreamResponse, limit: int | None) -> bytes:
