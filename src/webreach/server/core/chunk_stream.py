@@ -68,7 +68,7 @@ class ChunkStream(AsyncStream[ChatChunk]):
                 if chunk.error:
                     raise self.failed(reported_error(chunk.error, self.redactor), "stream_error")
                 if not finished and chunk.choices:
-                    finished = any(choice.finish_reason for choice in chunk.choices)
+                    finished = bool(chunk.choices[0].finish_reason)
                 yield chunk
         except openai.APIError as error:
             raise self._cut(error) from None
