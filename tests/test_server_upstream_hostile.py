@@ -196,6 +196,26 @@ def test_an_error_inside_the_stream_reaches_the_client_without_any_secret(
     assert any("upstream failed: upstream error" in r.getMessage() for r in logs.records)
 
 
+@pytest.mark.parametrize(
+    "event",
+    [
+        b"event: error\ndata: " + json.dumps({"error": {"message": LEAK}}).encode() + b"\n\n",
+        b"event: error\ndata: " + LEAK.encode() + b"\n\n",
+        raw_chunk({"error": LEAK + " " + "x" * 5000}),
+    ],
+    ids=["event-json", "event-text", "long-string"],
+)
+def test_an_error_event_in_any_shape_is_redacted_and_bounded(
+    live: str, upstream: ScriptedUpstream, logs: pytest.LogCaptureFixture, event: bytes
+) -> None:
+    upstream.queue(Step(raw_body=chunk({"content": "Hel"}) + event, headers=SSE))
+    response = post(live, "chat", False)
+    no_secret(response)
+    message = http_error(response)
+    assert message.startswith("upstream error: Incorrect API key provided: ***; moderation ***")
+    assert len(message) <= 1000
+
+
 @pytest.mark.parametrize("variant", LOOPS)
 def test_an_error_after_a_search_is_the_streams_error_without_any_secret(
     live: str, upstream: ScriptedUpstream, logs: pytest.LogCaptureFixture, variant: str

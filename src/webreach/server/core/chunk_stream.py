@@ -24,6 +24,8 @@ from .upstream_failures import broken, translate
 __all__ = ["TRUNCATED", "ChunkStream", "reported_error"]
 
 TRUNCATED = "upstream: the stream ended before the answer was complete"
+_MAX_MESSAGE = 1000
+"""The most of an upstream's own error text passed on (after redaction, so no key is cut)."""
 
 
 def reported_error(error: UpstreamErrorBody | str, redactor: Redactor) -> str:
@@ -45,7 +47,7 @@ class ChunkStream(AsyncStream[ChatChunk]):
         return self
 
     def failed(self, message: str, cause: str) -> UpstreamError:
-        return broken(self.redactor(message), cause, self.where)
+        return broken(self.redactor(message)[:_MAX_MESSAGE], cause, self.where)
 
     async def __stream__(self) -> AsyncIterator[ChatChunk]:
         if self.whole is not None:
@@ -59,7 +61,7 @@ class ChunkStream(AsyncStream[ChatChunk]):
                     await drain_response_async(self.response)
                     return
                 if sse.event == "error":
-                    raise self.failed(f"upstream error: {data}", "stream_error")
+                    raise self.failed(self._said(data), "stream_error")
                 try:
                     chunk = ChatChunk.model_validate_json(data)
                 except ValidationError as error:
@@ -78,6 +80,14 @@ class ChunkStream(AsyncStream[ChatChunk]):
             await self.response.aclose()
         if not finished:
             raise self.failed(TRUNCATED, "truncated")
+
+    def _said(self, data: str) -> str:
+        """The text of an ``error`` event: its JSON error's message, else the data itself."""
+        try:
+            error = ChatChunk.model_validate_json(data).error
+        except ValidationError:
+            error = None
+        return reported_error(error or data, self.redactor)
 
     def _cut(self, error: openai.APIError) -> UpstreamError:
         """A stream the network cut: a timeout is the upstream's silence (504), else 502."""
