@@ -33,6 +33,7 @@ __all__ = [
     "build_runtime",
     "built_providers",
     "check_settings",
+    "configured_secrets",
     "discover_providers",
     "load_settings",
     "open_response_store",
@@ -366,3 +367,23 @@ def _context(settings: Settings, runtime: WebRuntime) -> ProviderContext:
 def _own_if_closeable(runtime: WebRuntime, provider: object) -> None:
     if callable(getattr(provider, "aclose", None)):
         runtime.own(provider)  # type: ignore[arg-type]
+
+
+def configured_secrets(settings: Settings) -> tuple[str, ...]:
+    """Every key the settings hold, the shared ones and each built-in or spec'd provider's:
+    what the server keeps out of any text an upstream sends back. Providers whose settings do
+    not read are skipped (``build_runtime`` reports them)."""
+    found = [settings]
+    for kind in _PACKAGES:
+        for source, _plugin in _sources(kind):
+            if isinstance(source, ProviderSpec):
+                try:
+                    found.append(_read(source.settings))
+                except ConfigError:
+                    continue
+    values = (getattr(item, name) for item in found for name in type(item).model_fields)
+    return tuple(
+        value.get_secret_value()
+        for value in values
+        if isinstance(value, SecretStr) and value.get_secret_value()
+    )

@@ -253,7 +253,7 @@ def serve(
             as_json=False,
             exit_code=EXIT_USAGE,
         )
-    from ..config import ConfigError, build_runtime, open_response_store
+    from ..config import ConfigError, build_runtime, configured_secrets, open_response_store
     from ..server.app import ServerConfig, create_app
     from ..server.serving import CannotListen, listen
     from ..server.serving import serve as serve_app
@@ -292,7 +292,9 @@ def serve(
     except ConfigError as error:
         invalid_setting(error, as_json=False)
     store = open_response_store(settings)
-    server = create_app(config, runtime, settings.tool_options(), store=store)
+    server = create_app(
+        config, runtime, settings.tool_options(), store=store, secrets=configured_secrets(settings)
+    )
     try:
         sock = listen(host, port)
     except CannotListen as error:

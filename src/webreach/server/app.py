@@ -6,7 +6,7 @@ themselves, so a framework's models and dependency injection would only add per-
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
@@ -21,6 +21,7 @@ from .core.codec import Codec
 from .core.context import ServerContext
 from .core.review import ModerationReviewer
 from .core.sealing import PageSealer
+from .core.secrets import Redactor
 from .core.store import ResponseStore
 from .core.turn import JSON
 from .core.upstream import Upstream
@@ -54,9 +55,12 @@ def create_app(
     options: ToolOptions,
     codecs: dict[str, Codec] | None = None,
     store: CacheStore | None = None,
+    secrets: Iterable[str] = (),
 ) -> Starlette:
     """The server; it owns ``runtime`` (and ``store``, where responses and read pages are kept
-    for ``config.store_ttl`` seconds) and closes them on shutdown."""
+    for ``config.store_ttl`` seconds) and closes them on shutdown. ``secrets`` (providers'
+    keys, say) are hidden from upstream texts with the ones ``config`` holds."""
+    secrets = tuple(secrets)
     codecs = codecs if codecs is not None else default_codecs()
 
     @asynccontextmanager
@@ -70,6 +74,7 @@ def create_app(
             dialect=config.upstream_dialect,
             continuation=config.upstream_continue,
             system_first=config.upstream_system == "first",
+            redactor=Redactor(_secrets(config, secrets)),
         )
         kept = None
         if store is not None and config.store_ttl > 0:
@@ -115,6 +120,17 @@ def create_app(
         )
         middleware.append(keys)
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+def _secrets(config: ServerConfig, more: Iterable[str]) -> list[str | None]:
+    """Every secret the server knows, none of which an upstream text may carry onwards."""
+    return [
+        config.upstream_api_key,
+        config.moderation_api_key,
+        config.signing_key,
+        *config.api_keys,
+        *more,
+    ]
 
 
 def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:

@@ -1,7 +1,9 @@
 """Requests without web tools go to the upstream and back as bytes, streamed as they arrive.
 
-Only what must change is touched: an upstream's refusal of the server's own credentials, the
-key in an error message, a stream the upstream cut (ended the Chat way, never mid-frame).
+Only what must change is touched: an upstream's refusal of the server's own credentials, a
+secret in anything it sent (found by a bytes search before anything is decoded), a body that
+is not what was asked for, a stream the upstream cut or left unfinished (ended the Chat way,
+never mid-frame). Frames are only parsed when they hold an ``"error"``, to log it.
 """
 
 from __future__ import annotations
@@ -11,24 +13,34 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 
+from openai._streaming import SSEDecoder
+from pydantic import ValidationError
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from ...seam.causes import network_cause
+from .chunk_stream import reported_error
+from .chunks import ChatChunk
 from .codec import Codec
 from .errors import UpstreamError
 from .inbound import until_disconnected
 from .journal import request_log, upstream_failure
+from .secrets import Redactor
 from .streaming import server_timing
 from .turn import JSON
 from .upstream import RawUpstreamResponse, Upstream
+from .upstream_failures import broken
+from .whole_stream import completion_frames
 from .wire import dumps, sse_frame
 
 __all__ = ["RELAY_CUT", "relay"]
 
 RELAY_CUT = "the upstream ended the stream before it was complete"
 _MAX_ERROR_BODY = 1 << 20
+_FINISHED = (b'"finish_reason":"', b'"finish_reason": "')
+"""A finish reason that is set (not ``null``), as compact and as spaced JSON write it."""
+_DONE = b"data: [DONE]"
 
 
 async def relay(
@@ -43,26 +55,39 @@ async def relay(
     """Relay one request; raises ``UpstreamError`` or ``ClientGone`` before anything was sent."""
     stack = contextlib.AsyncExitStack()
 
-    async def answer() -> tuple[RawUpstreamResponse, bytes | None]:
-        """The upstream's status and headers, and the whole body unless it is a stream."""
+    async def answer() -> tuple[RawUpstreamResponse, bytes | None, str]:
+        """The upstream's status and headers, the whole body unless it is a stream, and the
+        body's media type."""
         raw = await stack.enter_async_context(upstream.relay(method, path, payload))
         if raw.status >= 400:
-            return raw, await _read(raw, _MAX_ERROR_BODY)
-        if not raw.content_type.startswith("text/event-stream"):
-            return raw, await _read(raw, None)
-        return raw, None
+            return raw, await _read(raw, _MAX_ERROR_BODY), raw.content_type
+        kind = raw.content_type.split(";")[0].strip().lower()[:80]
+        asked_stream = request_log().stream is True
+        if asked_stream and kind == "text/event-stream":
+            return raw, None, raw.content_type
+        if not kind.endswith("json"):
+            expected = "not an event stream" if asked_stream else "not JSON"
+            said = f"upstream answered {raw.status} with {kind or 'no content type'}, {expected}"
+            cause = "not_a_stream" if asked_stream else "not_json"
+            raise broken(upstream.redactor(said), cause, upstream.where)
+        content = await _read(raw, None)
+        if asked_stream:
+            return raw, completion_frames(content, kind, upstream), "text/event-stream"
+        return raw, content, raw.content_type
 
     try:
-        raw, content = await until_disconnected(request, answer())
+        raw, content, media_type = await until_disconnected(request, answer())
     except BaseException:
         await stack.aclose()
         raise
     elapsed = time.perf_counter() - started
     headers = {"Server-Timing": server_timing(elapsed, elapsed, 0.0), **raw.headers}
+    redactor = upstream.redactor
     if content is None:
         headers.setdefault("X-Accel-Buffering", "no")
+        watch = _Watch(redactor, upstream.where)
         return StreamingResponse(
-            _frames(raw, codec, stack),
+            _frames(raw, codec, stack, watch),
             raw.status,
             headers,
             media_type=raw.content_type,
@@ -70,10 +95,12 @@ async def relay(
         )
     await stack.aclose()
     if raw.status < 400:
-        return Response(content, raw.status, headers, media_type=raw.content_type)
+        if redactor.found_in(content):
+            content = redactor.redacted_bytes(content)
+        return Response(content, raw.status, headers, media_type=media_type)
     relayed = f"the upstream answered HTTP {raw.status}"
     upstream_failure(raw.status, relayed, f"http_{raw.status}")
-    message = upstream.redact(content.decode("utf-8", "replace"))
+    message = redactor(content.decode("utf-8", "replace"))
     if raw.status in (401, 403):
         raise upstream.status_error(raw.status, message, raw.headers)
     return Response(message, raw.status, headers, media_type=raw.content_type)
@@ -107,20 +134,56 @@ def _frame_end(data: bytes) -> int:
     return max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0)
 
 
+class _Watch:
+    """What the relay learns of a stream from cheap looks at its bytes: whether it finished,
+    whether it carried an upstream error, and where a secret must be hidden."""
+
+    __slots__ = ("complete", "failed", "redactor", "where")
+
+    def __init__(self, redactor: Redactor, where: str) -> None:
+        self.redactor = redactor
+        self.where = where
+        self.complete = False
+        self.failed = False
+
+    def passed(self, block: bytes) -> bytes:
+        """``block`` (whole events) as the client gets it."""
+        if not self.complete:
+            self.complete = _DONE in block or _FINISHED[0] in block or _FINISHED[1] in block
+        if b'"error"' in block:
+            self._log_errors(block)
+        if self.redactor.found_in(block):
+            block = self.redactor.redacted_bytes(block)
+        return block
+
+    def _log_errors(self, block: bytes) -> None:
+        for event in SSEDecoder().iter_bytes(iter([block])):
+            try:
+                chunk = ChatChunk.model_validate_json(event.data)
+            except ValidationError:
+                continue
+            if chunk.error:
+                message = reported_error(chunk.error, self.redactor)
+                broken(message, "stream_error", self.where)
+                request_log().note = f"failed in stream: {message}"
+                self.failed = True
+
+
 async def _frames(
-    raw: RawUpstreamResponse, codec: Codec, stack: contextlib.AsyncExitStack
+    raw: RawUpstreamResponse, codec: Codec, stack: contextlib.AsyncExitStack, watch: _Watch
 ) -> AsyncIterator[bytes]:
-    """The upstream's events, each passed on whole; a cut ends with the protocol's error event."""
+    """The upstream's events, each passed on whole; a cut or an unfinished stream ends with
+    the protocol's error event."""
     pending = b""
     try:
         async for chunk in raw.chunks:
             if not pending and chunk.endswith(b"\n\n"):
-                yield chunk  # the usual case: whole events
+                yield watch.passed(chunk)  # the usual case: whole events
                 continue
             data = pending + chunk if pending else chunk
             end = _frame_end(data)
             if end:
-                yield data[:end]
+                yield watch.passed(data[:end])
             pending = data[end:]
     except Exception as error:
         upstream_failure(200, f"the relayed stream was cut ({_why(error)})", "closed")
@@ -129,8 +192,13 @@ async def _frames(
         return
     finally:
         await stack.aclose()
-    if pending.strip():
-        yield pending
+    if pending.strip() == _DONE:
+        yield watch.passed(pending.strip() + b"\n\n")
+    if watch.complete or watch.failed:
+        return
+    broken(RELAY_CUT, "truncated", watch.where)
+    request_log().note = f"failed in stream: {RELAY_CUT}"
+    yield _cut_frame(codec).encode()
 
 
 def _cut_frame(codec: Codec) -> str:

@@ -11,10 +11,11 @@ from typing import Any, TypeVar
 from openai import AsyncStream
 
 from ...seam import settled
+from .chunks import ChatChunk
 from .citations import CitationStream
 from .errors import UpstreamError
 from .events import ClientToolCall, Event, ReasoningDelta, Usage
-from .turn import JSON, ClientTool
+from .turn import ClientTool
 
 __all__ = ["PendingCall", "StepState", "UpstreamClock", "read_step"]
 
@@ -68,16 +69,6 @@ class StepState:
     finish_reason: str | None = None
 
 
-def _reasoning_of(delta: JSON) -> str | None:
-    value = delta.get("reasoning_content") or delta.get("reasoning")
-    return value if isinstance(value, str) and value else None
-
-
-def _count(data: Any, key: str) -> int:
-    value = data.get(key) if isinstance(data, dict) else None
-    return value if isinstance(value, int) else 0
-
-
 async def read_step(
     stream: AsyncStream[Any],
     state: StepState,
@@ -85,45 +76,43 @@ async def read_step(
     usage: Usage,
     clock: UpstreamClock,
 ) -> AsyncIterator[Event]:
-    """Stream one step's events while recording its text, reasoning, calls and usage."""
-    iterator = stream.__aiter__()
+    """Stream one step's events while recording its text, reasoning, calls and usage.
+
+    The stream raises :class:`~.errors.UpstreamError` for anything that is not a good chunk
+    (:class:`~.chunk_stream.ChunkStream`), so what arrives here is typed."""
+    iterator: AsyncIterator[ChatChunk] = stream.__aiter__()
     try:
         while True:
             try:
                 chunk = await clock.timed(iterator.__anext__())
             except StopAsyncIteration:
                 break
+            except UpstreamError:
+                raise
             except Exception as error:
-                raise UpstreamError(502, f"upstream stream failed: {error}") from error
-            if not isinstance(chunk, dict):
-                continue
-            reported = chunk.get("usage")
-            if isinstance(reported, dict):
-                usage.add_step(
-                    _count(reported, "prompt_tokens"),
-                    _count(reported, "completion_tokens"),
-                    _count(reported.get("prompt_tokens_details"), "cached_tokens"),
-                    _count(reported.get("completion_tokens_details"), "reasoning_tokens"),
-                )
-            for choice in (chunk.get("choices") or ())[:1]:
-                delta = choice.get("delta") or {}
-                reasoning = _reasoning_of(delta)
+                message = f"upstream stream failed ({type(error).__name__})"
+                raise UpstreamError(502, message) from error
+            if chunk.usage is not None:
+                usage.add_step(*chunk.usage.counts)
+            choice = chunk.first
+            delta = choice.delta if choice is not None else None
+            if delta is not None:
+                reasoning = delta.reasoning_text
                 if reasoning:
                     state.reasoning += reasoning
                     yield ReasoningDelta(reasoning)
-                content = delta.get("content")
-                if content:
-                    state.text += content
-                    for event in citations.feed(content):
+                if delta.content:
+                    state.text += delta.content
+                    for event in citations.feed(delta.content):
                         yield event
-                for piece in delta.get("tool_calls") or ():
-                    pending = state.calls.setdefault(piece.get("index", 0), PendingCall())
-                    pending.id = pending.id or (piece.get("id") or "")
-                    function = piece.get("function") or {}
-                    pending.name += function.get("name") or ""
-                    pending.arguments += function.get("arguments") or ""
-                if choice.get("finish_reason"):
-                    state.finish_reason = choice["finish_reason"]
+                for piece in delta.tool_calls or ():
+                    pending = state.calls.setdefault(piece.index, PendingCall())
+                    pending.id = pending.id or (piece.id or "")
+                    if piece.function is not None:
+                        pending.name += piece.function.name or ""
+                        pending.arguments += piece.function.arguments or ""
+            if choice is not None and choice.finish_reason:
+                state.finish_reason = choice.finish_reason
         for event in citations.flush():
             yield event
     finally:

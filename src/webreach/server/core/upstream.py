@@ -14,33 +14,21 @@ from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI, AsyncStream
+from pydantic import ValidationError
 
 from ...seam import settled
-from ...seam.causes import network_cause
+from .chunk_stream import ChunkStream, reported_error
+from .chunks import ChatChunk, CompletionBody, invalid
 from .errors import UpstreamError
 from .events import Usage
-from .journal import upstream_failure
+from .secrets import Redactor
 from .turn import JSON
+from .upstream_failures import passed_headers, status_error, translate
 
-__all__ = [
-    "REJECTED_CREDENTIALS",
-    "Completion",
-    "RawUpstreamResponse",
-    "Upstream",
-    "passed_headers",
-    "thinking_params",
-]
+__all__ = ["Completion", "RawUpstreamResponse", "Upstream", "thinking_params"]
 
-REJECTED_CREDENTIALS = (
-    "the upstream rejected the server's credentials (check WEBREACH_UPSTREAM_API_KEY)"
-)
-"""What a client sees for an upstream 401/403: its own key was fine, the server's was not."""
-_PASSED_HEADERS = ("retry-after",)
-
-
-def passed_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The upstream's response headers a client needs to act on an error (``Retry-After``)."""
-    return {name: headers[name] for name in _PASSED_HEADERS if name in headers}
+_MAX_WHOLE_ANSWER = 32 << 20
+"""The most of a whole (not streamed) answer read in place of a stream."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,15 +38,6 @@ class RawUpstreamResponse:
     chunks: AsyncIterator[bytes]
     headers: dict[str, str]
     """The response headers passed on to the client (``Retry-After``)."""
-
-
-def _error_message(error: openai.APIStatusError) -> str:
-    body = error.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-    return error.message
 
 
 def _address(base_url: str) -> str:
@@ -71,43 +50,6 @@ def _address(base_url: str) -> str:
     host = parts.hostname or "?"
     host = f"[{host}]" if ":" in host else host
     return f"{host}:{port or (443 if parts.scheme == 'https' else 80)}"
-
-
-def redact(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
-
-
-def status_error(
-    status: int, message: str, headers: Mapping[str, str], key: str | None
-) -> UpstreamError:
-    """An upstream's refusal as the client should see it: its credentials problem is ours."""
-    if status in (401, 403):
-        return UpstreamError(502, REJECTED_CREDENTIALS)
-    return UpstreamError(status, redact(message, key), passed_headers(headers))
-
-
-def _translate(error: Exception, key: str | None, where: str | None = None) -> UpstreamError:
-    """The client's error for a failed upstream call, logged with its cause: the status the
-    upstream answered, or what failed on the network (refused, DNS, TLS, timeout), which the
-    SDK's own class often misnames (a refused connection is an ``APITimeoutError``)."""
-    if isinstance(error, openai.APIStatusError):
-        headers = {k.lower(): v for k, v in error.response.headers.items()}
-        status = error.status_code
-        failure = status_error(status, _error_message(error), headers, key)
-        upstream_failure(status, failure.message, f"http_{status}")
-        return failure
-    cause = network_cause(error)
-    if cause is None:
-        failure = UpstreamError(502, f"upstream unreachable: {type(error).__name__}")
-        upstream_failure(502, failure.message, None)
-    elif cause.kind == "timeout":
-        failure = UpstreamError(504, "upstream: the model did not answer in time")
-        upstream_failure(504, failure.message, "timeout", f"{failure.message} ({where})")
-    else:
-        failure = UpstreamError(502, f"upstream unreachable: {cause.describe()}")
-        detail = f"upstream unreachable: {cause.describe(where)}"
-        upstream_failure(502, failure.message, cause.kind, detail)
-    return failure
 
 
 DIALECTS = ("openai", "deepseek")
@@ -161,9 +103,11 @@ class Upstream:
         dialect: str = "openai",
         continuation: str = "auto",
         system_first: bool = False,
+        redactor: Redactor | None = None,
     ) -> None:
         """``timeout`` bounds each wait for the upstream's next bytes (its first answer
-        included), ``connect_timeout`` the connection."""
+        included), ``connect_timeout`` the connection. ``redactor`` hides the server's secrets
+        in every upstream text (by default, the upstream key)."""
         self.model = model
         self.dialect = dialect
         self.continuation = (
@@ -174,7 +118,7 @@ class Upstream:
         """How a partial reply is continued (``WEBREACH_UPSTREAM_CONTINUE``, resolved)."""
         self.system_first = system_first
         """The upstream takes one leading system message only (``WEBREACH_UPSTREAM_SYSTEM``)."""
-        self._key = api_key or None
+        self.redactor = redactor if redactor is not None else Redactor([api_key])
         self.where = _address(base_url)
         """``host:port`` of the upstream, for the operator's log."""
         # The SDK's HTTP client, kept here too: the relay sends its raw requests through it.
@@ -214,10 +158,11 @@ class Upstream:
         return self.model or requested
 
     async def stream_chat(self, body: JSON) -> AsyncStream[Any]:
-        """Start a streamed completion; returns once the upstream answered with a status.
+        """Start a streamed completion (a :class:`ChunkStream`, whose chunks are
+        :class:`ChatChunk`); returns once the upstream answered with a status.
 
-        Chunks come back as plain dicts: building the SDK's typed chunk objects would cost
-        more than everything else the server does for a request.
+        An upstream that answers a whole completion instead is read as a one-chunk stream;
+        any other body is its failure, raised here, before the client was answered.
         """
         payload = {
             **body,
@@ -226,15 +171,50 @@ class Upstream:
             "stream_options": {"include_usage": True},
         }
         try:
-            return await self._client.post(
+            stream = await self._client.post(
                 "/chat/completions",
                 body=payload,
                 cast_to=object,
                 stream=True,
-                stream_cls=AsyncStream[Any],
+                stream_cls=ChunkStream,
             )
         except openai.APIError as error:
-            raise _translate(error, self._key, self.where) from None
+            raise translate(error, self.redactor, self.where) from None
+        stream.bind(self.redactor, self.where)
+        kind = stream.response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if not kind or kind == "text/event-stream":
+            return stream
+        if not kind.endswith("json"):
+            await settled(stream.close())
+            message = f"upstream answered 200 with {kind[:80]}, not an event stream"
+            raise stream.failed(message, "not_a_stream")
+        stream.whole = await self._whole(stream, kind[:80])
+        return stream
+
+    async def _whole(self, stream: ChunkStream, kind: str) -> ChatChunk:
+        """The one chunk of a completion the upstream answered whole."""
+        data = bytearray()
+        try:
+            async for part in stream.response.aiter_bytes():
+                data += part
+                if len(data) > _MAX_WHOLE_ANSWER:
+                    break
+        except Exception as error:
+            raise translate(error, self.redactor, self.where) from None
+        finally:
+            await settled(stream.close())
+        not_one = f"upstream answered 200 with {kind} that is not a completion"
+        if len(data) > _MAX_WHOLE_ANSWER:
+            raise stream.failed(f"{not_one} (larger than {_MAX_WHOLE_ANSWER} bytes)", "too_large")
+        try:
+            answer = CompletionBody.model_validate_json(data)
+        except ValidationError as error:
+            raise stream.failed(f"{not_one} ({invalid(error)})", "malformed") from None
+        if answer.error:
+            raise stream.failed(reported_error(answer.error, self.redactor), "error_body")
+        if answer.choices is None:
+            raise stream.failed(f"{not_one} (no choices)", "malformed")
+        return answer.as_chunk()
 
     async def complete_chat(self, body: JSON) -> Completion:
         """One completion, not streamed: for the server's own small asks (a title, a verdict)."""
@@ -242,7 +222,7 @@ class Upstream:
         try:
             answer = await self._client.post("/chat/completions", body=payload, cast_to=object)
         except openai.APIError as error:
-            raise _translate(error, self._key, self.where) from None
+            raise translate(error, self.redactor, self.where) from None
         return Completion.of(answer if isinstance(answer, dict) else {})
 
     @asynccontextmanager
@@ -263,7 +243,7 @@ class Upstream:
         try:
             response = await self._http.send(request, stream=True)
         except Exception as error:
-            raise _translate(error, self._key, self.where) from None
+            raise translate(error, self.redactor, self.where) from None
         try:
             yield RawUpstreamResponse(
                 status=response.status_code,
@@ -274,12 +254,8 @@ class Upstream:
         finally:
             await settled(response.aclose())
 
-    def redact(self, text: str) -> str:
-        """``text`` without the server's upstream key, for relayed upstream messages."""
-        return redact(text, self._key)
-
     def status_error(self, status: int, message: str, headers: Mapping[str, str]) -> UpstreamError:
-        return status_error(status, message, headers, self._key)
+        return status_error(status, message, headers, self.redactor)
 
     async def aclose(self) -> None:
         await self._client.close()
