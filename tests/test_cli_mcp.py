@@ -3,12 +3,13 @@ the JSON that adds it to an MCP client."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
-import pty
 import select
-import signal
+import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -34,35 +35,39 @@ def _read_until(fd: int, wanted: bytes, seconds: float) -> bytes:
     return seen
 
 
-def _wait(pid: int, seconds: float) -> int | None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        time.sleep(0.05)
-    return None
+def _controlling_terminal() -> None:
+    """In the child: a session of its own, with the pty on its stdin as controlling terminal,
+    so the Ctrl-C byte becomes SIGINT for it."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def test_in_a_terminal_it_says_it_waits_and_ctrl_c_stops_it() -> None:
     """A real terminal: the child's stdin, stdout and stderr are the pty, and Ctrl-C is the
-    byte the terminal turns into SIGINT for its foreground process."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: become `webreach mcp` on the terminal
-        os.execve(sys.executable, [sys.executable, "-m", "webreach", "mcp"], clean_env())
+    byte the terminal turns into SIGINT for its foreground process. This process holds the
+    terminal's other end open too, so what the child wrote just before exiting is still there."""
+    master, terminal = os.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "webreach", "mcp"],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env=clean_env(),
+        preexec_fn=_controlling_terminal,
+    )
     code = None
     try:
-        shown = _read_until(fd, b"Ctrl-C to stop", 30)
+        shown = _read_until(master, b"Ctrl-C to stop", 30)
         assert b"webreach mcp: waiting for an MCP client on stdin; Ctrl-C to stop" in shown
-        os.write(fd, b"\x03")
-        # Read first: once the child is gone, Linux may drop what the pty still held.
-        shown += _read_until(fd, b"stopped", 10)
-        code = _wait(pid, 10)
+        os.write(master, b"\x03")
+        code = child.wait(timeout=10)
+        shown += _read_until(master, b"stopped", 5)
     finally:
         if code is None:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        os.close(fd)
+            child.kill()
+            child.wait()
+        os.close(master)
+        os.close(terminal)
     assert code == 130, shown
     assert b"webreach mcp: stopped" in shown
     assert b"Traceback" not in shown
