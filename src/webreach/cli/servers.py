@@ -111,12 +111,12 @@ def mcp(
 
     try:
         if not http:
+            _stop_at_once_on_interrupt()  # before the hint: a Ctrl-C right after it is caught
             if sys.stdin.isatty():
                 print(
                     "webreach mcp: waiting for an MCP client on stdin; Ctrl-C to stop",
                     file=sys.stderr,
                 )
-            _stop_at_once_on_interrupt()
             asyncio.run(serve_stdio(open_runtime, settings.tool_options(), version=__version__))
             return
         host, port = host or "127.0.0.1", port or DEFAULT_HTTP_PORT
