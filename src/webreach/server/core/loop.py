@@ -41,6 +41,7 @@ from .events import (
     WebCallStarted,
 )
 from .gate import reviewed, turn_review
+from .limits import TurnLimits, TurnTimedOut, within
 from .plans import Done, Planned, Planner
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
@@ -114,9 +115,14 @@ def _searchable_images(turn: Turn, context: ServerContext) -> list[str]:
 class TurnRunner:
     """Runs one request's rounds of model steps and web calls."""
 
-    def __init__(self, turn: Turn, context: ServerContext) -> None:
+    def __init__(
+        self, turn: Turn, context: ServerContext, limits: TurnLimits | None = None
+    ) -> None:
         self.turn = turn
         self.context = context
+        self.limits = limits or TurnLimits()
+        self._steps = 0
+        """Upstream calls of the loop so far (the title and reviews are asks of their own)."""
         self.usage = Usage()
         self._clock = UpstreamClock()
         self.web_seconds = 0.0
@@ -194,14 +200,17 @@ class TurnRunner:
         return self._clock.seconds
 
     async def start(self) -> None:
-        """Make the first upstream call; an ``UpstreamError`` here becomes an HTTP error."""
-        self._messages = await restore_pages(self._messages, self.turn.pages, self.context)
-        self._messages = with_location(self._messages, self.turn.web.search)
-        if self.turn.extensions.title:
-            self._title = TitleTask(self.context.upstream, self.turn)
-        self._first = await self._clock.timed(
-            self.context.upstream.stream_chat(self._body(tools=True, first=True))
-        )
+        """Make the first upstream call; an ``UpstreamError`` (or the turn's deadline) here
+        becomes an HTTP error."""
+        async with within(self.limits):
+            self._messages = await restore_pages(self._messages, self.turn.pages, self.context)
+            self._messages = with_location(self._messages, self.turn.web.search)
+            if self.turn.extensions.title:
+                self._title = TitleTask(self.context.upstream, self.turn)
+            self._steps += 1
+            self._first = await self._clock.timed(
+                self.context.upstream.stream_chat(self._body(tools=True, first=True))
+            )
 
     def _forced(self) -> ModelTool | None:
         """The tool the first step must call: the search (deep search included) or the link
@@ -224,14 +233,17 @@ class TurnRunner:
     async def events(self) -> AsyncIterator[Event]:
         """The turn's events. A failure becomes a ``Failed`` event when streaming (the status
         line is already sent); without streaming nothing was sent yet, so it is raised as a
-        :class:`ServerFailure` and answered with an HTTP error."""
+        :class:`ServerFailure` and answered with an HTTP error. The turn's deadline bounds each
+        wait for the next event, never the client's reading of one."""
         rounds = self._rounds()
         shown = rounds if self._review is None else reviewed(rounds, self._review, self.usage)
         try:
-            async for event in shown:
-                if isinstance(event, Finished) and self._title is not None:
-                    event = await self._titled(event)
+            while (event := await self._next(shown)) is not None:
                 yield event
+        except TurnTimedOut as timed_out:
+            if not self.turn.stream:
+                raise
+            yield Failed(timed_out.message, self.usage, timed_out.status)
         except UpstreamError as error:
             if not self.turn.stream:
                 raise
@@ -242,9 +254,21 @@ class TurnRunner:
                 raise ServerFailure(500, _INTERNAL) from None
             yield Failed(_INTERNAL, self.usage)
         finally:
+            close = getattr(shown, "aclose", None)
+            if close is not None:
+                await close()
             title, self._title = self._title, None
             if title is not None:
                 await title.aclose()
+
+    async def _next(self, shown: AsyncIterator[Event]) -> Event | None:
+        """The next event (None at the end): what was in flight at the deadline is cancelled
+        and closed, and ``TurnTimedOut`` raised."""
+        async with within(self.limits):
+            event = await anext(shown, None)
+            if isinstance(event, Finished) and self._title is not None:
+                event = await self._titled(event)
+            return event
 
     async def _titled(self, finished: Finished) -> Finished:
         """The ending with the conversation title, once written (or given up on)."""
@@ -275,7 +299,10 @@ class TurnRunner:
         stream, self._first = self._first, None
         while True:
             if stream is None:
+                if self._steps + 1 >= self.limits.max_steps:
+                    spend.forced = True
                 body = self._body(tools=not spend.forced, nudge=self._nudge(spend))
+                self._steps += 1
                 stream = await self._clock.timed(self.context.upstream.stream_chat(body))
             state = StepState()
             async for event in read_step(stream, state, self._citations, self.usage, self._clock):
@@ -284,13 +311,16 @@ class TurnRunner:
             calls = [state.calls[i] for i in sorted(state.calls)]
             for call in calls:
                 call.id = call.id or f"call_{uuid.uuid4().hex}"
+            capped = self._steps >= self.limits.max_steps
             if not calls:
-                if spend.forced and not state.text.strip() and not spend.retried:
+                if spend.forced and not state.text.strip() and not spend.retried and not capped:
                     spend.retried = True
                     continue
                 yield Finished(_STOP_REASONS.get(state.finish_reason, "end_turn"), self.usage)
                 return
             kinds = self._sort(calls)
+            if capped and len(kinds.client) < len(calls):
+                raise UpstreamError(502, self.limits.steps_spent(self._steps))
             results = {c.id: f"ERROR: there is no tool named {c.name!r}." for c in kinds.unknown}
             async for event in self._web_step(kinds, spend, results):
                 yield event
