@@ -27,6 +27,7 @@ from scripted_upstream import Call, ScriptedUpstream, Step, ToolCaller, Tricklin
 from server_harness import LiveServer, default_search
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
 from webreach.server.app import ServerConfig, create_app
+from webreach.server.core.limits import TurnLimits, TurnTimedOut, Waits
 from webreach.server.core.loop import FORCED_ANSWER
 from webreach.tools import ToolOptions
 
@@ -284,6 +285,25 @@ def test_a_turn_past_its_deadline_without_streaming_is_a_504(protocol: str) -> N
         assert seen.kind == "timeout_error"
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("protocol", [*PROTOCOLS, "relay"])
+def test_an_upstream_silent_past_the_deadline_is_a_504_before_the_reply_starts(
+    protocol: str, stream: bool
+) -> None:
+    """The first upstream call is made before the client is answered: the deadline passing
+    there is an HTTP 504 even for a stream, and the upstream is hung up on."""
+    with ScriptedUpstream() as upstream, serving(upstream, turn_timeout=1.0) as base:
+        upstream.queue(Step(hang=True))
+        path = "/v1/chat/completions" if protocol in ("chat", "relay") else f"/v1/{protocol}"
+        body = body_of("chat" if protocol == "relay" else protocol, stream)
+        if protocol == "relay":
+            del body["tools"]
+        response = httpx.post(base + path, json=body, timeout=10)
+        assert wait_until(lambda: len(upstream.hung_up) == 1)
+    assert response.status_code == 504
+    assert response.json()["error"]["message"] == TIMED_OUT
+
+
 def test_after_the_newlines_a_late_timeout_is_the_error_body() -> None:
     """Past the keep-alive interval a non-streamed answer has sent its status and newlines:
     the timeout is then the protocol's error body."""
@@ -363,3 +383,65 @@ def test_the_deadline_cancels_the_searches_in_flight() -> None:
             assert seen.status == (200 if stream else 504)
             assert cancelled.wait(5)
             upstream.queue(Step(calls=[Call("web_search", {"queries": ["news"]})]))
+
+
+# --- the deadline over a stream's waits --------------------------------------------------------
+
+
+async def test_waits_cancel_what_they_await_at_the_deadline_and_only_then() -> None:
+    loop = asyncio.get_running_loop()
+    closed = asyncio.Event()
+
+    async def slow() -> Any:
+        try:
+            yield 1
+            await asyncio.sleep(60)
+            yield 2
+        finally:
+            closed.set()
+
+    limits = TurnLimits(3, 0.2, loop.time() + 0.2)
+    waits = Waits(limits)
+    items = slow()
+    assert await waits.next(items) == 1
+    started = loop.time()
+    with pytest.raises(TurnTimedOut, match=r"turn timed out after 0.2 s"):
+        await waits.next(items)
+    assert loop.time() - started < 1.0
+    assert closed.is_set()
+    assert asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
+    with pytest.raises(TurnTimedOut):
+        await waits.next(slow())
+    waits.close()
+
+
+async def test_waits_past_the_deadline_between_items_fail_the_next_wait() -> None:
+    async def items() -> Any:
+        yield 1
+        yield 2
+
+    loop = asyncio.get_running_loop()
+    waits = Waits(TurnLimits(3, 0.05, loop.time() + 0.05))
+    stream = items()
+    assert await waits.next(stream) == 1
+    await asyncio.sleep(0.1)
+    with pytest.raises(TurnTimedOut):
+        await waits.next(stream)
+    waits.close()
+
+
+async def test_another_cancellation_passes_through_the_waits_and_close_disarms_them() -> None:
+    async def forever() -> Any:
+        await asyncio.sleep(60)
+        yield 1
+
+    loop = asyncio.get_running_loop()
+    waits = Waits(TurnLimits(3, 0.2, loop.time() + 0.2))
+    waiting = asyncio.ensure_future(waits.next(forever()))
+    await asyncio.sleep(0.05)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    waits.close()
+    await asyncio.sleep(0.3)
+    assert not waits.expired

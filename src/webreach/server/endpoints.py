@@ -25,7 +25,7 @@ from .core.context import ServerContext
 from .core.errors import RequestError, ServerFailure
 from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from .core.journal import request_log
-from .core.limits import TurnLimits, TurnTimedOut, within
+from .core.limits import TurnLimits, TurnTimedOut, Waits, within
 from .core.loop import TurnRunner
 from .core.relay import relay
 from .core.streaming import server_timing, with_keepalive
@@ -212,11 +212,11 @@ async def _relayed_within(
     """A relayed stream until the turn's deadline; then the Chat way to fail a stream: a last
     chunk with ``error``, no ``[DONE]``, and the upstream's stream closed."""
     iterator = aiter(chunks)
+    waits = Waits(limits)
     try:
         while True:
             try:
-                async with within(limits):
-                    chunk = await anext(iterator, None)
+                chunk = await waits.next(iterator)
             except TurnTimedOut as timed_out:
                 request_log().note = f"failed in stream: {timed_out.message}"
                 failure: JSON = {
@@ -232,6 +232,7 @@ async def _relayed_within(
                 return
             yield chunk
     finally:
+        waits.close()
         close = getattr(iterator, "aclose", None)
         if close is not None:
             await close()

@@ -5,12 +5,16 @@ request, its searches and the client's connection for ever."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TypeVar
 
 from .errors import ServerFailure
 
-__all__ = ["TurnDeadline", "TurnLimits", "TurnTimedOut", "within"]
+T = TypeVar("T")
+
+__all__ = ["TurnLimits", "TurnTimedOut", "Waits", "Within", "within"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,13 +43,14 @@ class TurnTimedOut(ServerFailure):
         super().__init__(504, f"turn timed out after {limits.timeout:g} s (WEBREACH_TURN_TIMEOUT)")
 
 
-def within(limits: TurnLimits) -> TurnDeadline:
-    """``async with within(limits):`` the block, cut at the turn's deadline: whatever it
-    awaits is cancelled (its clean-up runs) and :class:`TurnTimedOut` is raised instead."""
-    return TurnDeadline(limits)
+def within(limits: TurnLimits) -> Within:
+    """``async with within(limits):`` one wait (the first upstream call, say), cut at the
+    turn's deadline: what it awaits is cancelled (its clean-up runs) and
+    :class:`TurnTimedOut` raised instead."""
+    return Within(limits)
 
 
-class TurnDeadline:
+class Within:
     """``asyncio.timeout_at`` the turn's deadline, its expiry told as :class:`TurnTimedOut`."""
 
     __slots__ = ("_limits", "_timer")
@@ -69,3 +74,47 @@ class TurnDeadline:
             if self._timer.expired():
                 raise TurnTimedOut(self._limits) from None
             raise
+
+
+class Waits:
+    """The turn's deadline over the many waits of a stream (one per event): a single timer
+    for all of them, which cancels the task only while it waits, so what it awaited is closed
+    (its clean-up runs) and :class:`TurnTimedOut` is raised in its place. Costs one flag per
+    wait, not a timer; ``close()`` it when the stream ends."""
+
+    __slots__ = ("_armed", "_cancelled", "_limits", "_task", "expired")
+
+    def __init__(self, limits: TurnLimits) -> None:
+        self._limits = limits
+        self._armed: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task[object] | None = None
+        self._cancelled = False
+        self.expired = False
+
+    async def next(self, items: AsyncIterator[T]) -> T | None:
+        """The next item, None at the end."""
+        if self.expired:
+            raise TurnTimedOut(self._limits)
+        if self._armed is None and self._limits.deadline is not None:
+            loop = asyncio.get_running_loop()
+            self._armed = loop.call_at(self._limits.deadline, self._expire)
+        task = self._task = asyncio.current_task()
+        try:
+            return await anext(items, None)
+        except asyncio.CancelledError:
+            if self._cancelled and task is not None and task.uncancel() == 0:
+                raise TurnTimedOut(self._limits) from None
+            raise
+        finally:
+            self._task = None
+
+    def _expire(self) -> None:
+        self.expired = True
+        if self._task is not None:
+            self._cancelled = True
+            self._task.cancel()
+
+    def close(self) -> None:
+        armed, self._armed = self._armed, None
+        if armed is not None:
+            armed.cancel()

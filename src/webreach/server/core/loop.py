@@ -11,7 +11,6 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from openai import AsyncStream
@@ -41,8 +40,8 @@ from .events import (
     WebCallStarted,
 )
 from .gate import reviewed, turn_review
-from .limits import TurnLimits, TurnTimedOut, within
-from .plans import Done, Planned, Planner
+from .limits import TurnLimits, TurnTimedOut, Waits, within
+from .plans import Done, Planned, Planner, Spend, StepCalls
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
 from .turn import JSON, Turn
@@ -66,39 +65,11 @@ RETRY_ANSWER = (
     "above, or say briefly what is missing."
 )
 _INTERNAL = "webreach failed while answering; please retry"
-_EXTRA_STEPS = 3
-"""Model steps allowed beyond the search budget before an answer is forced."""
 
 _STOP_REASONS: dict[str | None, StopReason] = {
     "length": "max_tokens",
     "content_filter": "refusal",
 }
-
-
-@dataclass
-class _Spend:
-    """What a turn may spend on web calls, what it has spent, and where it is."""
-
-    budget: int
-    read_budget: int
-    searches: int = 0
-    reads: int = 0
-    pages: int = 0
-    step: int = 0
-    forced: bool = False
-    retried: bool = False
-
-
-@dataclass
-class _Calls:
-    """One model step's calls, by who answers them."""
-
-    web: list[PendingCall]
-    images: list[PendingCall]
-    links: list[PendingCall]
-    opened: list[PendingCall]
-    client: list[PendingCall]
-    unknown: list[PendingCall] = field(default_factory=list)
 
 
 def _searchable_images(turn: Turn, context: ServerContext) -> list[str]:
@@ -237,8 +208,10 @@ class TurnRunner:
         wait for the next event, never the client's reading of one."""
         rounds = self._rounds()
         shown = rounds if self._review is None else reviewed(rounds, self._review, self.usage)
+        titled = self._with_title(shown)
+        waits = Waits(self.limits)
         try:
-            while (event := await self._next(shown)) is not None:
+            while (event := await waits.next(titled)) is not None:
                 yield event
         except TurnTimedOut as timed_out:
             if not self.turn.stream:
@@ -254,6 +227,8 @@ class TurnRunner:
                 raise ServerFailure(500, _INTERNAL) from None
             yield Failed(_INTERNAL, self.usage)
         finally:
+            waits.close()
+            await titled.aclose()
             close = getattr(shown, "aclose", None)
             if close is not None:
                 await close()
@@ -261,14 +236,11 @@ class TurnRunner:
             if title is not None:
                 await title.aclose()
 
-    async def _next(self, shown: AsyncIterator[Event]) -> Event | None:
-        """The next event (None at the end): what was in flight at the deadline is cancelled
-        and closed, and ``TurnTimedOut`` raised."""
-        async with within(self.limits):
-            event = await anext(shown, None)
+    async def _with_title(self, shown: AsyncIterator[Event]) -> AsyncGenerator[Event]:
+        async for event in shown:
             if isinstance(event, Finished) and self._title is not None:
                 event = await self._titled(event)
-            return event
+            yield event
 
     async def _titled(self, finished: Finished) -> Finished:
         """The ending with the conversation title, once written (or given up on)."""
@@ -279,15 +251,15 @@ class TurnRunner:
         self.usage.add(task.usage)
         return Finished(finished.stop_reason, self.usage, title)
 
-    def _spend(self) -> _Spend:
+    def _spend(self) -> Spend:
         search, read = self.turn.web.search, self.turn.web.read_url
         budget = search.budget if search is not None else 0
         if self._deep:
             budget = search.max_uses if search and search.max_uses else DEEP_SEARCH_BUDGET
         read_budget = read.max_uses if read and read.max_uses is not None else READ_LINKS_LIMIT
-        return _Spend(budget, read_budget)
+        return Spend(budget, read_budget)
 
-    def _nudge(self, spend: _Spend) -> str | None:
+    def _nudge(self, spend: Spend) -> str | None:
         if spend.forced and spend.retried:
             return RETRY_ANSWER
         if spend.forced and self._real_searches:
@@ -295,6 +267,9 @@ class TurnRunner:
         return None
 
     async def _rounds(self) -> AsyncGenerator[Event]:
+        """Model steps until an answer. Withdrawing the tools does not stop a model writing
+        calls, so the step cap does: the last step allowed is made without tools, and calls
+        the server would have to answer after it end the turn with an error."""
         spend = self._spend()
         stream, self._first = self._first, None
         while True:
@@ -330,14 +305,14 @@ class TurnRunner:
                 yield Finished("tool_use", self.usage)
                 return
             self._messages += step_messages(state, calls, results)
-            self._advance(spend)
+            spend.advance(searching=self.turn.web.search is not None)
 
-    def _sort(self, calls: list[PendingCall]) -> _Calls:
+    def _sort(self, calls: list[PendingCall]) -> StepCalls:
         def named(tool: ModelTool | None) -> list[PendingCall]:
             return [c for c in calls if tool is not None and c.name == tool.name]
 
         page_names = {tool.name for tool in self._page_tools}
-        kinds = _Calls(
+        kinds = StepCalls(
             web=named(self._search),
             images=named(self._image_tool),
             links=named(self._read),
@@ -350,7 +325,7 @@ class TurnRunner:
         return kinds
 
     async def _web_step(
-        self, kinds: _Calls, spend: _Spend, results: dict[str, str]
+        self, kinds: StepCalls, spend: Spend, results: dict[str, str]
     ) -> AsyncIterator[Event]:
         """The step's web calls, planned against what is left of the budgets, then run."""
         if not (kinds.web or kinds.images or kinds.links or kinds.opened):
@@ -369,16 +344,6 @@ class TurnRunner:
         spend.searches += searching
         spend.reads += len(kinds.links)
         spend.pages += len(kinds.opened)
-
-    def _advance(self, spend: _Spend) -> None:
-        """One model step done: force an answer once the budget is spent or steps run long."""
-        spend.step += 1
-        if self.turn.web.search is not None:
-            spent = spend.searches + spend.pages >= spend.budget
-        else:
-            spent = spend.reads >= spend.read_budget
-        if spent or spend.step > max(spend.budget, 1) + _EXTRA_STEPS:
-            spend.forced = True
 
     async def _run_web(
         self, planned: list[Planned], results: dict[str, str]
