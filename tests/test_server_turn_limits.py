@@ -291,8 +291,13 @@ def test_an_upstream_silent_past_the_deadline_is_a_504_before_the_reply_starts(
     protocol: str, stream: bool
 ) -> None:
     """The first upstream call is made before the client is answered: the deadline passing
-    there is an HTTP 504 even for a stream, and the upstream is hung up on."""
-    with ScriptedUpstream() as upstream, serving(upstream, turn_timeout=1.0) as base:
+    there is an HTTP 504 even for a stream, and the upstream is hung up on. (Keep-alives
+    slower than the client's read timeout: before the limit, the server's own newlines kept a
+    client waiting for the upstream's whole timeout.)"""
+    with (
+        ScriptedUpstream() as upstream,
+        serving(upstream, turn_timeout=1.0, keepalive_seconds=30.0) as base,
+    ):
         upstream.queue(Step(hang=True))
         path = "/v1/chat/completions" if protocol in ("chat", "relay") else f"/v1/{protocol}"
         body = body_of("chat" if protocol == "relay" else protocol, stream)
