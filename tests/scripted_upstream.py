@@ -301,3 +301,94 @@ async def _torn(whole: bytes) -> AsyncIterator[bytes]:
     """Half of a body, then a dropped connection."""
     yield whole[: len(whole) // 2]
     raise ConnectionResetError("scripted break")
+
+
+# --- Hostile upstreams (issue 18): a model that never stops calling tools, one that never ends.
+
+
+class ToolCaller:
+    """A :attr:`ScriptedUpstream.respond` that answers every model step with a call of ``tool``
+    (a new search each time, tools offered or not); ``bodies`` keeps each step's request. With
+    ``gives_up`` it answers in text from that step on (a test of a server that never stops it
+    fails instead of hanging)."""
+
+    def __init__(self, tool: str = "web_search", *, gives_up: int | None = None) -> None:
+        self.tool = tool
+        self.gives_up = gives_up
+        self.bodies: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def calls(self) -> int:
+        return len(self.bodies)
+
+    def __call__(self, body: dict[str, Any]) -> Step:
+        with self._lock:
+            self.bodies.append(body)
+            number = len(self.bodies)
+        if self.gives_up is not None and number >= self.gives_up:
+            return Step(content="Giving up.")
+        return Step(calls=[Call(self.tool, {"queries": [f"query {number}"]})])
+
+
+class TricklingUpstream(ScriptedUpstream):
+    """An upstream that never finishes: a streamed completion sends one token (or, with
+    ``comments``, one SSE comment) every ``pace`` seconds; a non-streamed one sends a space
+    (valid leading JSON whitespace) every ``pace`` seconds. With ``lasts`` it does finish after
+    that many seconds (so a test of a server that never stops it fails instead of hanging).
+    ``calls`` counts the requests, ``open`` the answers still being sent, ``closed`` when
+    (``time.monotonic()``) each ended."""
+
+    def __init__(
+        self, pace: float = 0.2, *, comments: bool = False, lasts: float | None = None
+    ) -> None:
+        super().__init__()
+        self.pace = pace
+        self.comments = comments
+        self.lasts = lasts
+        self.calls = 0
+        self.open = 0
+        self.closed: list[float] = []
+
+    async def _completions(self, request: Request) -> Response:
+        body = await request.json()
+        with self._lock:
+            self.calls += 1
+        if body.get("stream"):
+            return StreamingResponse(self._tracked(self._tokens()), media_type="text/event-stream")
+        return StreamingResponse(self._tracked(self._spaces()), media_type="application/json")
+
+    async def _tokens(self) -> AsyncIterator[bytes]:
+        head = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk"}
+        head |= {"created": int(time.time()), "model": "scripted-model"}
+        number = 0
+        ends = None if self.lasts is None else time.monotonic() + self.lasts
+        while ends is None or time.monotonic() < ends:
+            if self.comments:
+                yield b": keep-alive\n\n"
+            else:
+                number += 1
+                delta = {"content": f"t{number} "}
+                choice = {"index": 0, "delta": delta, "finish_reason": None}
+                yield f"data: {json.dumps({**head, 'choices': [choice]})}\n\n".encode()
+            await asyncio.sleep(self.pace)
+        last = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        yield f"data: {json.dumps({**head, 'choices': [last]})}\n\ndata: [DONE]\n\n".encode()
+
+    async def _spaces(self) -> AsyncIterator[bytes]:
+        ends = None if self.lasts is None else time.monotonic() + self.lasts
+        while ends is None or time.monotonic() < ends:
+            yield b" "
+            await asyncio.sleep(self.pace)
+        yield json.dumps(self._completion(Step(content="Finally."), "scripted-model")).encode()
+
+    async def _tracked(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        with self._lock:
+            self.open += 1
+        try:
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            with self._lock:
+                self.open -= 1
+                self.closed.append(time.monotonic())

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 from starlette.background import BackgroundTask
@@ -24,11 +25,12 @@ from .core.context import ServerContext
 from .core.errors import RequestError, ServerFailure
 from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from .core.journal import request_log
+from .core.limits import TurnLimits, TurnTimedOut, Waits, within
 from .core.loop import TurnRunner
 from .core.relay import relay
 from .core.streaming import server_timing, with_keepalive
 from .core.turn import JSON, CitationStyle, Turn
-from .core.wire import dumps
+from .core.wire import dumps, sse_frame
 
 __all__ = ["ProtocolEndpoint", "healthz", "json_response", "models_endpoint"]
 
@@ -79,19 +81,20 @@ class ProtocolEndpoint:
         started = time.perf_counter()
         context: ServerContext = request.app.state.context
         config: ServerConfig = request.app.state.config
+        limits = TurnLimits.starting_now(config.max_steps, config.turn_timeout)
         try:
             raw = await read_body(request, config.max_body_bytes)
             body = parse_json(raw)
             if self.codec.protocol == "chat" and not needs_loop(body):
                 check_chat(body)
-                return await self._relay(request, context, body, raw, started)
+                return await self._relay(request, context, body, raw, started, limits)
             body = await self.codec.prepare(body, context.store)
             turn = self._parse(body)
             if turn.continued and context.upstream.continuation == "off":
                 raise RequestError(CANNOT_CONTINUE_HERE, param="messages")
             turn.store = turn.store and context.store is not None
             turn.citations = _citation_style(request, config)
-            runner = TurnRunner(turn, context)
+            runner = TurnRunner(turn, context, limits)
             log = request_log()
             log.stream, log.usage = turn.stream, runner.usage
             if turn.stream:
@@ -115,16 +118,27 @@ class ProtocolEndpoint:
             raise RequestError("the request has a shape this server cannot read") from None
 
     async def _relay(
-        self, request: Request, context: ServerContext, body: JSON, raw: bytes, started: float
+        self,
+        request: Request,
+        context: ServerContext,
+        body: JSON,
+        raw: bytes,
+        started: float,
+        limits: TurnLimits,
     ) -> Response:
         """The client's bytes go on as they came (they are strict JSON by now), unless the
-        server names the model itself."""
+        server names the model itself. The turn's deadline bounds it too: a stream then ends
+        the Chat way."""
         request_log().stream = body.get("stream") is True
         upstream = context.upstream
         payload = dumps({**body, "model": upstream.model}).encode() if upstream.model else raw
-        return await relay(
-            request, upstream, self.codec, "POST", "/chat/completions", payload, started
-        )
+        async with within(limits):
+            response = await relay(
+                request, upstream, self.codec, "POST", "/chat/completions", payload, started
+            )
+        if isinstance(response, StreamingResponse):
+            response.body_iterator = _relayed_within(response.body_iterator, limits, self.codec)
+        return response
 
     async def _stream(
         self,
@@ -190,6 +204,38 @@ class ProtocolEndpoint:
             return json_response(200, work.result(), headers)
         frames = _newlines_then(work, self.codec, config.keepalive_seconds)
         return StreamingResponse(frames, 200, headers, media_type="application/json")
+
+
+async def _relayed_within(
+    chunks: AsyncIterable[str | bytes | memoryview], limits: TurnLimits, codec: Codec
+) -> AsyncIterator[str | bytes | memoryview]:
+    """A relayed stream until the turn's deadline; then the Chat way to fail a stream: a last
+    chunk with ``error``, no ``[DONE]``, and the upstream's stream closed."""
+    iterator = aiter(chunks)
+    waits = Waits(limits)
+    try:
+        while True:
+            try:
+                chunk = await waits.next(iterator)
+            except TurnTimedOut as timed_out:
+                request_log().note = f"failed in stream: {timed_out.message}"
+                failure: JSON = {
+                    "id": f"chatcmpl-{uuid.uuid4().hex}",
+                    "object": "chat.completion.chunk",
+                    "created": int(time.time()),
+                    "choices": [],
+                    **codec.error_body(timed_out.status, timed_out.message),
+                }
+                yield sse_frame(dumps(failure)).encode()
+                return
+            if chunk is None:
+                return
+            yield chunk
+    finally:
+        waits.close()
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            await close()
 
 
 async def _newlines_then(

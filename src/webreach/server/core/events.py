@@ -259,6 +259,9 @@ class Failed:
 
     message: str
     usage: Usage = field(default_factory=Usage)
+    status: int = 502
+    """The HTTP status the failure would have had before the reply started (504: the turn's
+    deadline), for a protocol whose error event names a matching type."""
 
 
 Event = (

@@ -11,7 +11,6 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from openai import AsyncStream
@@ -41,7 +40,8 @@ from .events import (
     WebCallStarted,
 )
 from .gate import reviewed, turn_review
-from .plans import Done, Planned, Planner
+from .limits import TurnLimits, TurnTimedOut, Waits, within
+from .plans import Done, Planned, Planner, Spend, StepCalls
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
 from .turn import JSON, Turn
@@ -65,39 +65,11 @@ RETRY_ANSWER = (
     "above, or say briefly what is missing."
 )
 _INTERNAL = "webreach failed while answering; please retry"
-_EXTRA_STEPS = 3
-"""Model steps allowed beyond the search budget before an answer is forced."""
 
 _STOP_REASONS: dict[str | None, StopReason] = {
     "length": "max_tokens",
     "content_filter": "refusal",
 }
-
-
-@dataclass
-class _Spend:
-    """What a turn may spend on web calls, what it has spent, and where it is."""
-
-    budget: int
-    read_budget: int
-    searches: int = 0
-    reads: int = 0
-    pages: int = 0
-    step: int = 0
-    forced: bool = False
-    retried: bool = False
-
-
-@dataclass
-class _Calls:
-    """One model step's calls, by who answers them."""
-
-    web: list[PendingCall]
-    images: list[PendingCall]
-    links: list[PendingCall]
-    opened: list[PendingCall]
-    client: list[PendingCall]
-    unknown: list[PendingCall] = field(default_factory=list)
 
 
 def _searchable_images(turn: Turn, context: ServerContext) -> list[str]:
@@ -114,9 +86,14 @@ def _searchable_images(turn: Turn, context: ServerContext) -> list[str]:
 class TurnRunner:
     """Runs one request's rounds of model steps and web calls."""
 
-    def __init__(self, turn: Turn, context: ServerContext) -> None:
+    def __init__(
+        self, turn: Turn, context: ServerContext, limits: TurnLimits | None = None
+    ) -> None:
         self.turn = turn
         self.context = context
+        self.limits = limits or TurnLimits()
+        self._steps = 0
+        """Upstream calls of the loop so far (the title and reviews are asks of their own)."""
         self.usage = Usage()
         self._clock = UpstreamClock()
         self.web_seconds = 0.0
@@ -194,14 +171,17 @@ class TurnRunner:
         return self._clock.seconds
 
     async def start(self) -> None:
-        """Make the first upstream call; an ``UpstreamError`` here becomes an HTTP error."""
-        self._messages = await restore_pages(self._messages, self.turn.pages, self.context)
-        self._messages = with_location(self._messages, self.turn.web.search)
-        if self.turn.extensions.title:
-            self._title = TitleTask(self.context.upstream, self.turn)
-        self._first = await self._clock.timed(
-            self.context.upstream.stream_chat(self._body(tools=True, first=True))
-        )
+        """Make the first upstream call; an ``UpstreamError`` (or the turn's deadline) here
+        becomes an HTTP error."""
+        async with within(self.limits):
+            self._messages = await restore_pages(self._messages, self.turn.pages, self.context)
+            self._messages = with_location(self._messages, self.turn.web.search)
+            if self.turn.extensions.title:
+                self._title = TitleTask(self.context.upstream, self.turn)
+            self._steps += 1
+            self._first = await self._clock.timed(
+                self.context.upstream.stream_chat(self._body(tools=True, first=True))
+            )
 
     def _forced(self) -> ModelTool | None:
         """The tool the first step must call: the search (deep search included) or the link
@@ -224,14 +204,19 @@ class TurnRunner:
     async def events(self) -> AsyncIterator[Event]:
         """The turn's events. A failure becomes a ``Failed`` event when streaming (the status
         line is already sent); without streaming nothing was sent yet, so it is raised as a
-        :class:`ServerFailure` and answered with an HTTP error."""
+        :class:`ServerFailure` and answered with an HTTP error. The turn's deadline bounds each
+        wait for the next event, never the client's reading of one."""
         rounds = self._rounds()
         shown = rounds if self._review is None else reviewed(rounds, self._review, self.usage)
+        titled = self._with_title(shown)
+        waits = Waits(self.limits)
         try:
-            async for event in shown:
-                if isinstance(event, Finished) and self._title is not None:
-                    event = await self._titled(event)
+            while (event := await waits.next(titled)) is not None:
                 yield event
+        except TurnTimedOut as timed_out:
+            if not self.turn.stream:
+                raise
+            yield Failed(timed_out.message, self.usage, timed_out.status)
         except UpstreamError as error:
             if not self.turn.stream:
                 raise
@@ -242,9 +227,20 @@ class TurnRunner:
                 raise ServerFailure(500, _INTERNAL) from None
             yield Failed(_INTERNAL, self.usage)
         finally:
+            waits.close()
+            await titled.aclose()
+            close = getattr(shown, "aclose", None)
+            if close is not None:
+                await close()
             title, self._title = self._title, None
             if title is not None:
                 await title.aclose()
+
+    async def _with_title(self, shown: AsyncIterator[Event]) -> AsyncGenerator[Event]:
+        async for event in shown:
+            if isinstance(event, Finished) and self._title is not None:
+                event = await self._titled(event)
+            yield event
 
     async def _titled(self, finished: Finished) -> Finished:
         """The ending with the conversation title, once written (or given up on)."""
@@ -255,15 +251,15 @@ class TurnRunner:
         self.usage.add(task.usage)
         return Finished(finished.stop_reason, self.usage, title)
 
-    def _spend(self) -> _Spend:
+    def _spend(self) -> Spend:
         search, read = self.turn.web.search, self.turn.web.read_url
         budget = search.budget if search is not None else 0
         if self._deep:
             budget = search.max_uses if search and search.max_uses else DEEP_SEARCH_BUDGET
         read_budget = read.max_uses if read and read.max_uses is not None else READ_LINKS_LIMIT
-        return _Spend(budget, read_budget)
+        return Spend(budget, read_budget)
 
-    def _nudge(self, spend: _Spend) -> str | None:
+    def _nudge(self, spend: Spend) -> str | None:
         if spend.forced and spend.retried:
             return RETRY_ANSWER
         if spend.forced and self._real_searches:
@@ -271,11 +267,17 @@ class TurnRunner:
         return None
 
     async def _rounds(self) -> AsyncGenerator[Event]:
+        """Model steps until an answer. Withdrawing the tools does not stop a model writing
+        calls, so the step cap does: the last step allowed is made without tools, and calls
+        the server would have to answer after it end the turn with an error."""
         spend = self._spend()
         stream, self._first = self._first, None
         while True:
             if stream is None:
+                if self._steps + 1 >= self.limits.max_steps:
+                    spend.forced = True
                 body = self._body(tools=not spend.forced, nudge=self._nudge(spend))
+                self._steps += 1
                 stream = await self._clock.timed(self.context.upstream.stream_chat(body))
             state = StepState()
             async for event in read_step(stream, state, self._citations, self.usage, self._clock):
@@ -284,13 +286,16 @@ class TurnRunner:
             calls = [state.calls[i] for i in sorted(state.calls)]
             for call in calls:
                 call.id = call.id or f"call_{uuid.uuid4().hex}"
+            capped = self._steps >= self.limits.max_steps
             if not calls:
-                if spend.forced and not state.text.strip() and not spend.retried:
+                if spend.forced and not state.text.strip() and not spend.retried and not capped:
                     spend.retried = True
                     continue
                 yield Finished(_STOP_REASONS.get(state.finish_reason, "end_turn"), self.usage)
                 return
             kinds = self._sort(calls)
+            if capped and len(kinds.client) < len(calls):
+                raise UpstreamError(502, self.limits.steps_spent(self._steps))
             results = {c.id: f"ERROR: there is no tool named {c.name!r}." for c in kinds.unknown}
             async for event in self._web_step(kinds, spend, results):
                 yield event
@@ -300,14 +305,14 @@ class TurnRunner:
                 yield Finished("tool_use", self.usage)
                 return
             self._messages += step_messages(state, calls, results)
-            self._advance(spend)
+            spend.advance(searching=self.turn.web.search is not None)
 
-    def _sort(self, calls: list[PendingCall]) -> _Calls:
+    def _sort(self, calls: list[PendingCall]) -> StepCalls:
         def named(tool: ModelTool | None) -> list[PendingCall]:
             return [c for c in calls if tool is not None and c.name == tool.name]
 
         page_names = {tool.name for tool in self._page_tools}
-        kinds = _Calls(
+        kinds = StepCalls(
             web=named(self._search),
             images=named(self._image_tool),
             links=named(self._read),
@@ -320,7 +325,7 @@ class TurnRunner:
         return kinds
 
     async def _web_step(
-        self, kinds: _Calls, spend: _Spend, results: dict[str, str]
+        self, kinds: StepCalls, spend: Spend, results: dict[str, str]
     ) -> AsyncIterator[Event]:
         """The step's web calls, planned against what is left of the budgets, then run."""
         if not (kinds.web or kinds.images or kinds.links or kinds.opened):
@@ -339,16 +344,6 @@ class TurnRunner:
         spend.searches += searching
         spend.reads += len(kinds.links)
         spend.pages += len(kinds.opened)
-
-    def _advance(self, spend: _Spend) -> None:
-        """One model step done: force an answer once the budget is spent or steps run long."""
-        spend.step += 1
-        if self.turn.web.search is not None:
-            spent = spend.searches + spend.pages >= spend.budget
-        else:
-            spent = spend.reads >= spend.read_budget
-        if spent or spend.step > max(spend.budget, 1) + _EXTRA_STEPS:
-            spend.forced = True
 
     async def _run_web(
         self, planned: list[Planned], results: dict[str, str]

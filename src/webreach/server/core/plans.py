@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ...tools import ToolError
@@ -29,12 +29,52 @@ from .review import ReviewText
 from .steps import PendingCall
 from .turn import ReadUrlSpec, SearchSpec, Turn
 
-__all__ = ["Done", "Planned", "Planner"]
+__all__ = ["EXTRA_STEPS", "Done", "Planned", "Planner", "Spend", "StepCalls"]
 
 T = TypeVar("T")
 
 Done = tuple[Outcome, str, int]
 """A finished call: the client-facing outcome, the text for the model, billed units."""
+
+
+EXTRA_STEPS = 3
+"""Model steps allowed beyond the search budget before an answer is forced."""
+
+
+@dataclass
+class Spend:
+    """What a turn may spend on web calls, what it has spent, and where it is."""
+
+    budget: int
+    read_budget: int
+    searches: int = 0
+    reads: int = 0
+    pages: int = 0
+    step: int = 0
+    forced: bool = False
+    retried: bool = False
+
+    def advance(self, *, searching: bool) -> None:
+        """One model step done: force an answer once the budget is spent or steps run long."""
+        self.step += 1
+        if searching:
+            spent = self.searches + self.pages >= self.budget
+        else:
+            spent = self.reads >= self.read_budget
+        if spent or self.step > max(self.budget, 1) + EXTRA_STEPS:
+            self.forced = True
+
+
+@dataclass
+class StepCalls:
+    """One model step's calls, by who answers them."""
+
+    web: list[PendingCall]
+    images: list[PendingCall]
+    links: list[PendingCall]
+    opened: list[PendingCall]
+    client: list[PendingCall]
+    unknown: list[PendingCall] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,12 +5,10 @@ from __future__ import annotations
 from ..core.store import ResponseStore
 from ..core.turn import JSON, Turn
 from ..core.wire import error_type
-from .render import MessageRenderer
+from .render import OWN_ERROR_TYPES, MessageRenderer
 from .request import parse_messages_request
 
 __all__ = ["MessagesCodec"]
-
-_OWN_ERROR_TYPES = {413: "request_too_large", 529: "overloaded_error"}
 
 
 class MessagesCodec:
@@ -20,7 +18,7 @@ class MessagesCodec:
         return parse_messages_request(body)
 
     def error_body(self, status: int, message: str) -> JSON:
-        kind = error_type(status, server="api_error", own=_OWN_ERROR_TYPES)
+        kind = error_type(status, server="api_error", own=OWN_ERROR_TYPES)
         return {"type": "error", "error": {"type": kind, "message": message}}
 
     def renderer(self, turn: Turn, *, streaming: bool) -> MessageRenderer:

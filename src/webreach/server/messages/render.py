@@ -21,10 +21,13 @@ from ..core.events import (
     WebCallStarted,
 )
 from ..core.turn import JSON, Turn
-from ..core.wire import dumps, sse_frame
+from ..core.wire import dumps, error_type, sse_frame
 from .shapes import call_input, result_block, tool_input, usage_json
 
-__all__ = ["MessageRenderer"]
+__all__ = ["OWN_ERROR_TYPES", "MessageRenderer"]
+
+OWN_ERROR_TYPES = {413: "request_too_large", 504: "timeout_error", 529: "overloaded_error"}
+"""Error types Anthropic names itself, beyond the ones the three protocols share."""
 
 
 class MessageRenderer:
@@ -146,7 +149,10 @@ class MessageRenderer:
     def error_payload(self, event: Failed) -> JSON:
         return {
             "type": "error",
-            "error": {"type": "api_error", "message": event.message},
+            "error": {
+                "type": error_type(event.status, server="api_error", own=OWN_ERROR_TYPES),
+                "message": event.message,
+            },
             "usage": usage_json(event.usage, self.turn),
         }
 
