@@ -129,12 +129,19 @@ class ProtocolEndpoint:
         """The client's bytes go on as they came (they are strict JSON by now), unless the
         server names the model itself. The turn's deadline bounds it too: a stream then ends
         the Chat way."""
-        request_log().stream = body.get("stream") is True
+        stream = request_log().stream = body.get("stream") is True
         upstream = context.upstream
         payload = dumps({**body, "model": upstream.model}).encode() if upstream.model else raw
         async with within(limits):
             response = await relay(
-                request, upstream, self.codec, "POST", "/chat/completions", payload, started
+                request,
+                upstream,
+                self.codec,
+                "POST",
+                "/chat/completions",
+                payload,
+                started,
+                stream=stream,
             )
         if isinstance(response, StreamingResponse):
             response.body_iterator = _relayed_within(response.body_iterator, limits, self.codec)

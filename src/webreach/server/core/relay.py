@@ -51,8 +51,11 @@ async def relay(
     path: str,
     payload: bytes | None,
     started: float,
+    *,
+    stream: bool = False,
 ) -> Response:
-    """Relay one request; raises ``UpstreamError`` or ``ClientGone`` before anything was sent."""
+    """Relay one request (``stream``: the client asked for a stream); raises ``UpstreamError``
+    or ``ClientGone`` before anything was sent."""
     stack = contextlib.AsyncExitStack()
 
     async def answer() -> tuple[RawUpstreamResponse, bytes | None, str]:
@@ -62,16 +65,15 @@ async def relay(
         if raw.status >= 400:
             return raw, await _read(raw, _MAX_ERROR_BODY), raw.content_type
         kind = raw.content_type.split(";")[0].strip().lower()[:80]
-        asked_stream = request_log().stream is True
-        if asked_stream and kind == "text/event-stream":
+        if stream and kind == "text/event-stream":
             return raw, None, raw.content_type
         if not kind.endswith("json"):
-            expected = "not an event stream" if asked_stream else "not JSON"
+            expected = "not an event stream" if stream else "not JSON"
             said = f"upstream answered {raw.status} with {kind or 'no content type'}, {expected}"
-            cause = "not_a_stream" if asked_stream else "not_json"
+            cause = "not_a_stream" if stream else "not_json"
             raise broken(upstream.redactor(said), cause, upstream.where)
         content = await _read(raw, None)
-        if asked_stream:
+        if stream:
             return raw, completion_frames(content, kind, upstream), "text/event-stream"
         return raw, content, raw.content_type
 
