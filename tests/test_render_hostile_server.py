@@ -8,15 +8,18 @@ import time
 from collections.abc import AsyncIterator
 
 import httpx
+import openai
 import pytest
 
 from cli_helpers import clean_env, run_cli
 from hostile_pages import TEXT, nested_divs
+from providers_for_tests import ScriptedFetch
 from replay_server import ReplayServer, Reply
+from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import LiveServer
 from webreach.cache import MemoryStore
 from webreach.providers.fetch.http import HttpFetchProvider
-from webreach.seam import WebRuntime
+from webreach.seam import FetchResult, HtmlBody, WebRuntime
 from webreach.server.app import ServerConfig, create_app
 from webreach.tools import ToolOptions
 
@@ -62,3 +65,23 @@ async def test_v1_fetch_answers_a_deep_page_and_healthz_keeps_answering(
     assert TEXT in reply.json()["content"]
     # Before the fix: a 500 after /healthz waited 10+ s; the bench holds it to 250 ms.
     assert slowest < 2.0, f"/healthz took {slowest:.2f} s"
+
+
+def test_a_chat_turn_reads_a_deep_page_the_user_linked(
+    upstream: ScriptedUpstream, webreach_url: str, fetcher: ScriptedFetch
+) -> None:
+    """Before the fix: the read failed the whole turn with a 500 (RecursionError)."""
+    url = "https://example.com/deep"
+    fetcher.pages[url] = FetchResult(url, 200, HtmlBody(nested_divs(2_000)))
+    upstream.queue(
+        Step(calls=[Call("read_link", {"url": url})]), Step(content="It is a deep page.")
+    )
+    chat = openai.OpenAI(base_url=webreach_url, api_key="k", max_retries=0)
+    reply = chat.chat.completions.create(
+        model="m",
+        messages=[{"role": "user", "content": f"What is at {url}?"}],
+        tools=[{"type": "deepseek_read_url"}],  # type: ignore[list-item]
+    )
+    assert reply.choices[0].message.content == "It is a deep page."
+    page = upstream.requests[1]["messages"][-1]["content"]
+    assert TEXT in page

@@ -25,7 +25,7 @@ from .core.context import ServerContext
 from .core.errors import RequestError, ServerFailure
 from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from .core.journal import request_log
-from .core.limits import TurnLimits, TurnTimedOut, Waits, within
+from .core.turn_limits import TurnLimits, TurnTimedOut, Waits, within
 from .core.loop import TurnRunner
 from .core.relay import relay
 from .core.streaming import server_timing, with_keepalive

@@ -40,7 +40,7 @@ from .events import (
     WebCallStarted,
 )
 from .gate import reviewed, turn_review
-from .limits import TurnLimits, TurnTimedOut, Waits, within
+from .turn_limits import TurnLimits, TurnTimedOut, Waits, within
 from .plans import Done, Planned, Planner, Spend, StepCalls
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
