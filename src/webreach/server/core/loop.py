@@ -40,11 +40,11 @@ from .events import (
     WebCallStarted,
 )
 from .gate import reviewed, turn_review
-from .turn_limits import TurnLimits, TurnTimedOut, Waits, within
 from .plans import Done, Planned, Planner, Spend, StepCalls
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
 from .turn import JSON, Turn
+from .turn_limits import TurnLimits, TurnTimedOut, Waits, within
 from .upstream import thinking_params
 from .wire import DEEPSEEK_SEARCH
 
