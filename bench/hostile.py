@@ -91,6 +91,13 @@ def question_of(body: dict[str, Any]) -> str:
 async def upstream(request: web.Request) -> web.StreamResponse:
     body = await request.json()
     drip = question_of(body).startswith(DRIP)
+    if drip and not body.get("stream"):
+        # A whole answer that never completes: JSON whitespace, a byte every 0.25 s.
+        held = web.StreamResponse(headers={"content-type": "application/json"})
+        await held.prepare(request)
+        while True:
+            await asyncio.sleep(0.25)
+            await held.write(b" ")
     if not body.get("stream"):
         return web.json_response(
             {
@@ -285,8 +292,8 @@ async def timed_search(session: aiohttp.ClientSession, base: str, query: str) ->
 # --- the run ------------------------------------------------------------------------------------
 
 
-def row(case: str, plain: str, hostile: str, bound: str, verdict: str) -> None:
-    print(f"  {case:<34} {plain:>14} {hostile:>16} {bound:>10}  {verdict}")
+def row(case: str, outcome: str, plain: str, hostile: str, bound: str, verdict: str) -> None:
+    print(f"  {case:<31} {outcome:<24} {plain:>9} {hostile:>9} {bound:>9} {verdict:>10}")
 
 
 async def run(args: argparse.Namespace, workdir: Path) -> None:
@@ -349,7 +356,7 @@ async def measure(args: argparse.Namespace, fake: str, port: int) -> None:
         print()
 
         print("deadlines: the time a hostile case took, beside a plain request of its kind")
-        row("case", "plain", "hostile", "deadline", "overshoot")
+        row("case", "what the client got", "plain", "hostile", "deadline", "overshoot")
         started = time.perf_counter()
         async with session.get(f"{base}/healthz") as response:
             await response.read()
@@ -362,7 +369,8 @@ async def measure(args: argparse.Namespace, fake: str, port: int) -> None:
         )
         worst, answered = max(headers)
         row(
-            f"slow headers (x{args.connections}): {answered[:14]}",
+            f"slow headers (x{args.connections})",
+            answered.removeprefix("HTTP/1.1 ")[:24],
             f"{plain_http * 1000:.1f} ms",
             f"{worst:.2f} s",
             f"{args.header:g} s",
@@ -380,7 +388,8 @@ async def measure(args: argparse.Namespace, fake: str, port: int) -> None:
         worst, answered = max(bodies)
         plain_chat, _ = await timed_chat(session, base, "hello", False, False)
         row(
-            f"slow body (x{args.connections}): {answered[:16]}",
+            f"slow body (x{args.connections})",
+            answered.removeprefix("HTTP/1.1 ")[:24],
             f"{plain_chat * 1000:.1f} ms",
             f"{worst:.2f} s",
             f"{args.body:g} s",
@@ -396,7 +405,8 @@ async def measure(args: argparse.Namespace, fake: str, port: int) -> None:
             plain, _ = await timed_chat(session, base, "hello", stream, tools)
             hostile, outcome = await timed_chat(session, base, f"{DRIP} on", stream, tools)
             row(
-                f"{label}: {outcome[:12]}",
+                label,
+                outcome[:24],
                 f"{plain * 1000:.1f} ms",
                 f"{hostile:.2f} s",
                 f"{args.turn:g} s",
@@ -406,7 +416,8 @@ async def measure(args: argparse.Namespace, fake: str, port: int) -> None:
         plain, _ = await timed_search(session, base, "iceland")
         hostile, outcome = await timed_search(session, base, f"{DRIP} iceland")
         row(
-            f"search (/v1/search): {outcome[:12]}",
+            "search (/v1/search)",
+            outcome[:24],
             f"{plain * 1000:.1f} ms",
             f"{hostile:.2f} s",
             f"{args.search:g} s",
@@ -417,7 +428,7 @@ async def measure(args: argparse.Namespace, fake: str, port: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=40_000, help="nesting of the deep page")
-    parser.add_argument("--fetches", type=int, default=3, help="reads of each page")
+    parser.add_argument("--fetches", type=int, default=10, help="reads of each page")
     parser.add_argument("--turn", type=float, default=3.0, help="WEBREACH_TURN_TIMEOUT")
     parser.add_argument("--search", type=float, default=1.0, help="WEBREACH_SEARCH_TIMEOUT")
     parser.add_argument("--header", type=float, default=2.0, help="WEBREACH_SERVER_HEADER_TIMEOUT")
