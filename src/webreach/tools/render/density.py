@@ -108,11 +108,31 @@ class NestedDensities:
             beside = _beside_path(inner[0], node)
             if beside is not None:
                 found = _add(inner[1], beside)
+        else:
+            outer = self._measured_above(node)
+            if outer is not None:
+                beside = _beside_path(node, outer[0])
+                if beside is not None:
+                    found = _subtract(outer[1], beside)
         if found is None:
             found = measure(node, text_always=True)
         self._known[key] = found
         self._register(node, found)
         return found
+
+    def _measured_above(self, node: LexborNode) -> tuple[LexborNode, Lengths] | None:
+        """The nearest measured ancestor with no link between, as `_register` records them the
+        other way: nested candidates measured outermost first then cost a walk each beside the
+        path, not one of their whole subtree."""
+        parent = node.parent
+        for _ in range(_MAX_DEPTH):
+            if parent is None or parent.tag == "a":
+                return None
+            found = self._known.get(parent.mem_id)
+            if found is not None:
+                return parent, found
+            parent = parent.parent
+        return None
 
     def _register(self, node: LexborNode, lengths: Lengths) -> None:
         parent = node.parent
@@ -129,6 +149,12 @@ class NestedDensities:
 def _add(lengths: Lengths, other: Lengths) -> Lengths:
     return Lengths(
         lengths.text + other.text, lengths.linked + other.linked, lengths.anchors + other.anchors
+    )
+
+
+def _subtract(lengths: Lengths, other: Lengths) -> Lengths:
+    return Lengths(
+        lengths.text - other.text, lengths.linked - other.linked, lengths.anchors - other.anchors
     )
 
 
