@@ -21,6 +21,9 @@ _LINKS = tags("a")
 # Beyond this many elements beside the path from a measured descendant, one walk of the whole
 # ancestor is cheaper than a walk per sibling.
 _MAX_SIBLINGS = 64
+# Below a measured ancestor, only this many: nested wrappers hold little beside each other,
+# while a measure from the side of a large sibling would cost more than the node's own.
+_MAX_SIBLINGS_BELOW = 4
 # How far above a measured element an ancestor is still looked for.
 _MAX_DEPTH = 12
 
@@ -111,7 +114,7 @@ class NestedDensities:
         else:
             outer = self._measured_above(node)
             if outer is not None:
-                beside = _beside_path(node, outer[0])
+                beside = _beside_path(node, outer[0], _MAX_SIBLINGS_BELOW)
                 if beside is not None:
                     found = _subtract(outer[1], beside)
         if found is None:
@@ -158,7 +161,9 @@ def _subtract(lengths: Lengths, other: Lengths) -> Lengths:
     )
 
 
-def _beside_path(inner: LexborNode, outer: LexborNode) -> Lengths | None:
+def _beside_path(
+    inner: LexborNode, outer: LexborNode, most: int = _MAX_SIBLINGS
+) -> Lengths | None:
     """Measure what `outer` holds besides `inner`: the siblings along the path between them.
 
     Returns None when the siblings are so many that measuring `outer` whole is cheaper.
@@ -172,7 +177,7 @@ def _beside_path(inner: LexborNode, outer: LexborNode) -> Lengths | None:
             if sibling.mem_id == child_key:
                 continue
             siblings += 1
-            if siblings > _MAX_SIBLINGS:
+            if siblings > most:
                 return None
             found = measure(sibling, text_always=True)
             text += found.text
