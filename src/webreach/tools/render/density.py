@@ -161,9 +161,7 @@ def _subtract(lengths: Lengths, other: Lengths) -> Lengths:
     )
 
 
-def _beside_path(
-    inner: LexborNode, outer: LexborNode, most: int = _MAX_SIBLINGS
-) -> Lengths | None:
+def _beside_path(inner: LexborNode, outer: LexborNode, most: int = _MAX_SIBLINGS) -> Lengths | None:
     """Measure what `outer` holds besides `inner`: the siblings along the path between them.
 
     Returns None when the siblings are so many that measuring `outer` whole is cheaper.

@@ -62,7 +62,9 @@ class Within:
 
     __slots__ = ("_known", "_test")
 
-    def __init__(self, test: Callable[[LexborNode], bool], stops: Iterable[LexborNode] = ()) -> None:
+    def __init__(
+        self, test: Callable[[LexborNode], bool], stops: Iterable[LexborNode] = ()
+    ) -> None:
         self._test = test
         # By mem_id: whether the node itself or an ancestor passes.
         self._known: dict[int, bool] = {stop.mem_id: False for stop in stops}
