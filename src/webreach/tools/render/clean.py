@@ -108,12 +108,14 @@ class _ConditionalCleaner:
     Embeds and form inputs were stripped before scoring, so their rules have nothing to count.
     """
 
-    __slots__ = ("_paragraph_divs", "_tables", "_weight_classes")
+    __slots__ = ("_above", "_paragraph_divs", "_tables", "_weight_classes")
 
     def __init__(self, weight_classes: bool, paragraph_divs: Set[int], tables: _DataTables) -> None:
         self._weight_classes = weight_classes
         self._paragraph_divs = paragraph_divs
         self._tables = tables
+        # By mem_id, for a node and its ancestors: (code or a data table among them, a figure).
+        self._above: dict[int, tuple[bool, bool]] = {}
 
     def clean(self, root: LexborNode, selector: str) -> None:
         """Drop the matches of `selector` that look like boilerplate, innermost first."""
@@ -146,16 +148,31 @@ class _ConditionalCleaner:
         return self._judge(node, tag, weight, raw, len(text), in_figure, census)
 
     def _ancestry(self, node: LexborNode) -> tuple[bool, bool]:
-        """(inside code or a data table, so kept; inside a figure)."""
-        in_figure = False
+        """(inside code or a data table, so kept; inside a figure).
+
+        Each ancestor's answer is remembered, so the walk up stops at the first one already
+        answered: linear in the nodes judged, however deep they nest. Data tables are still
+        judged from the nearest up, and none above the nearest keeping ancestor.
+        """
+        known = self._above
+        path: list[LexborNode] = []
+        kept = in_figure = False
         parent = node.parent
         while parent is not None:
+            answer = known.get(parent.mem_id)
+            if answer is not None:
+                kept, in_figure = answer
+                break
+            path.append(parent)
             above = parent.tag
             if above in ("code", "pre") or (above == "table" and self._tables.is_data(parent)):
-                return True, in_figure
-            in_figure = in_figure or above == "figure"
+                kept = True
+                break
             parent = parent.parent
-        return False, in_figure
+        for passed in reversed(path):
+            in_figure = not kept and (in_figure or passed.tag == "figure")
+            known[passed.mem_id] = (kept, in_figure)
+        return kept, in_figure
 
     def _census(self, node: LexborNode) -> _Census | None:
         """What the node holds; None when it holds a data table (then it is kept)."""

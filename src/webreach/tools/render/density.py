@@ -21,6 +21,9 @@ _LINKS = tags("a")
 # Beyond this many elements beside the path from a measured descendant, one walk of the whole
 # ancestor is cheaper than a walk per sibling.
 _MAX_SIBLINGS = 64
+# Below a measured ancestor, only this many: nested wrappers hold little beside each other,
+# while a measure from the side of a large sibling would cost more than the node's own.
+_MAX_SIBLINGS_BELOW = 4
 # How far above a measured element an ancestor is still looked for.
 _MAX_DEPTH = 12
 
@@ -108,11 +111,31 @@ class NestedDensities:
             beside = _beside_path(inner[0], node)
             if beside is not None:
                 found = _add(inner[1], beside)
+        else:
+            outer = self._measured_above(node)
+            if outer is not None:
+                beside = _beside_path(node, outer[0], _MAX_SIBLINGS_BELOW)
+                if beside is not None:
+                    found = _subtract(outer[1], beside)
         if found is None:
             found = measure(node, text_always=True)
         self._known[key] = found
         self._register(node, found)
         return found
+
+    def _measured_above(self, node: LexborNode) -> tuple[LexborNode, Lengths] | None:
+        """The nearest measured ancestor with no link between, as `_register` records them the
+        other way: nested candidates measured outermost first then cost a walk each beside the
+        path, not one of their whole subtree."""
+        parent = node.parent
+        for _ in range(_MAX_DEPTH):
+            if parent is None or parent.tag == "a":
+                return None
+            found = self._known.get(parent.mem_id)
+            if found is not None:
+                return parent, found
+            parent = parent.parent
+        return None
 
     def _register(self, node: LexborNode, lengths: Lengths) -> None:
         parent = node.parent
@@ -132,7 +155,13 @@ def _add(lengths: Lengths, other: Lengths) -> Lengths:
     )
 
 
-def _beside_path(inner: LexborNode, outer: LexborNode) -> Lengths | None:
+def _subtract(lengths: Lengths, other: Lengths) -> Lengths:
+    return Lengths(
+        lengths.text - other.text, lengths.linked - other.linked, lengths.anchors - other.anchors
+    )
+
+
+def _beside_path(inner: LexborNode, outer: LexborNode, most: int = _MAX_SIBLINGS) -> Lengths | None:
     """Measure what `outer` holds besides `inner`: the siblings along the path between them.
 
     Returns None when the siblings are so many that measuring `outer` whole is cheaper.
@@ -146,7 +175,7 @@ def _beside_path(inner: LexborNode, outer: LexborNode) -> Lengths | None:
             if sibling.mem_id == child_key:
                 continue
             siblings += 1
-            if siblings > _MAX_SIBLINGS:
+            if siblings > most:
                 return None
             found = measure(sibling, text_always=True)
             text += found.text

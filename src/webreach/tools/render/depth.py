@@ -16,6 +16,7 @@ formatting).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser
@@ -136,11 +137,14 @@ def cap_depth(html: str, limit: int = MAX_DEPTH) -> str:
 _PARSE_FIRST_TAGS: Final = 10_000
 
 
+@lru_cache(maxsize=8)
 def _too_deep(limit: int) -> str:
     """A selector for an element `limit` levels down. lexbor matches from the right, so each
-    element looks up at most its own depth (about 15 on real pages); starting only from leaves
-    (`:not(:has(*))`) costs more in the `:has` than it saves in the walk."""
-    return "*" + " > *" * (limit - 1)
+    element looks up at most its own depth (about 15 on real pages); only last children are
+    looked at, as an element that deep has a last sibling just as deep, which spares about a
+    quarter of the walk (starting only from leaves, `:not(:has(*))`, costs more in the `:has`
+    than it saves)."""
+    return "*" + " > *" * (limit - 1) + ":last-child"
 
 
 def parse_capped(html: str, limit: int = MAX_DEPTH) -> tuple[bytes, LexborHTMLParser]:

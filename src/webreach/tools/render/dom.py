@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable
 from functools import lru_cache
 from typing import Final, NamedTuple
 
@@ -49,6 +49,46 @@ def has_ancestor(node: LexborNode, tags: Collection[str], max_depth: int = 0) ->
         parent = parent.parent
         depth += 1
     return False
+
+
+class Within:
+    """Tells whether nodes sit inside an element that passes `test`, remembering the answer for
+    every ancestor it passes: a walk up stops at the first one already answered, so a pass that
+    asks for each of N nodes takes O(N) steps in all rather than N times the page's depth.
+
+    Answers hold while the ancestors stay (removing other subtrees leaves them be). `stops` are
+    answered "no" without a look: the boundary of a walk within a subtree.
+    """
+
+    __slots__ = ("_known", "_test")
+
+    def __init__(
+        self, test: Callable[[LexborNode], bool], stops: Iterable[LexborNode] = ()
+    ) -> None:
+        self._test = test
+        # By mem_id: whether the node itself or an ancestor passes.
+        self._known: dict[int, bool] = {stop.mem_id: False for stop in stops}
+
+    def __call__(self, node: LexborNode) -> bool:
+        """Tell whether an ancestor of `node` (not the node itself) passes."""
+        known = self._known
+        path: list[int] = []
+        found = False
+        parent = node.parent
+        while parent is not None:
+            key = parent.mem_id
+            answer = known.get(key)
+            if answer is not None:
+                found = answer
+                break
+            path.append(key)
+            if self._test(parent):
+                found = True
+                break
+            parent = parent.parent
+        for key in path:
+            known[key] = found
+        return found
 
 
 class Tags(NamedTuple):
@@ -105,6 +145,25 @@ def has_descendant(node: LexborNode, wanted: Tags) -> bool:
     return first.mem_id != node.mem_id or any(
         child.css_first(wanted.selector) is not None for child in element_children(node)
     )
+
+
+def first_descendant(node: LexborNode, wanted: Tags) -> LexborNode | None:
+    """Return the first descendant (not the node itself) named in `wanted`, in document order."""
+    for seen, element in enumerate(node.traverse()):
+        if seen == _SMALL_SUBTREE:
+            break
+        if seen and element.tag in wanted.names:
+            return element
+    else:
+        return None
+    first = node.css_first(wanted.selector)
+    if first is None or first.mem_id != node.mem_id:
+        return first
+    for child in element_children(node):
+        first = child.css_first(wanted.selector)
+        if first is not None:
+            return first
+    return None
 
 
 def element_children(node: LexborNode) -> list[LexborNode]:

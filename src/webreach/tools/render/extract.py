@@ -27,8 +27,12 @@ _ALTERNATIVE_SHARE: Final = 0.75
 # A paragraph's score goes to five ancestors, divided by 1, 2, then 3 per level.
 _DIVIDERS: Final = (1, 2, 6, 9, 12)
 _ABOVE_BODY: Final = frozenset({"html", "-document"})
-# Divs without block content: Readability turns them into paragraphs.
-_LEAF_DIVS: Final = f"div:not(:has({patterns.BLOCK_INSIDE_DIV}))"
+# Divs without block content: Readability turns them into paragraphs. lexbor's `:has` searches
+# the subtree once per name in turn, so `div` comes first: a div around divs is answered by its
+# first child, and only divs without a div inside (which do not nest) are searched through.
+_LEAF_DIVS: Final = "div:not(:has(div,{}))".format(
+    ",".join(name for name in patterns.BLOCK_INSIDE_DIV.split(",") if name != "div")
+)
 _ROOTS: Final = frozenset({"body", "html", "-document"})
 _BLOCK_INSIDE_DIV: Final = tags(patterns.BLOCK_INSIDE_DIV)
 

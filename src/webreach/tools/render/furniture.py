@@ -17,7 +17,7 @@ from selectolax.lexbor import LexborNode
 
 from .budget import check
 from .density import measure, text_length
-from .dom import has_ancestor
+from .dom import Within, has_ancestor
 
 # What a rule may never cut an article below: this many characters, or half of it if shorter.
 SHORT_ARTICLE: Final = 500
@@ -91,19 +91,13 @@ class Story:
             node.decompose(recursive=False)
 
 
-def _inside(node: LexborNode, keys: set[int]) -> bool:
-    """Tell whether the node, or one of its ancestors, is among `keys`."""
-    current: LexborNode | None = node
-    while current is not None:
-        if current.mem_id in keys:
-            return True
-        current = current.parent
-    return False
-
-
-_LEAF: Final = ":not(:has(p,div,table,ul,ol,dl,blockquote,pre,section,article))"
+# lexbor's `:has` searches the subtree once per name in turn: the name that nests the element
+# in itself comes first (a table around a cell, a div around a div), so that nested cells and
+# divs are answered near their top and each subtree is searched through about once.
+_LEAF_TD: Final = "td:not(:has(table,p,div,ul,ol,dl,blockquote,pre,section,article))"
+_LEAF_DIV: Final = "div:not(:has(div,p,table,ul,ol,dl,blockquote,pre,section,article))"
 # The blocks that may hold the story's paragraphs, and lists, in document order.
-_BLOCKS: Final = f"p,ul,ol,dl,pre,blockquote,figcaption,h1,h2,h3,h4,h5,h6,td{_LEAF},div{_LEAF}"
+_BLOCKS: Final = f"p,ul,ol,dl,pre,blockquote,figcaption,h1,h2,h3,h4,h5,h6,{_LEAF_TD},{_LEAF_DIV}"
 _LISTS: Final = frozenset({"ul", "ol", "dl"})
 _NOT_PROSE: Final = _LISTS | {"figcaption", "h1", "h2", "h3", "h4", "h5", "h6"}
 
@@ -173,7 +167,7 @@ def _is_teaser(node: LexborNode) -> bool:
         return False
     for child in node.traverse(include_text=True):
         if child.tag == "-text" and (child.text_content or "").strip():
-            return _in_link(child, node)
+            return _in_link(node)(child)
     return False
 
 
@@ -185,23 +179,18 @@ def _is_linked_sentence(node: LexborNode) -> bool:
     text = node.text(strip=True)
     if not text or text[-1] not in _SENTENCE_ENDS:
         return False
+    in_link = _in_link(node)
     own = "".join(
         child.text_content or ""
         for child in node.traverse(include_text=True)
-        if child.tag == "-text" and not _in_link(child, node)
+        if child.tag == "-text" and not in_link(child)
     )
     return any(character.isalpha() for character in own)
 
 
-def _in_link(text: LexborNode, block: LexborNode) -> bool:
-    """Tell whether a text node of `block` sits inside a link."""
-    key = block.mem_id
-    parent = text.parent
-    while parent is not None and parent.mem_id != key:
-        if parent.tag == "a":
-            return True
-        parent = parent.parent
-    return False
+def _in_link(block: LexborNode) -> Within:
+    """Tells whether a text node of `block` sits inside a link."""
+    return Within(lambda node: node.tag == "a", stops=(block,))
 
 
 def repeated_captions(story: Story) -> list[LexborNode]:
@@ -249,4 +238,5 @@ def remove_furniture(
 def _outermost(nodes: list[LexborNode]) -> list[LexborNode]:
     """Keep the nodes that are not inside another one of them."""
     keys = {node.mem_id for node in nodes}
-    return [node for node in nodes if node.parent is None or not _inside(node.parent, keys)]
+    inside = Within(lambda node: node.mem_id in keys)
+    return [node for node in nodes if not inside(node)]

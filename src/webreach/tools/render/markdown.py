@@ -14,7 +14,7 @@ from typing import Final
 from selectolax.lexbor import LexborNode
 
 from .budget import check
-from .dom import has_descendant, tags
+from .dom import first_descendant, has_descendant, tags
 from .patterns import words
 from .tables import render_table
 from .urls import UrlResolver
@@ -81,12 +81,14 @@ def escape_text(text: str) -> str:
 class MarkdownWriter:
     """Turns lexbor subtrees into Markdown; one instance serves one page."""
 
-    __slots__ = ("_block_handlers", "_images", "_nesting", "_urls")
+    __slots__ = ("_block_handlers", "_blocks_inside", "_images", "_nesting", "_urls")
 
     def __init__(self, urls: UrlResolver, *, images: bool) -> None:
         self._urls = urls
         self._images = images
         self._nesting = 0
+        # By mem_id, for the tree being converted: whether an element holds block content.
+        self._blocks_inside: dict[int, bool] = {}
         self._block_handlers: dict[str, Callable[[LexborNode, list[str]], None]] = {
             "ul": self._list,
             "ol": self._list,
@@ -101,6 +103,7 @@ class MarkdownWriter:
 
     def convert(self, nodes: Iterable[LexborNode]) -> str:
         """Render the nodes, in order, as one Markdown document."""
+        self._blocks_inside.clear()
         blocks: list[str] = []
         para: list[str] = []
         for node in nodes:
@@ -110,6 +113,7 @@ class MarkdownWriter:
             else:
                 self._visit(node, tag, blocks, para)
         self._flush(para, blocks)
+        self._blocks_inside.clear()
         return "\n\n".join(blocks)
 
     def blocks_of(self, node: LexborNode) -> list[str]:
@@ -139,7 +143,7 @@ class MarkdownWriter:
                     para.append(" " if text.isspace() else escape_text(text))
                     continue
                 kind = _KINDS.get(tag, _INLINE)
-                if kind == _INLINE or (kind == _FORMATTING and not _has_block_inside(child)):
+                if kind == _INLINE or (kind == _FORMATTING and not self._has_block_inside(child)):
                     para.append(self._inline(child, tag))
                 elif kind == _FORMATTING:
                     stack.append((child.iter(include_text=True), False))
@@ -165,7 +169,7 @@ class MarkdownWriter:
             self._flow(node, blocks, para)
             self._flush(para, blocks)
         elif kind == _FORMATTING:
-            if not _has_block_inside(node):
+            if not self._has_block_inside(node):
                 para.append(self._inline(node, tag))
             else:
                 self._flow(node, blocks, para)
@@ -177,6 +181,29 @@ class MarkdownWriter:
         elif kind == _HANDLED:
             self._flush(para, blocks)
             self._block_handlers[tag](node, blocks)
+
+    def _has_block_inside(self, node: LexborNode) -> bool:
+        """Tell whether block content sits inside an inline element, like a link around a card.
+
+        Once a block is found, every element between it and `node` is known to hold one too:
+        inline elements nested around a block are searched once, not once per level.
+        """
+        child = node.first_child
+        if child is None or (child.next is None and child.is_text_node):
+            return False
+        known = self._blocks_inside
+        key = node.mem_id
+        answer = known.get(key)
+        if answer is not None:
+            return answer
+        block = first_descendant(node, _BLOCK_INSIDE)
+        known[key] = block is not None
+        if block is not None:
+            parent = block.parent
+            while parent is not None and parent.mem_id != key:
+                known[parent.mem_id] = True
+                parent = parent.parent
+        return block is not None
 
     def _flush(self, para: list[str], blocks: list[str]) -> None:
         if not para:
@@ -334,14 +361,6 @@ def _flat_blocks(node: LexborNode) -> list[str]:
     """A node nested past `MAX_NESTING`, as one block of its text."""
     text = escape_text(node.text()).strip()
     return [text] if text else []
-
-
-def _has_block_inside(node: LexborNode) -> bool:
-    """Tell whether block content sits inside an inline element, like a link around a card."""
-    child = node.first_child
-    if child is None or (child.next is None and child.is_text_node):
-        return False
-    return has_descendant(node, _BLOCK_INSIDE)
 
 
 def _wrap(inner: str, marker: str) -> str:

@@ -15,7 +15,7 @@ from selectolax.lexbor import LexborNode
 
 from . import patterns
 from .budget import check
-from .dom import has_ancestor, inner_text
+from .dom import Within, inner_text
 
 _HIDDEN: Final = (
     '[hidden],[aria-hidden="true"],[style*="none"],[style*="hidden"],[aria-modal="true"]'
@@ -29,6 +29,8 @@ _BYLINE: Final = ",".join(
     ['[rel="author"]', '[itemprop*="author"]']
     + [f'[{attr}*="{word}"]' for word in ("byline", "author") for attr in ("class", "id")]
 )
+# Readability keeps unlikely candidates inside these.
+_SPARED_INSIDE: Final = frozenset({"table", "code"})
 _WORD: Final = re.compile(r"\w+")
 
 
@@ -43,6 +45,7 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
     if strip_unlikely:
         # Pages repeat a few class names on thousands of elements: match each string once.
         unlikely: dict[str, bool] = {}
+        spared = Within(lambda node: node.tag in _SPARED_INSIDE)
         for node in body.css("[class],[id]"):
             check()
             if node.tag in _NOT_DROPPED_FOR_CLASS:
@@ -52,7 +55,7 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
             found = unlikely.get(match)
             if found is None:
                 found = unlikely[match] = _is_unlikely(match.lower())
-            if found and not has_ancestor(node, ("table", "code")):
+            if found and not spared(node):
                 node.decompose(recursive=False)
     byline = _first(body, _BYLINE, lambda node: 0 < len(node.text(strip=True)) < 100)
     if byline is not None:
