@@ -19,30 +19,13 @@ import pytest
 
 from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import LiveServer
+from web_requests import BODIES, PATHS, USER, VARIANTS, path_of
 from webreach.config import ConfigError, load_settings
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerConfig, create_app
 from webreach.tools import ToolOptions
 
 KEY = "sk-upstream-secret-4242"
-USER = [{"role": "user", "content": "What is new?"}]
-PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "messages": "/v1/messages"}
-BODIES: dict[str, dict[str, Any]] = {
-    "relay": {"model": "m", "messages": USER},
-    "chat": {"model": "m", "messages": USER, "tools": [{"type": "deepseek_web_search"}]},
-    "responses": {"model": "m", "input": "What is new?", "tools": [{"type": "web_search"}]},
-    "messages": {
-        "model": "m",
-        "max_tokens": 64,
-        "messages": USER,
-        "tools": [{"type": "web_search_20250305", "name": "web_search"}],
-    },
-}
-VARIANTS = ["relay", "chat", "responses", "messages"]
-
-
-def path_of(variant: str) -> str:
-    return PATHS["chat" if variant == "relay" else variant]
 
 
 def message_of(response: httpx.Response) -> str:

@@ -27,6 +27,7 @@ import pytest
 
 from cli_helpers import clean_env
 from scripted_upstream import Call, ScriptedUpstream, Step
+from web_requests import BODIES, LOOPS, VARIANTS, path_of
 from webreach.server.app import ServerConfig
 
 KEY = "sk-hostile-upstream-4242"
@@ -35,21 +36,6 @@ INBOUND = "inbound-secret-5353"
 SIGNING = "signing-secret-7171"
 SECRETS = (KEY, MODERATION_KEY, INBOUND, SIGNING)
 AUTH = {"Authorization": f"Bearer {INBOUND}"}
-USER = [{"role": "user", "content": "What is new?"}]
-PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "messages": "/v1/messages"}
-BODIES: dict[str, dict[str, Any]] = {
-    "relay": {"model": "m", "messages": USER},
-    "chat": {"model": "m", "messages": USER, "tools": [{"type": "deepseek_web_search"}]},
-    "responses": {"model": "m", "input": "What is new?", "tools": [{"type": "web_search"}]},
-    "messages": {
-        "model": "m",
-        "max_tokens": 64,
-        "messages": USER,
-        "tools": [{"type": "web_search_20250305", "name": "web_search"}],
-    },
-}
-VARIANTS = ["relay", "chat", "responses", "messages"]
-LOOPS = ["chat", "responses", "messages"]
 SSE = {"content-type": "text/event-stream"}
 LEAK = f"Incorrect API key provided: {KEY}; moderation {MODERATION_KEY}; {INBOUND} {SIGNING}"
 
@@ -121,10 +107,6 @@ def logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]
         text = f"{record.getMessage()} {record.__dict__!r}"
         for secret in SECRETS:
             assert secret not in text, f"a secret in the log: {text}"
-
-
-def path_of(variant: str) -> str:
-    return PATHS["chat" if variant == "relay" else variant]
 
 
 def post(live: str, variant: str, stream: bool) -> httpx.Response:
