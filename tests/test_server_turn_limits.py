@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -41,7 +42,9 @@ WEB_TOOLS: dict[str, list[dict[str, Any]]] = {
 }
 CLIENT_TOOL = {"name": "lookup", "description": "Look a word up.", "parameters": {}}
 STEP_CAP = "stopped after 3 upstream calls (WEBREACH_MAX_STEPS)"
-TIMED_OUT = "turn timed out after 1 s (WEBREACH_TURN_TIMEOUT)"
+TURN = 0.5
+"""The turn deadline of these tests, in seconds."""
+TIMED_OUT = f"turn timed out after {TURN:g} s (WEBREACH_TURN_TIMEOUT)"
 GIVES_UP = 40
 LASTS = 8.0
 """How long the hostile upstreams last: past the deadline, short of hanging a test that fails."""
@@ -230,7 +233,7 @@ def test_a_streamed_turn_past_its_deadline_ends_with_the_error_event(
 ) -> None:
     with (
         TricklingUpstream(0.2, comments=comments, lasts=LASTS) as upstream,
-        serving(upstream, turn_timeout=1.0, keepalive_seconds=0.3) as base,
+        serving(upstream, turn_timeout=TURN, keepalive_seconds=0.3) as base,
     ):
         started = time.monotonic()
         seen = ask(base, protocol, stream=True)
@@ -238,7 +241,7 @@ def test_a_streamed_turn_past_its_deadline_ends_with_the_error_event(
         assert wait_until(lambda: upstream.open == 0)
     assert TIMED_OUT in seen.message
     assert seen.status == 200
-    assert 1.0 <= took < 5.0
+    assert TURN <= took < 5.0
     assert upstream.calls == 1
     if not comments:
         assert seen.text.startswith("t1 t2 ")
@@ -252,7 +255,7 @@ def test_the_keepalives_stop_with_the_error_event_and_the_stream_ends(protocol: 
     the error event is the stream's last and the connection is done with."""
     with (
         TricklingUpstream(0.2, comments=True, lasts=LASTS) as upstream,
-        serving(upstream, turn_timeout=1.0, keepalive_seconds=0.3) as base,
+        serving(upstream, turn_timeout=TURN, keepalive_seconds=0.3) as base,
     ):
         path = "/v1/chat/completions" if protocol == "chat" else f"/v1/{protocol}"
         started = time.monotonic()
@@ -271,7 +274,7 @@ def test_the_keepalives_stop_with_the_error_event_and_the_stream_ends(protocol: 
 def test_a_turn_past_its_deadline_without_streaming_is_a_504(protocol: str) -> None:
     with (
         TricklingUpstream(0.2, lasts=LASTS) as upstream,
-        serving(upstream, turn_timeout=1.0) as base,
+        serving(upstream, turn_timeout=TURN) as base,
     ):
         started = time.monotonic()
         seen = ask(base, protocol, stream=False)
@@ -279,7 +282,7 @@ def test_a_turn_past_its_deadline_without_streaming_is_a_504(protocol: str) -> N
         assert wait_until(lambda: upstream.open == 0)
     assert seen.status == 504
     assert TIMED_OUT in seen.message
-    assert 1.0 <= took < 5.0
+    assert TURN <= took < 5.0
     assert upstream.calls == 1
     if protocol == "messages":
         assert seen.kind == "timeout_error"
@@ -296,7 +299,7 @@ def test_an_upstream_silent_past_the_deadline_is_a_504_before_the_reply_starts(
     client waiting for the upstream's whole timeout.)"""
     with (
         ScriptedUpstream() as upstream,
-        serving(upstream, turn_timeout=1.0, keepalive_seconds=30.0) as base,
+        serving(upstream, turn_timeout=TURN, keepalive_seconds=30.0) as base,
     ):
         upstream.queue(Step(hang=True))
         path = "/v1/chat/completions" if protocol in ("chat", "relay") else f"/v1/{protocol}"
@@ -320,7 +323,7 @@ def test_after_the_newlines_a_late_timeout_is_the_error_body() -> None:
         assert wait_until(lambda: upstream.open == 0)
     assert response.status_code == 200
     assert response.content.startswith(b"\n")
-    assert response.json()["error"]["message"] == TIMED_OUT
+    assert response.json()["error"]["message"] == TIMED_OUT.replace(f"{TURN:g} s", "1 s")
 
 
 def sse_data(response: httpx.Response) -> Iterator[Any]:
@@ -333,7 +336,7 @@ def sse_data(response: httpx.Response) -> Iterator[Any]:
 def test_a_relayed_stream_past_its_deadline_ends_the_chat_way() -> None:
     with (
         TricklingUpstream(0.2, lasts=LASTS) as upstream,
-        serving(upstream, turn_timeout=1.0) as base,
+        serving(upstream, turn_timeout=TURN) as base,
     ):
         body = {"model": "m", "messages": USER, "stream": True}
         with httpx.stream("POST", base + "/v1/chat/completions", json=body, timeout=30) as reply:
@@ -341,7 +344,7 @@ def test_a_relayed_stream_past_its_deadline_ends_the_chat_way() -> None:
             payloads = list(sse_data(reply))
         assert wait_until(lambda: upstream.open == 0)
         client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0, timeout=30)
-        with pytest.raises(openai.APIError, match=r"turn timed out after 1 s"):
+        with pytest.raises(openai.APIError, match=re.escape(TIMED_OUT)):
             for _ in client.chat.completions.create(model="m", messages=USER, stream=True):  # type: ignore[call-overload]
                 pass
     assert payloads[0]["choices"][0]["delta"]["content"] == "t1 "
@@ -354,7 +357,7 @@ def test_a_relayed_stream_past_its_deadline_ends_the_chat_way() -> None:
 def test_a_relayed_answer_trickling_whitespace_is_a_504() -> None:
     with (
         TricklingUpstream(0.2, lasts=LASTS) as upstream,
-        serving(upstream, turn_timeout=1.0) as base,
+        serving(upstream, turn_timeout=TURN) as base,
     ):
         seen = ask(base, "chat", stream=False, tools=[])
         assert wait_until(lambda: upstream.open == 0)
@@ -378,7 +381,7 @@ def test_the_deadline_cancels_the_searches_in_flight() -> None:
     search = ScriptedSearch("replay", behaviour=endless)
     with (
         ScriptedUpstream() as upstream,
-        serving(upstream, search, turn_timeout=1.0) as base,
+        serving(upstream, search, turn_timeout=TURN) as base,
     ):
         upstream.queue(Step(calls=[Call("web_search", {"queries": ["news"]})]))
         for stream in (True, False):
