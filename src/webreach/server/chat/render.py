@@ -13,18 +13,15 @@ from typing import Any, assert_never
 
 from ..core.display import url_source
 from ..core.events import (
+    Action,
     CallFailed,
     ClientToolCall,
     Event,
     Failed,
-    FindInPageAction,
     Finished,
-    OpenPageAction,
     Outcome,
     PageOutcome,
-    ReadLinkAction,
     ReasoningDelta,
-    SearchAction,
     SearchOutcome,
     StepReasoningDone,
     TextCitation,
@@ -47,24 +44,19 @@ _FINISH = {
 }
 
 
-def action_json(
-    action: SearchAction | OpenPageAction | FindInPageAction | ReadLinkAction,
-) -> JSON:
-    match action:
-        case SearchAction(queries=queries):
-            return {
-                "type": "search",
-                "queries": list(queries),
-                "query": queries[0] if queries else "",
-            }
-        case OpenPageAction(url=url):
-            return {"type": "open_page", "url": url}
-        case FindInPageAction(url=url, pattern=pattern):
-            return {"type": "find_in_page", "url": url, "pattern": pattern}
-        case ReadLinkAction(url=url):
-            return {"type": "read_link", "url": url}
-        case _:
-            assert_never(action)
+def action_json(action: Action) -> JSON:
+    """The action under its own name: Chat's ``server_tool_calls`` have no fixed vocabulary."""
+    if action.finds == "sources":
+        queries = action.queries
+        return {
+            "type": action.name,
+            "queries": list(queries),
+            "query": queries[0] if queries else "",
+        }
+    shown: JSON = {"type": action.name, "url": action.url}
+    if action.pattern is not None:
+        shown["pattern"] = action.pattern
+    return shown
 
 
 def outcome_json(outcome: Outcome, *, signature: bool) -> JSON:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from ...seam import WebRuntime
 from ...tools import ToolOptions
+from .calls.base import ToolFactory
+from .calls.registry import BUILT_IN_TOOLS
 from .review import Reviewer
 from .sealing import PageSealer
 from .store import ResponseStore
@@ -24,3 +26,5 @@ class ServerContext:
     """Where responses and read pages are kept between requests; None keeps nothing."""
     reviewer: Reviewer | None = None
     """Who reviews under ``safety_check``; None is the upstream model."""
+    tools: tuple[ToolFactory, ...] = BUILT_IN_TOOLS
+    """The server's own web tools, in the order their calls are planned and announced."""

@@ -15,6 +15,8 @@ from .turn import ClientToolKind
 
 __all__ = [
     "Action",
+    "ActionFinds",
+    "Billing",
     "CallFailed",
     "CallKind",
     "ClientToolCall",
@@ -26,11 +28,13 @@ __all__ = [
     "PageOutcome",
     "ReadLinkAction",
     "ReasoningDelta",
+    "RequestCounter",
     "SearchAction",
     "SearchOutcome",
     "StepReasoningDone",
     "TextCitation",
     "TextDelta",
+    "UnitCounter",
     "Usage",
     "WebCall",
     "WebCallCompleted",
@@ -39,7 +43,11 @@ __all__ = [
     "rfc3339",
 ]
 
-CallKind = Literal["search", "deep_search", "image_search", "deep_image_search", "read_link"]
+CallKind = str
+"""What clients see as a call's ``kind``: ``search``, ``deep_search``, ``image_search``,
+``deep_image_search`` and ``read_link`` for the built-in tools, a new tool's own word for it."""
+RequestCounter = Literal["web_search_requests", "web_fetch_requests"]
+UnitCounter = Literal["tool_search", "tool_fetch", "tool_image_search"]
 StopReason = Literal["end_turn", "max_tokens", "tool_use", "refusal"]
 ErrorCode = Literal[
     "unavailable",
@@ -70,28 +78,44 @@ class WebSource:
     """For a page an image search found: the image as it appears there."""
 
 
-@dataclass(frozen=True, slots=True)
-class SearchAction:
-    queries: tuple[str, ...]
+ActionFinds = Literal["sources", "page"]
+"""What a call brings back: numbered sources (a search) or a page (reading one)."""
 
 
 @dataclass(frozen=True, slots=True)
-class OpenPageAction:
-    url: str
+class Action:
+    """What a web call does, in words every protocol can render without knowing the tool.
+
+    ``name`` is the action's own word (``search``, ``open_page``, ``find_in_page``,
+    ``read_link``); a call that ``finds`` sources has ``queries``, one that reads a page has
+    ``url`` and, when it looks for text in it, ``pattern``.
+    """
+
+    name: str
+    finds: ActionFinds
+    queries: tuple[str, ...] = ()
+    url: str = ""
+    pattern: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class FindInPageAction:
-    url: str
-    pattern: str
+# The built-in tools' actions, by the names their classes had before ``Action`` was one.
 
 
-@dataclass(frozen=True, slots=True)
-class ReadLinkAction:
-    url: str
+def SearchAction(queries: tuple[str, ...], name: str = "search") -> Action:
+    """A call that looks for sources (an image search has no queries)."""
+    return Action(name, "sources", queries=queries)
 
 
-Action = SearchAction | OpenPageAction | FindInPageAction | ReadLinkAction
+def OpenPageAction(url: str) -> Action:
+    return Action("open_page", "page", url=url)
+
+
+def FindInPageAction(url: str, pattern: str) -> Action:
+    return Action("find_in_page", "page", url=url, pattern=pattern)
+
+
+def ReadLinkAction(url: str) -> Action:
+    return Action("read_link", "page", url=url)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +212,14 @@ class ClientToolCall:
     kind: ClientToolKind = "function"
 
 
+@dataclass(frozen=True, slots=True)
+class Billing:
+    """The usage counters a server tool's calls add to: one request each, and its billed units."""
+
+    requests: RequestCounter
+    units: UnitCounter
+
+
 @dataclass(slots=True)
 class Usage:
     """Summed over every upstream step of the request."""
@@ -228,6 +260,11 @@ class Usage:
         self.output_tokens += completion
         self.cached_tokens += cached
         self.reasoning_tokens += reasoning
+
+    def bill(self, billing: Billing, units: int) -> None:
+        """One finished call of a server tool, counted where its tool says."""
+        setattr(self, billing.requests, getattr(self, billing.requests) + 1)
+        setattr(self, billing.units, getattr(self, billing.units) + units)
 
     @property
     def billed(self) -> bool:

@@ -10,16 +10,16 @@ import asyncio
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, TypeVar
 
 from openai import AsyncStream
 
 from ...seam import cancel_and_wait, settled
-from .calls.images import image_tool, images_in
-from .calls.links import READ_LINKS_LIMIT, links_in, read_tool
-from .calls.pages import DEEP_SEARCH_BUDGET, page_tools
-from .calls.search import SourceRegistry, search_tool
+from .budgets import Budgets
+from .calls.base import ServerTool, SourceRegistry, ToolSetup
+from .calls.registry import turn_budgets
 from .calls.tool import ModelTool
 from .citations import CitationStream
 from .context import ServerContext
@@ -31,7 +31,6 @@ from .events import (
     Finished,
     Outcome,
     PageOutcome,
-    SearchAction,
     SearchOutcome,
     StepReasoningDone,
     StopReason,
@@ -40,13 +39,12 @@ from .events import (
     WebCallStarted,
 )
 from .gate import reviewed, turn_review
-from .plans import Done, Planned, Planner, Spend, StepCalls
+from .plans import Done, Planned, StepCalls, plan_calls
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
 from .turn import JSON, Turn
 from .turn_limits import TurnLimits, TurnTimedOut, Waits, within
 from .upstream import thinking_params
-from .wire import DEEPSEEK_SEARCH
 
 __all__ = ["FORCED_ANSWER", "RETRY_ANSWER", "ServerContext", "TurnRunner"]
 
@@ -72,17 +70,6 @@ _STOP_REASONS: dict[str | None, StopReason] = {
 }
 
 
-def _searchable_images(turn: Turn, context: ServerContext) -> list[str]:
-    """The images of the user's last message the model may search for: with the reference's
-    own web search declared and an image search provider ready."""
-    search = turn.web.search
-    if search is None or search.declared_type != DEEPSEEK_SEARCH:
-        return []
-    last_user = next((m for m in reversed(turn.messages) if m.get("role") == "user"), None)
-    images = images_in(last_user)
-    return images if images and context.runtime.image_search_ready() else []
-
-
 class TurnRunner:
     """Runs one request's rounds of model steps and web calls."""
 
@@ -103,29 +90,12 @@ class TurnRunner:
         )
         self._messages = list(turn.messages)
         self._client_tools = {tool.name: tool for tool in turn.client_tools}
-        self._search: ModelTool | None = None
-        if turn.web.search is not None and not turn.tools_off:
-            name = "web_search" if "web_search" not in self._client_tools else "webreach_search"
-            self._search = search_tool(context.options, name)
-        self._links: list[str] = []
-        self._read: ModelTool | None = None
-        self._deep = self._search is not None and turn.thinking
-        self._page_tools = page_tools(context.options.fetch_max_chars) if self._deep else []
-        if turn.web.read_url is not None and not turn.tools_off and not self._deep:
-            last_user = next((m for m in reversed(turn.messages) if m.get("role") == "user"), None)
-            self._links = links_in(last_user)
-            if self._links:
-                name = "read_link" if "read_link" not in self._client_tools else "webreach_read"
-                self._read = read_tool(READ_LINKS_LIMIT, name)
-        self._images = _searchable_images(turn, context) if self._search is not None else []
-        self._image_tool = None
-        if self._images:
-            name = "image_search" if "image_search" not in self._client_tools else "webreach_image"
-            self._image_tool = image_tool(len(self._images), name)
         self._review = turn_review(turn, context, self.usage)
-        self._planner = Planner(
-            turn, context, self._registry, self._links, self._deep, self._review, self._images
-        )
+        client_names = frozenset(self._client_tools)
+        setup = ToolSetup(turn, context, self._registry, self._review, client_names)
+        self._tools: list[ServerTool] = []
+        if not turn.tools_off:
+            self._tools = [tool for offer in context.tools if (tool := offer(setup)) is not None]
         self._first: AsyncStream[Any] | None = None
         self._real_searches = 0
         self._title: TitleTask | None = None
@@ -151,9 +121,8 @@ class TurnRunner:
         if not tools:
             return body
         offered = [tool.definition for tool in turn.client_tools]
-        own = [t for t in (self._search, self._image_tool, self._read) if t is not None]
-        own.extend(self._page_tools)
-        offered.extend(tool.definition for tool in own)
+        own = [model for tool in self._tools for model in tool.models]
+        offered.extend(model.definition for model in own)
         if offered:
             body["tools"] = offered
             choice = turn.tool_choice
@@ -186,11 +155,10 @@ class TurnRunner:
     def _forced(self) -> ModelTool | None:
         """The tool the first step must call: the search (deep search included) or the link
         reader the client forced, when it is offered at all."""
-        if self.turn.forced_web == "search":
-            return self._search
-        if self.turn.forced_web == "read":
-            return self._read
-        return None
+        forced = self.turn.forced_web
+        if forced is None:
+            return None
+        return next((tool.models[0] for tool in self._tools if tool.forced_as == forced), None)
 
     async def aclose(self) -> None:
         """Close the first upstream stream if the loop never took it (a client that left)."""
@@ -251,18 +219,10 @@ class TurnRunner:
         self.usage.add(task.usage)
         return Finished(finished.stop_reason, self.usage, title)
 
-    def _spend(self) -> Spend:
-        search, read = self.turn.web.search, self.turn.web.read_url
-        budget = search.budget if search is not None else 0
-        if self._deep:
-            budget = search.max_uses if search and search.max_uses else DEEP_SEARCH_BUDGET
-        read_budget = read.max_uses if read and read.max_uses is not None else READ_LINKS_LIMIT
-        return Spend(budget, read_budget)
-
-    def _nudge(self, spend: Spend) -> str | None:
-        if spend.forced and spend.retried:
+    def _nudge(self, budgets: Budgets) -> str | None:
+        if budgets.forced and budgets.retried:
             return RETRY_ANSWER
-        if spend.forced and self._real_searches:
+        if budgets.forced and self._real_searches:
             return FORCED_ANSWER
         return None
 
@@ -270,13 +230,13 @@ class TurnRunner:
         """Model steps until an answer. Withdrawing the tools does not stop a model writing
         calls, so the step cap does: the last step allowed is made without tools, and calls
         the server would have to answer after it end the turn with an error."""
-        spend = self._spend()
+        budgets = turn_budgets(self.turn)
         stream, self._first = self._first, None
         while True:
             if stream is None:
                 if self._steps + 1 >= self.limits.max_steps:
-                    spend.forced = True
-                body = self._body(tools=not spend.forced, nudge=self._nudge(spend))
+                    budgets.forced = True
+                body = self._body(tools=not budgets.forced, nudge=self._nudge(budgets))
                 self._steps += 1
                 stream = await self._clock.timed(self.context.upstream.stream_chat(body))
             state = StepState()
@@ -288,8 +248,8 @@ class TurnRunner:
                 call.id = call.id or f"call_{uuid.uuid4().hex}"
             capped = self._steps >= self.limits.max_steps
             if not calls:
-                if spend.forced and not state.text.strip() and not spend.retried and not capped:
-                    spend.retried = True
+                if budgets.forced and not state.text.strip() and not budgets.retried and not capped:
+                    budgets.retried = True
                     continue
                 yield Finished(_STOP_REASONS.get(state.finish_reason, "end_turn"), self.usage)
                 return
@@ -297,7 +257,7 @@ class TurnRunner:
             if capped and len(kinds.client) < len(calls):
                 raise UpstreamError(502, self.limits.steps_spent(self._steps))
             results = {c.id: f"ERROR: there is no tool named {c.name!r}." for c in kinds.unknown}
-            async for event in self._web_step(kinds, spend, results):
+            async for event in self._web_step(kinds, budgets, results):
                 yield event
             if kinds.client:
                 for call in kinds.client:
@@ -305,45 +265,36 @@ class TurnRunner:
                 yield Finished("tool_use", self.usage)
                 return
             self._messages += step_messages(state, calls, results)
-            spend.advance(searching=self.turn.web.search is not None)
+            budgets.advance()
 
     def _sort(self, calls: list[PendingCall]) -> StepCalls:
-        def named(tool: ModelTool | None) -> list[PendingCall]:
-            return [c for c in calls if tool is not None and c.name == tool.name]
-
-        page_names = {tool.name for tool in self._page_tools}
         kinds = StepCalls(
-            web=named(self._search),
-            images=named(self._image_tool),
-            links=named(self._read),
-            opened=[c for c in calls if c.name in page_names],
+            by_tool=[(tool, _named(calls, tool)) for tool in self._tools],
             client=[c for c in calls if c.name in self._client_tools],
         )
-        sorted_calls = (*kinds.web, *kinds.images, *kinds.links, *kinds.opened, *kinds.client)
-        known = {id(c) for c in sorted_calls}
+        known = {id(c) for _, named in kinds.by_tool for c in named}
+        known.update(id(c) for c in kinds.client)
         kinds.unknown = [c for c in calls if id(c) not in known]
         return kinds
 
     async def _web_step(
-        self, kinds: StepCalls, spend: Spend, results: dict[str, str]
+        self, kinds: StepCalls, budgets: Budgets, results: dict[str, str]
     ) -> AsyncIterator[Event]:
-        """The step's web calls, planned against what is left of the budgets, then run."""
-        if not (kinds.web or kinds.images or kinds.links or kinds.opened):
+        """The step's web calls, each tool's planned against what the tools before it left of
+        its budget, then run."""
+        if not kinds.web:
             return
-        yield StepReasoningDone(spend.step)
-        left = spend.budget - spend.searches - spend.pages
-        searching = len(kinds.web) + len(kinds.images)
-        planned = [
-            *self._planner.searches(kinds.web, spend.step, left),
-            *self._planner.images(kinds.images, spend.step, left - len(kinds.web)),
-            *self._planner.pages(kinds.opened, spend.step, left - searching),
-            *self._planner.reads(kinds.links, spend.step, spend.read_budget - spend.reads),
-        ]
+        yield StepReasoningDone(budgets.step)
+        taken: Counter[str] = Counter()
+        planned: list[Planned] = []
+        for tool, calls in kinds.by_tool:
+            if calls:
+                allowed = budgets.left(tool.budget) - taken[tool.budget]
+                planned += plan_calls(tool, calls, budgets.step, allowed)
+                taken[tool.budget] += len(calls)
         async for event in self._run_web(planned, results):
             yield event
-        spend.searches += searching
-        spend.reads += len(kinds.links)
-        spend.pages += len(kinds.opened)
+        budgets.spend(taken)
 
     async def _run_web(
         self, planned: list[Planned], results: dict[str, str]
@@ -357,17 +308,9 @@ class TurnRunner:
             for next_done in asyncio.as_completed(tasks):
                 item, (outcome, text, billed) = await next_done
                 results[item.model_id] = text
-                if not isinstance(item.call.action, SearchAction):
-                    self.usage.web_fetch_requests += 1
-                    self.usage.tool_fetch += billed
-                else:
-                    self.usage.web_search_requests += 1
-                    if item.call.kind in ("image_search", "deep_image_search"):
-                        self.usage.tool_image_search += billed
-                    else:
-                        self.usage.tool_search += billed
-                    if isinstance(outcome, SearchOutcome):
-                        self._real_searches += 1
+                self.usage.bill(item.billing, billed)
+                if isinstance(outcome, SearchOutcome):
+                    self._real_searches += 1
                 await self._keep_page(item.call.id, outcome)
                 yield WebCallCompleted(item.call, outcome)
         finally:
@@ -381,6 +324,11 @@ class TurnRunner:
             return
         if outcome.signature:
             await store.save_page(call_id, outcome.signature)
+
+
+def _named(calls: list[PendingCall], tool: ServerTool) -> list[PendingCall]:
+    names = {model.name for model in tool.models}
+    return [call for call in calls if call.name in names]
 
 
 async def _labelled(item: Planned) -> tuple[Planned, Done]:

@@ -10,16 +10,7 @@ import json
 from typing import Any
 
 from ..core.display import image_field
-from ..core.events import (
-    CallFailed,
-    FindInPageAction,
-    PageOutcome,
-    ReadLinkAction,
-    SearchAction,
-    SearchOutcome,
-    Usage,
-    WebCall,
-)
+from ..core.events import CallFailed, PageOutcome, SearchOutcome, Usage, WebCall
 from ..core.turn import JSON, Turn
 from ..core.wire import server_tool_use
 
@@ -34,16 +25,16 @@ def _opaque(url: str) -> str:
 
 
 def call_input(call: WebCall) -> JSON:
+    """The ``server_tool_use`` input: the action under its own name, with what it acts on."""
     action = call.action
-    if isinstance(action, SearchAction):
+    if action.finds == "sources":
         queries = list(action.queries)
         if queries:
-            return {"action": "search", "queries": queries, "query": queries[0]}
-        return {"action": "search", "queries": queries}
-    if isinstance(action, FindInPageAction):
-        return {"action": "find_in_page", "url": action.url, "pattern": action.pattern}
-    kind = "read_link" if isinstance(action, ReadLinkAction) else "open_page"
-    return {"action": kind, "url": action.url}
+            return {"action": action.name, "queries": queries, "query": queries[0]}
+        return {"action": action.name, "queries": queries}
+    if action.pattern is not None:
+        return {"action": action.name, "url": action.url, "pattern": action.pattern}
+    return {"action": action.name, "url": action.url}
 
 
 def _search_content(outcome: SearchOutcome | PageOutcome | CallFailed) -> Any:
@@ -69,7 +60,9 @@ def _search_content(outcome: SearchOutcome | PageOutcome | CallFailed) -> Any:
 
 
 def result_block(call: WebCall, outcome: SearchOutcome | PageOutcome | CallFailed) -> JSON:
-    if isinstance(call.action, SearchAction):
+    """A ``web_search_tool_result`` for a call that finds sources, else a
+    ``web_fetch_tool_result``: Anthropic's two result blocks, whatever the tool."""
+    if call.action.finds == "sources":
         return {
             "type": "web_search_tool_result",
             "tool_use_id": call.id,

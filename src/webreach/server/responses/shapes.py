@@ -7,17 +7,9 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, assert_never
+from typing import Any
 
-from ..core.events import (
-    Action,
-    ClientToolCall,
-    FindInPageAction,
-    OpenPageAction,
-    ReadLinkAction,
-    SearchAction,
-    Usage,
-)
+from ..core.events import Action, ClientToolCall, Usage
 from ..core.turn import JSON, Turn
 from ..core.wire import server_tool_use
 
@@ -102,18 +94,16 @@ def _tools_echo(turn: Turn) -> list[JSON]:
 
 
 def action_shape(action: Action) -> JSON:
-    match action:
-        case SearchAction(queries=queries):
-            rendered: JSON = {"type": "search", "queries": list(queries)}
-            if queries:
-                rendered["query"] = queries[0]
-            return rendered
-        case OpenPageAction(url=url) | ReadLinkAction(url=url):
-            return {"type": "open_page", "url": url}
-        case FindInPageAction(url=url, pattern=pattern):
-            return {"type": "find_in_page", "url": url, "pattern": pattern}
-        case _:
-            assert_never(action)
+    """The action in the SDK's own vocabulary (``search``, ``open_page``, ``find_in_page``),
+    which strict clients validate: whatever a tool calls it, it finds sources or reads a page."""
+    if action.finds == "sources":
+        rendered: JSON = {"type": "search", "queries": list(action.queries)}
+        if action.queries:
+            rendered["query"] = action.queries[0]
+        return rendered
+    if action.pattern is not None:
+        return {"type": "find_in_page", "url": action.url, "pattern": action.pattern}
+    return {"type": "open_page", "url": action.url}
 
 
 def reasoning_part(text: str) -> JSON:

@@ -7,16 +7,31 @@ are numbered sources of the round, like a search's, so 【n】 cites them too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ....seam import ImageSearchRequest, WebError, WebRuntime, image_from_url
 from ....tools import ToolError, ToolOptions, fence
 from ..display import site_icon, site_name
-from ..events import CallFailed, Outcome, SearchOutcome, WebSource
+from ..events import Billing, CallFailed, Outcome, SearchAction, SearchOutcome, WebSource
 from ..journal import web_failure
-from ..turn import JSON
-from .search import CITE_WITH_MARKERS, SourceRegistry
+from ..steps import PendingCall
+from ..turn import JSON, ForcedWeb, SearchSpec
+from ..wire import DEEPSEEK_SEARCH
+from .base import SEARCH_BUDGET, Plan, Slot, SourceRegistry, ToolSetup, invalid_input, over_budget
+from .search import CITE_WITH_MARKERS
 from .tool import ModelTool, function_tool, json_object
 
-__all__ = ["image_tool", "images_in", "parse_image_arguments", "run_image_call"]
+__all__ = [
+    "IMAGE_BILLING",
+    "ImageSearch",
+    "image_tool",
+    "images_in",
+    "parse_image_arguments",
+    "run_image_call",
+]
+
+
+IMAGE_BILLING = Billing("web_search_requests", "tool_image_search")
 
 
 def images_in(message: JSON | None) -> list[str]:
@@ -101,3 +116,45 @@ async def run_image_call(
         lines.append("")
     text = fence("\n".join(lines).strip(), source="image_search")
     return SearchOutcome(numbered), f"{text}\n\n{CITE_WITH_MARKERS}", 1
+
+
+@dataclass(frozen=True, slots=True)
+class ImageSearch:
+    """``image_search``: offered beside the reference's own web search when the user's last
+    message has images and an image search provider is ready."""
+
+    models: tuple[ModelTool, ...]
+    declared: SearchSpec
+    kind: str
+    id_prefix: str
+    images: tuple[str, ...]
+    """The images of the user's last message, which calls name by number."""
+    setup: ToolSetup
+    budget: str = SEARCH_BUDGET
+    billing: Billing = IMAGE_BILLING
+    forced_as: ForcedWeb = None
+
+    @classmethod
+    def offer(cls, setup: ToolSetup) -> ImageSearch | None:
+        spec = setup.turn.web.search
+        if spec is None or spec.declared_type != DEEPSEEK_SEARCH:
+            return None
+        images = images_in(setup.last_user)
+        if not images or not setup.context.runtime.image_search_ready():
+            return None
+        model = image_tool(len(images), setup.name("image_search", "webreach_image"))
+        if setup.deep:
+            return cls((model,), spec, "deep_image_search", "dis", tuple(images), setup)
+        return cls((model,), spec, "image_search", "is", tuple(images), setup)
+
+    def plan(self, call: PendingCall, slot: Slot) -> Plan:
+        try:
+            number = parse_image_arguments(call.arguments, len(self.images))
+        except ToolError as error:
+            return SearchAction(()), invalid_input(error)
+        if not slot.within_budget:
+            return SearchAction(()), over_budget("search")
+        context = self.setup.context
+        image = self.images[number - 1]
+        work = run_image_call(image, context.runtime, context.options, self.setup.sources)
+        return SearchAction(()), work

@@ -3,21 +3,34 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ....seam import FetchRequest, WebError, WebRuntime
 from ....tools import ToolError, fence, render_body
 from ....tools.fetch import page_piece
 from ..display import published
-from ..events import CallFailed, Outcome, PageOutcome
+from ..events import Billing, CallFailed, Outcome, PageOutcome, ReadLinkAction
 from ..journal import web_failure
 from ..review import ReviewText, ReviewUnavailable
 from ..sealing import PageSealer, SealedPage
-from ..turn import JSON, ReadUrlSpec
+from ..steps import PendingCall
+from ..turn import JSON, ForcedWeb, ReadUrlSpec
+from .base import (
+    FETCH_BILLING,
+    READ_BUDGET,
+    Plan,
+    Slot,
+    ToolSetup,
+    argument_url,
+    over_budget,
+    ready,
+)
 from .tool import ModelTool, function_tool, json_object, required_string
 
 __all__ = [
     "READ_LINKS_LIMIT",
+    "ReadLink",
     "links_in",
     "page_text",
     "parse_read_arguments",
@@ -128,3 +141,49 @@ def page_text(page: SealedPage, *, cut: bool = False) -> str:
     inside = f"Title: {page.title}\n\n{page.text}" if page.title else page.text
     note = "\n\n[The page is longer; only its first part is shown.]" if cut else ""
     return f"{head}\n\n{fence(inside, source='read_link')}{note}"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLink:
+    """``read_link``: offered when the client declared URL reading and its last message has
+    links, outside a deep search (which opens pages itself)."""
+
+    models: tuple[ModelTool, ...]
+    declared: ReadUrlSpec
+    links: tuple[str, ...]
+    setup: ToolSetup
+    kind: str = "read_link"
+    id_prefix: str = "rl"
+    budget: str = READ_BUDGET
+    billing: Billing = FETCH_BILLING
+    forced_as: ForcedWeb = "read"
+
+    @classmethod
+    def offer(cls, setup: ToolSetup) -> ReadLink | None:
+        spec = setup.turn.web.read_url
+        if spec is None or setup.deep:
+            return None
+        links = links_in(setup.last_user)
+        if not links:
+            return None
+        model = read_tool(READ_LINKS_LIMIT, setup.name("read_link", "webreach_read"))
+        return cls((model,), spec, tuple(links), setup)
+
+    def plan(self, call: PendingCall, slot: Slot) -> Plan:
+        """Links read in one step share the page room (``WEBREACH_FETCH_MAX_CHARS``)."""
+        try:
+            url = parse_read_arguments(call.arguments, list(self.links))
+        except ToolError as error:
+            failed = CallFailed(
+                "url_not_allowed" if error.code == "WEB_BLOCKED_URL" else "invalid_tool_input"
+            )
+            action = ReadLinkAction(argument_url(call.arguments))
+            return action, ready((failed, f"ERROR: {error}", 0))
+        if not slot.within_budget:
+            return ReadLinkAction(url), over_budget("link")
+        context = self.setup.context
+        room = context.options.fetch_max_chars // slot.count
+        work = run_read_call(
+            url, self.declared, context.runtime, room, context.sealer, self.setup.review
+        )
+        return ReadLinkAction(url), work

@@ -6,18 +6,38 @@ import asyncio
 from dataclasses import dataclass, field
 
 from ....seam import FetchRequest, WebError, WebRuntime
-from ....tools import fence, render_body
+from ....tools import ToolError, fence, render_body
 from ..display import published
-from ..events import CallFailed, Outcome, PageOutcome
+from ..events import (
+    Action,
+    Billing,
+    CallFailed,
+    FindInPageAction,
+    OpenPageAction,
+    Outcome,
+    PageOutcome,
+)
 from ..journal import web_failure
 from ..sealing import SealedPage
-from ..turn import JSON
+from ..steps import PendingCall
+from ..turn import JSON, ForcedWeb, SearchSpec
+from .base import (
+    FETCH_BILLING,
+    SEARCH_BUDGET,
+    Plan,
+    Slot,
+    ToolSetup,
+    argument_url,
+    invalid_input,
+    over_budget,
+)
 from .links import page_text
 from .tool import ModelTool, function_tool, json_object, required_string
 
 __all__ = [
     "DEEP_SEARCH_BUDGET",
     "OpenedPages",
+    "PageTools",
     "page_tools",
     "parse_page_arguments",
     "run_find_call",
@@ -161,3 +181,44 @@ async def run_find_call(
     else:
         body = f"No match for {pattern!r} in the page."
     return PageOutcome(final, None, None), f"Page: {final}\n\n{body}", int(fetched)
+
+
+@dataclass(frozen=True, slots=True)
+class PageTools:
+    """``open_page`` and ``find_in_page``: offered in a deep search; one page fetch serves
+    both, billed once."""
+
+    models: tuple[ModelTool, ...]
+    declared: SearchSpec
+    setup: ToolSetup
+    opened: OpenedPages = field(default_factory=OpenedPages)
+    kind: str = "deep_search"
+    id_prefix: str = "ds"
+    budget: str = SEARCH_BUDGET
+    billing: Billing = FETCH_BILLING
+    forced_as: ForcedWeb = None
+
+    @classmethod
+    def offer(cls, setup: ToolSetup) -> PageTools | None:
+        spec = setup.turn.web.search
+        if spec is None or not setup.deep:
+            return None
+        return cls(tuple(page_tools(setup.context.options.fetch_max_chars)), spec, setup)
+
+    def plan(self, call: PendingCall, slot: Slot) -> Plan:
+        finding = call.name == "find_in_page"
+
+        def action(url: str, pattern: str) -> Action:
+            return FindInPageAction(url, pattern) if finding else OpenPageAction(url)
+
+        try:
+            url, pattern = parse_page_arguments(call.arguments, pattern=finding)
+        except ToolError as error:
+            return action(argument_url(call.arguments), ""), invalid_input(error)
+        if not slot.within_budget:
+            return action(url, pattern), over_budget("search")
+        runtime = self.setup.context.runtime
+        if finding:
+            return action(url, pattern), run_find_call(url, pattern, self.opened, runtime)
+        max_chars = self.setup.context.options.fetch_max_chars
+        return action(url, pattern), run_open_call(url, self.opened, runtime, max_chars)

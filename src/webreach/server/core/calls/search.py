@@ -4,21 +4,33 @@ with its sources numbered for the round."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ....seam import WebRuntime
 from ....tools import ToolError, ToolOptions, format_search, parse_queries, run_search
 from ....tools.search import SearchToolResult, search_schema
 from ..display import published, site_icon, site_name
-from ..events import CallFailed, Outcome, SearchOutcome, WebSource
+from ..events import Billing, CallFailed, Outcome, SearchAction, SearchOutcome, WebSource
 from ..journal import web_failure
-from ..turn import SearchSpec
+from ..steps import PendingCall
+from ..turn import ForcedWeb, SearchSpec
+from .base import (
+    SEARCH_BILLING,
+    SEARCH_BUDGET,
+    Plan,
+    Slot,
+    SourceRegistry,
+    ToolSetup,
+    invalid_input,
+    over_budget,
+)
 from .tool import ModelTool, function_tool
 
 __all__ = [
     "CITE_WITH_MARKERS",
     "SourceRegistry",
+    "WebSearch",
     "parse_search_arguments",
     "run_search_call",
     "search_tool",
@@ -39,26 +51,6 @@ def search_tool(options: ToolOptions, name: str = "web_search") -> ModelTool:
         "numbered sources; cite them as 【n】."
     )
     return function_tool(name, description, search_schema(bound))
-
-
-@dataclass
-class SourceRegistry:
-    """Numbers every source of a round once, by URL, so 【n】 means the same thing throughout."""
-
-    by_url: dict[str, WebSource] = field(default_factory=dict)
-    by_number: dict[int, WebSource] = field(default_factory=dict)
-
-    def add(self, source: WebSource) -> WebSource:
-        known = self.by_url.get(source.url)
-        if known is not None:
-            return known
-        numbered = replace(source, number=len(self.by_number) + 1)
-        self.by_url[source.url] = numbered
-        self.by_number[numbered.number] = numbered
-        return numbered
-
-    def lookup(self, number: int) -> WebSource | None:
-        return self.by_number.get(number)
 
 
 def parse_search_arguments(raw: str, options: ToolOptions) -> tuple[str, ...]:
@@ -111,3 +103,40 @@ async def run_search_call(
     )
     billed = len(queries) if numbered or result.content else 0
     return SearchOutcome(numbered), text, billed
+
+
+@dataclass(frozen=True, slots=True)
+class WebSearch:
+    """``web_search``: offered whenever the client declared a web search."""
+
+    models: tuple[ModelTool, ...]
+    declared: SearchSpec
+    kind: str
+    id_prefix: str
+    setup: ToolSetup
+    budget: str = SEARCH_BUDGET
+    billing: Billing = SEARCH_BILLING
+    forced_as: ForcedWeb = "search"
+
+    @classmethod
+    def offer(cls, setup: ToolSetup) -> WebSearch | None:
+        spec = setup.turn.web.search
+        if spec is None:
+            return None
+        model = search_tool(setup.context.options, setup.name("web_search", "webreach_search"))
+        if setup.deep:
+            return cls((model,), spec, "deep_search", "ds", setup)
+        return cls((model,), spec, "search", "s", setup)
+
+    def plan(self, call: PendingCall, slot: Slot) -> Plan:
+        context = self.setup.context
+        try:
+            queries = parse_search_arguments(call.arguments, context.options)
+        except ToolError as error:
+            return SearchAction(()), invalid_input(error)
+        if not slot.within_budget:
+            return SearchAction(queries), over_budget("search")
+        work = run_search_call(
+            queries, self.declared, context.runtime, context.options, self.setup.sources
+        )
+        return SearchAction(queries), work
