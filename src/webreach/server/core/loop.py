@@ -84,15 +84,15 @@ class TurnRunner:
         self.usage = Usage()
         self._clock = UpstreamClock()
         self.web_seconds = 0.0
-        self._registry = SourceRegistry()
+        self._sources = SourceRegistry()
         self._citations = CitationStream(
-            self._registry.lookup, markdown=turn.citations == "markdown"
+            self._sources.lookup, markdown=turn.citations == "markdown"
         )
         self._messages = list(turn.messages)
         self._client_tools = {tool.name: tool for tool in turn.client_tools}
         self._review = turn_review(turn, context, self.usage)
         client_names = frozenset(self._client_tools)
-        setup = ToolSetup(turn, context, self._registry, self._review, client_names)
+        setup = ToolSetup(turn, context, self._sources, self._review, client_names)
         self._tools: list[ServerTool] = []
         if not turn.tools_off:
             self._tools = [tool for offer in context.tools if (tool := offer(setup)) is not None]
