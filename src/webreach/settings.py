@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from .server.config import ServerSettings
@@ -17,22 +17,18 @@ from .settings_base import FileSettings
 if TYPE_CHECKING:
     from .tools import ToolOptions
 
-__all__ = ["ENV_PREFIX", "Settings"]
+__all__ = ["ENV_PREFIX", "Settings", "WebSettings"]
 
 ENV_PREFIX = "WEBREACH_"
 PositiveInt = Annotated[int, Field(gt=0)]
 
 
-class Settings(FileSettings, ServerSettings):
-    """The shared settings of webreach, with their defaults. Secrets are ``SecretStr``.
+class WebSettings(BaseModel):
+    """The settings of search and fetch that every command shares, with their defaults.
 
-    The server's settings are declared once, in :class:`ServerSettings`, and inherited here,
-    so ``webreach serve`` hands this object to ``create_app`` whole. A provider's own settings
-    (its key, endpoint, model …) are not here: each provider module declares them (see
-    :mod:`webreach.providers.spec`) and :func:`build_runtime` reads them.
+    A plain model like :class:`ServerSettings`: :class:`Settings` reads both from
+    ``WEBREACH_<FIELD>`` and ``webreach.toml``.
     """
-
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", validate_default=True)
 
     search_provider: str | None = Field(None, examples=["exa,duckduckgo"])
     fetch_provider: str | None = Field(None, examples=["http"])
@@ -72,3 +68,18 @@ class Settings(FileSettings, ServerSettings):
             search_max_results=self.search_max_results,
             fetch_max_chars=self.fetch_max_chars,
         )
+
+
+class Settings(FileSettings, ServerSettings, WebSettings):
+    """The shared settings of webreach, read from ``WEBREACH_<FIELD>`` and ``webreach.toml``,
+    with their defaults. Secrets are ``SecretStr``.
+
+    The server's settings are declared once, in :class:`ServerSettings`, and inherited here,
+    so ``webreach serve`` hands this object to ``create_app`` whole. A provider's own settings
+    (its key, endpoint, model …) are not here: each provider module declares them (see
+    :mod:`webreach.providers.spec`) and :func:`build_runtime` reads them.
+
+    Fields come in the bases' reverse order: ``webreach config`` lists search and fetch first.
+    """
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", validate_default=True)
