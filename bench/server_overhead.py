@@ -66,13 +66,13 @@ def run_webreach(port: int, upstream: str) -> None:
 
     from server_harness import default_search
     from webreach.seam import WebRuntime
-    from webreach.server.app import ServerConfig, create_app
+    from webreach.server.app import ServerSettings, create_app
     from webreach.server.logs import configure_logging
     from webreach.tools import ToolOptions
 
     runtime = WebRuntime()
     runtime.register_search_provider(default_search())
-    app = create_app(ServerConfig(upstream_base_url=upstream), runtime, ToolOptions())
+    app = create_app(ServerSettings(upstream_base_url=upstream), runtime, ToolOptions())
     # The log as `webreach serve` writes it (an access line per request), into a file.
     log = Path(tempfile.gettempdir()) / "webreach-bench-server.log"
     configure_logging("info", "text", stream=log.open("w", buffering=1))

@@ -21,7 +21,7 @@ from providers_for_tests import ScriptedFetch, ScriptedSearch, sources
 from scripted_upstream import ScriptedUpstream
 from webreach.cache import MemoryStore
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.tools import ToolOptions
 
 __all__ = ["LiveServer", "gated_search", "search", "upstream", "webreach_url"]
@@ -121,13 +121,18 @@ def server_options() -> ToolOptions:
 
 
 @pytest.fixture
-def server_config(upstream: ScriptedUpstream) -> ServerConfig:
-    return ServerConfig(
+def server_config(upstream: ScriptedUpstream) -> ServerSettings:
+    return ServerSettings(
         upstream_base_url=upstream.url,
         upstream_api_key="upstream-key",
         signing_key="test-signing-key",
-        keepalive_seconds=0.2,
     )
+
+
+@pytest.fixture
+def server_keepalive() -> float:
+    """Seconds between keep-alives: short, so tests of them run fast."""
+    return 0.2
 
 
 @pytest.fixture
@@ -138,17 +143,23 @@ def server_codecs() -> dict[str, Any] | None:
 
 @pytest.fixture
 def webreach_url(
-    server_config: ServerConfig,
+    server_config: ServerSettings,
     search: ScriptedSearch,
     fetcher: ScriptedFetch,
     server_options: ToolOptions,
     server_codecs: dict[str, Any] | None,
+    server_keepalive: float,
 ) -> Iterator[str]:
     runtime = WebRuntime()
     runtime.register_search_provider(search)
     runtime.register_fetch_provider(fetcher)
     app = create_app(
-        server_config, runtime, server_options, codecs=server_codecs, store=MemoryStore()
+        server_config,
+        runtime,
+        server_options,
+        codecs=server_codecs,
+        store=MemoryStore(),
+        keepalive_seconds=server_keepalive,
     )
     with LiveServer(app) as server:
         yield server.url + "/v1"

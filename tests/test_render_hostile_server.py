@@ -20,7 +20,7 @@ from server_harness import LiveServer
 from webreach.cache import MemoryStore
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.seam import FetchResult, HtmlBody, WebRuntime
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.tools import ToolOptions
 
 HTML = {"content-type": "text/html; charset=utf-8"}
@@ -41,7 +41,7 @@ async def server(replay: ReplayServer) -> AsyncIterator[httpx.AsyncClient]:
     replay.route("GET", "/deep", Reply(body=DEEP, headers=HTML))
     runtime = WebRuntime(cache=MemoryStore())
     runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
-    config = ServerConfig(upstream_base_url="http://127.0.0.1:9", api_keys=[KEY])
+    config = ServerSettings(upstream_base_url="http://127.0.0.1:9", server_api_keys=KEY)
     app = create_app(config, runtime, ToolOptions(), store=MemoryStore())
     with LiveServer(app) as live:
         headers = {"Authorization": f"Bearer {KEY}"}

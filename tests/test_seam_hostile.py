@@ -42,7 +42,7 @@ from webreach.seam import (
     WebErrorCode,
     WebRuntime,
 )
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.tools import ToolOptions
 
 DEADLINE = 1.0
@@ -169,10 +169,10 @@ def test_build_runtime_applies_webreach_search_timeout(
 
 @pytest.fixture
 def slow_server(trickling: TricklingServer, upstream: ScriptedUpstream) -> Iterator[str]:
-    config = ServerConfig(
+    config = ServerSettings(
         upstream_base_url=upstream.url,
         upstream_api_key="upstream-key",
-        api_keys=[KEY],
+        server_api_keys=KEY,
         signing_key="test-signing-key",
     )
     app = create_app(config, exa_runtime(trickling.url), ToolOptions(), store=MemoryStore())
@@ -309,10 +309,10 @@ def mixed_server(replay: ReplayServer, upstream: ScriptedUpstream) -> Iterator[s
     runtime.register_search_provider(
         ExaSearchProvider(api_key="exa-key", client=client, base_url=replay.url)
     )
-    config = ServerConfig(
+    config = ServerSettings(
         upstream_base_url=upstream.url,
         upstream_api_key="upstream-key",
-        api_keys=[KEY],
+        server_api_keys=KEY,
         signing_key="test-signing-key",
     )
     with LiveServer(create_app(config, runtime, ToolOptions(), store=MemoryStore())) as server:

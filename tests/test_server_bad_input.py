@@ -23,7 +23,7 @@ import pytest
 from scripted_upstream import ScriptedUpstream
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.tools import ToolOptions
 
 USER = [{"role": "user", "content": "hi"}]
@@ -72,7 +72,7 @@ RAW_BODIES = [
 def shared() -> Iterator[tuple[str, ScriptedUpstream]]:
     """One server for the module: these requests must never change its state."""
     with ScriptedUpstream() as upstream:
-        config = ServerConfig(upstream_base_url=upstream.url, max_body_bytes=1 << 20)
+        config = ServerSettings(upstream_base_url=upstream.url, server_max_body_bytes=1 << 20)
         with LiveServer(create_app(config, WebRuntime(), ToolOptions())) as server:
             yield server.url, upstream
 

@@ -19,7 +19,7 @@ from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import gated_search
 from webreach.seam import SearchRequest, SearchResult
-from webreach.server.app import ServerConfig
+from webreach.server.app import ServerSettings
 from webreach.server.core.loop import FORCED_ANSWER, RETRY_ANSWER
 
 USER = [{"role": "user", "content": "How many people live in Iceland?"}]
@@ -396,7 +396,7 @@ def test_an_unreachable_upstream_is_502(search: ScriptedSearch) -> None:
     runtime = WebRuntime()
     runtime.register_search_provider(search)
     app = create_app(
-        ServerConfig(upstream_base_url="http://127.0.0.1:9/v1"), runtime, ToolOptions()
+        ServerSettings(upstream_base_url="http://127.0.0.1:9/v1"), runtime, ToolOptions()
     )
     with LiveServer(app) as server:
         for body in (
@@ -450,7 +450,7 @@ def test_inbound_keys(upstream: ScriptedUpstream, search: ScriptedSearch) -> Non
     from webreach.server.app import create_app
     from webreach.tools import ToolOptions
 
-    config = ServerConfig(upstream_base_url=upstream.url, api_keys=("key-one", "key-two"))
+    config = ServerSettings(upstream_base_url=upstream.url, server_api_keys="key-one,key-two")
     with LiveServer(create_app(config, WebRuntime(), ToolOptions())) as server:
         url = server.url + "/v1/chat/completions"
         body = {"model": "m", "messages": USER}

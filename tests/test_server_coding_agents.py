@@ -19,7 +19,7 @@ from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
-from webreach.server import ServerConfig, create_app
+from webreach.server import ServerSettings, create_app
 from webreach.server.core.citations import markdown_links
 from webreach.server.core.events import WebSource
 from webreach.server.responses.tools import upstream_name
@@ -106,7 +106,7 @@ def test_an_upstream_that_takes_one_leading_system_message_gets_them_folded(
         {"role": "user", "content": QUESTION},
     ]
     upstream.queue(search_step("Iceland population"), Step(content=ANSWER))
-    config = ServerConfig(upstream_base_url=upstream.url, upstream_system="first")
+    config = ServerSettings(upstream_base_url=upstream.url, upstream_system="first")
     runtime = WebRuntime()
     runtime.register_search_provider(search)
     with LiveServer(create_app(config, runtime, ToolOptions())) as server:
@@ -418,7 +418,7 @@ def test_an_unknown_citation_style_is_a_400(webreach_url: str) -> None:
 def test_the_setting_is_the_default_and_the_header_overrides_it(
     upstream: ScriptedUpstream,
 ) -> None:
-    config = ServerConfig(upstream_base_url=upstream.url, citations="markdown")
+    config = ServerSettings(upstream_base_url=upstream.url, citations="markdown")
     runtime = WebRuntime()
     runtime.register_search_provider(default_search())
     app = create_app(config, runtime, ToolOptions(), store=MemoryStore())
@@ -432,8 +432,8 @@ def test_the_setting_is_the_default_and_the_header_overrides_it(
             )
             texts.append(response.output_text)
     assert texts == [LINKED, "Iceland has about 390,000 people. Reykjavík is the capital."]
-    with pytest.raises(ValueError, match="WEBREACH_CITATIONS must be"):
-        ServerConfig(upstream_base_url=upstream.url, citations="footnotes")
+    with pytest.raises(ValueError, match="citations"):
+        ServerSettings(upstream_base_url=upstream.url, citations="footnotes")
 
 
 def test_markdown_links_name_each_source_once_by_its_site() -> None:

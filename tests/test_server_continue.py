@@ -18,7 +18,7 @@ import pytest
 from scripted_upstream import ScriptedUpstream, Step
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
-from webreach.server import ServerConfig, create_app
+from webreach.server import ServerSettings, create_app
 from webreach.server.core.wire import CANNOT_CONTINUE
 from webreach.server.endpoints import CANNOT_CONTINUE_HERE
 from webreach.tools import ToolOptions
@@ -36,7 +36,7 @@ def serve(upstream: ScriptedUpstream) -> Serve:
 
     @contextmanager
     def start(dialect: str = "openai", mode: str = "auto") -> Iterator[str]:
-        config = ServerConfig(
+        config = ServerSettings(
             upstream_base_url=upstream.url, upstream_dialect=dialect, upstream_continue=mode
         )
         with LiveServer(create_app(config, WebRuntime(), ToolOptions())) as server:

@@ -22,7 +22,7 @@ from webreach.net import create_client
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.providers.search.exa import ExaSearchProvider
 from webreach.seam import WebRuntime
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.tools import ToolOptions
 
 USER = [{"role": "user", "content": "What is new in Python?"}]
@@ -71,8 +71,8 @@ def stack(upstream: ScriptedUpstream, replay: ReplayServer) -> Iterator[Stack]:
         ExaSearchProvider(api_key="exa-key", client=client, base_url=replay.url)
     )
     runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
-    config = ServerConfig(upstream_base_url=upstream.url, signing_key="k", keepalive_seconds=0.2)
-    with LiveServer(create_app(config, runtime, ToolOptions())) as server:
+    config = ServerSettings(upstream_base_url=upstream.url, signing_key="k")
+    with LiveServer(create_app(config, runtime, ToolOptions(), keepalive_seconds=0.2)) as server:
         result = Stack(upstream, replay, server.url)
         yield result
         result.gate.set()

@@ -26,7 +26,7 @@ from webreach.seam import (
     WebErrorCode,
     WebRuntime,
 )
-from webreach.server import ServerConfig, create_app
+from webreach.server import ServerSettings, create_app
 from webreach.testing import ScriptedImageSearch
 from webreach.tools import ToolOptions
 
@@ -61,12 +61,12 @@ def image_url(
     fetcher: ScriptedFetch,
     images: ScriptedImageSearch,
 ) -> Iterator[str]:
-    config = ServerConfig(upstream_base_url=upstream.url, keepalive_seconds=0.2)
+    config = ServerSettings(upstream_base_url=upstream.url)
     runtime = WebRuntime()
     runtime.register_search_provider(search)
     runtime.register_fetch_provider(fetcher)
     runtime.register_image_search_provider(images)
-    with LiveServer(create_app(config, runtime, ToolOptions())) as server:
+    with LiveServer(create_app(config, runtime, ToolOptions(), keepalive_seconds=0.2)) as server:
         yield server.url + "/v1"
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from scripted_upstream import ScriptedUpstream
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
-from webreach.server.app import ServerConfig, create_app, default_codecs
+from webreach.server.app import ServerSettings, create_app, default_codecs
 from webreach.server.core.errors import RequestError
 from webreach.server.core.inbound import parse_json
 from webreach.tools import ToolOptions
@@ -210,8 +210,9 @@ PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "messages
 def live() -> Iterator[str]:
     with ScriptedUpstream() as upstream:
         upstream.record = False
-        config = ServerConfig(upstream_base_url=upstream.url, keepalive_seconds=5)
-        with LiveServer(create_app(config, WebRuntime(), ToolOptions())) as server:
+        config = ServerSettings(upstream_base_url=upstream.url)
+        app = create_app(config, WebRuntime(), ToolOptions(), keepalive_seconds=5)
+        with LiveServer(app) as server:
             yield server.url
 
 

@@ -12,7 +12,7 @@ from providers_for_tests import ScriptedFetch
 from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import LiveServer
 from webreach.seam import FetchResult, HtmlBody, TextBody, WebError, WebErrorCode, WebRuntime
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.tools import ToolOptions
 
 ARTICLE_URL = "https://example.com/article"
@@ -114,7 +114,7 @@ def test_a_foreign_key_restores_nothing(upstream: ScriptedUpstream, fetcher: Scr
     def serve(key: str) -> LiveServer:
         runtime = WebRuntime()
         runtime.register_fetch_provider(fetcher)
-        config = ServerConfig(upstream_base_url=upstream.url, signing_key=key)
+        config = ServerSettings(upstream_base_url=upstream.url, signing_key=key)
         return LiveServer(create_app(config, runtime, ToolOptions()))
 
     upstream.queue(read_step(), Step(content="ok"))

@@ -24,7 +24,7 @@ from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import PROTOCOL_IDS, SMALLEST_REQUESTS, LiveServer
 from webreach.cache import MemoryStore
 from webreach.seam import FetchResult, HtmlBody, WebRuntime
-from webreach.server import ServerConfig, create_app
+from webreach.server import ServerSettings, create_app
 from webreach.server.core.review import REVIEW_ASK
 from webreach.tools import ToolOptions
 
@@ -68,10 +68,9 @@ def moderated_url(
     fetcher: ScriptedFetch,
 ) -> Iterator[str]:
     """A server whose reviewer is the scripted moderation endpoint."""
-    config = ServerConfig(
+    config = ServerSettings(
         upstream_base_url=upstream.url,
         signing_key="test-signing-key",
-        keepalive_seconds=0.2,
         moderation_base_url=moderation[1],
         moderation_api_key="moderation-key",
         moderation_model="text-moderation-test",
@@ -79,7 +78,8 @@ def moderated_url(
     runtime = WebRuntime()
     runtime.register_search_provider(search)
     runtime.register_fetch_provider(fetcher)
-    with LiveServer(create_app(config, runtime, ToolOptions(), store=MemoryStore())) as server:
+    app = create_app(config, runtime, ToolOptions(), store=MemoryStore(), keepalive_seconds=0.2)
+    with LiveServer(app) as server:
         yield server.url + "/v1"
 
 

@@ -26,7 +26,7 @@ from test_server_store import ASK, read_step
 from webreach.cache import MemoryStore, open_store
 from webreach.config import load_settings, open_response_store
 from webreach.seam import CacheStore, WebRuntime
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.server.core.errors import RequestError
 from webreach.server.core.store import ResponseStore
 from webreach.server.responses.stored import expand
@@ -43,17 +43,18 @@ def served(
     keys: tuple[str, ...] = (KEY_A, KEY_B),
     fetcher: ScriptedFetch | None = None,
 ) -> LiveServer:
-    config = ServerConfig(
+    config = ServerSettings(
         upstream_base_url=upstream.url,
         upstream_api_key="upstream-key",
         signing_key="test-signing-key",
-        keepalive_seconds=0.2,
-        api_keys=keys,
+        server_api_keys=",".join(keys),
     )
     runtime = WebRuntime()
     runtime.register_search_provider(ScriptedSearch("replay"))
     runtime.register_fetch_provider(fetcher or ScriptedFetch())
-    return LiveServer(create_app(config, runtime, ToolOptions(), store=store))
+    return LiveServer(
+        create_app(config, runtime, ToolOptions(), store=store, keepalive_seconds=0.2)
+    )
 
 
 def client(server: LiveServer, key: str) -> openai.OpenAI:

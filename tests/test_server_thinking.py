@@ -17,7 +17,7 @@ import pytest
 from scripted_upstream import ScriptedUpstream
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.tools import ToolOptions
 
 USER = [{"role": "user", "content": "Think about it."}]
@@ -74,7 +74,7 @@ DEEPSEEK = {
 def dialect_server(
     request: pytest.FixtureRequest, upstream: ScriptedUpstream
 ) -> Iterator[tuple[str, str]]:
-    config = ServerConfig(upstream_base_url=upstream.url, upstream_dialect=request.param)
+    config = ServerSettings(upstream_base_url=upstream.url, upstream_dialect=request.param)
     with LiveServer(create_app(config, WebRuntime(), ToolOptions())) as server:
         yield request.param, server.url + "/v1"
 
@@ -93,5 +93,5 @@ def test_thinking_reaches_the_upstream_in_its_dialect(
 
 
 def test_an_unknown_dialect_is_refused_at_start() -> None:
-    with pytest.raises(ValueError, match="WEBREACH_UPSTREAM_DIALECT"):
-        ServerConfig(upstream_base_url="http://127.0.0.1:9/v1", upstream_dialect="klingon")
+    with pytest.raises(ValueError, match="upstream_dialect"):
+        ServerSettings(upstream_base_url="http://127.0.0.1:9/v1", upstream_dialect="klingon")

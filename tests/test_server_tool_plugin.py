@@ -1,12 +1,11 @@
 """A fifth server tool (tests/site_search_tool.py) added through the registry alone: put in
-``ServerContext.tools``, it is offered, planned against the search budget, billed in
+``create_app(tools=...)``, it is offered, planned against the search budget, billed in
 ``tool_search``, and rendered in all three protocols (read through the official SDKs) with no
 change to the loop, the planner or a renderer.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,9 +19,8 @@ from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import LiveServer
 from site_search_tool import SiteSearch
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
-from webreach.server import ServerConfig, create_app
+from webreach.server import ServerSettings, create_app
 from webreach.server.core.calls.registry import BUILT_IN_TOOLS
-from webreach.server.core.context import ServerContext
 from webreach.tools import ToolOptions
 
 QUERY = "site:docs.python.org asyncio timeout"
@@ -50,13 +48,10 @@ def serving(upstream: ScriptedUpstream, search: ScriptedSearch, *, plugin: bool)
     runtime = WebRuntime()
     runtime.register_search_provider(search)
     runtime.register_fetch_provider(ScriptedFetch())
-    config = ServerConfig(upstream_base_url=upstream.url, keepalive_seconds=0.2)
-    app = create_app(config, runtime, ToolOptions())
+    settings = ServerSettings(upstream_base_url=upstream.url)
+    tools = (*BUILT_IN_TOOLS, SiteSearch.offer) if plugin else BUILT_IN_TOOLS
+    app = create_app(settings, runtime, ToolOptions(), keepalive_seconds=0.2, tools=tools)
     with LiveServer(app) as server:
-        if plugin:
-            context: ServerContext = app.state.context
-            tools = (*BUILT_IN_TOOLS, SiteSearch.offer)
-            app.state.context = dataclasses.replace(context, tools=tools)
         yield server.url + "/v1"
 
 

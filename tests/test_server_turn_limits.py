@@ -27,7 +27,7 @@ from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step, ToolCaller, TricklingUpstream
 from server_harness import LiveServer, default_search
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.server.core.loop import FORCED_ANSWER
 from webreach.server.core.turn_limits import TurnLimits, TurnTimedOut, Waits
 from webreach.tools import ToolOptions
@@ -129,11 +129,12 @@ def serving(
     upstream: ScriptedUpstream, search: ScriptedSearch | None = None, **settings: Any
 ) -> Iterator[str]:
     """The server in front of ``upstream``, with ``settings`` over the test defaults."""
-    settings = {"keepalive_seconds": 5.0, **settings}
-    config = ServerConfig(upstream_base_url=upstream.url, signing_key="k", **settings)
+    keepalive = settings.pop("keepalive_seconds", 5.0)
+    config = ServerSettings(upstream_base_url=upstream.url, signing_key="k", **settings)
     runtime = WebRuntime()
     runtime.register_search_provider(search or default_search())
-    with LiveServer(create_app(config, runtime, ToolOptions())) as server:
+    app = create_app(config, runtime, ToolOptions(), keepalive_seconds=keepalive)
+    with LiveServer(app) as server:
         yield server.url
 
 

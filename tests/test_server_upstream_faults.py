@@ -22,7 +22,7 @@ from server_harness import LiveServer
 from web_requests import BODIES, PATHS, USER, VARIANTS, path_of
 from webreach.config import ConfigError, load_settings
 from webreach.seam import WebRuntime
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.tools import ToolOptions
 
 KEY = "sk-upstream-secret-4242"
@@ -34,14 +34,18 @@ def message_of(response: httpx.Response) -> str:
 
 
 @pytest.fixture
-def server_config(upstream: ScriptedUpstream) -> ServerConfig:
-    return ServerConfig(
+def server_config(upstream: ScriptedUpstream) -> ServerSettings:
+    return ServerSettings(
         upstream_base_url=upstream.url,
         upstream_api_key=KEY,
         signing_key="k",
-        keepalive_seconds=5.0,  # longer than the upstream timeout: nothing is sent before it
         upstream_timeout=1.0,
     )
+
+
+@pytest.fixture
+def server_keepalive() -> float:
+    return 5.0  # longer than the upstream timeout: nothing is sent before it
 
 
 @pytest.fixture
@@ -181,7 +185,7 @@ def test_credentials_in_the_upstream_url_are_refused_at_start_without_echoing_th
     assert "hunter2" not in str(caught.value)
     with pytest.raises(ValueError, match="must not contain credentials") as refused:
         create_app(
-            ServerConfig(upstream_base_url="https://bob:hunter2@models.example/v1"),
+            ServerSettings(upstream_base_url="https://bob:hunter2@models.example/v1"),
             WebRuntime(),
             ToolOptions(),
         )
@@ -206,7 +210,7 @@ def test_the_upstream_timeouts_are_settings(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_an_unreachable_upstream_with_a_short_connect_timeout(live: str) -> None:
     runtime = WebRuntime()
-    config = ServerConfig(upstream_base_url="http://127.0.0.1:9/v1", upstream_connect_timeout=1)
+    config = ServerSettings(upstream_base_url="http://127.0.0.1:9/v1", upstream_connect_timeout=1)
     with LiveServer(create_app(config, runtime, ToolOptions())) as server:
         for variant in VARIANTS:
             response = httpx.post(server.url + path_of(variant), json=BODIES[variant])
@@ -220,10 +224,9 @@ def test_a_long_answer_is_preceded_by_newlines_and_a_late_failure_is_the_error_b
     """Past the keep-alive interval a non-streamed answer sends newlines (valid leading JSON
     whitespace) so proxies keep the connection; the status is then sent, so a failure after
     that is the protocol's error body, as the reference does."""
-    config = ServerConfig(
-        upstream_base_url=upstream.url, keepalive_seconds=0.2, upstream_timeout=1.0
-    )
-    with LiveServer(create_app(config, WebRuntime(), ToolOptions())) as server:
+    config = ServerSettings(upstream_base_url=upstream.url, upstream_timeout=1.0)
+    app = create_app(config, WebRuntime(), ToolOptions(), keepalive_seconds=0.2)
+    with LiveServer(app) as server:
         for check in ("raw", "sdk"):
             gate = threading.Event()
             upstream.queue(Step(content="Late but fine.", hold=gate))

@@ -28,7 +28,7 @@ import pytest
 from cli_helpers import clean_env
 from scripted_upstream import Call, ScriptedUpstream, Step
 from web_requests import BODIES, LOOPS, VARIANTS, path_of
-from webreach.server.app import ServerConfig
+from webreach.server.app import ServerSettings
 
 KEY = "sk-hostile-upstream-4242"
 MODERATION_KEY = "mod-secret-9191"
@@ -79,16 +79,20 @@ WRONG_TYPES = {
 
 
 @pytest.fixture
-def server_config(upstream: ScriptedUpstream) -> ServerConfig:
-    return ServerConfig(
+def server_config(upstream: ScriptedUpstream) -> ServerSettings:
+    return ServerSettings(
         upstream_base_url=upstream.url,
         upstream_api_key=KEY,
         moderation_api_key=MODERATION_KEY,
-        api_keys=(INBOUND,),
+        server_api_keys=INBOUND,
         signing_key=SIGNING,
-        keepalive_seconds=5.0,
         upstream_timeout=5.0,
     )
+
+
+@pytest.fixture
+def server_keepalive() -> float:
+    return 5.0
 
 
 @pytest.fixture

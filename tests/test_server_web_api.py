@@ -24,7 +24,7 @@ from webreach.net import create_client
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.providers.search.exa import ExaSearchProvider
 from webreach.seam import WebRuntime
-from webreach.server.app import ServerConfig, create_app
+from webreach.server.app import ServerSettings, create_app
 from webreach.server.web_api import replies
 from webreach.tools import ToolOptions
 
@@ -82,7 +82,7 @@ async def stack(replay: ReplayServer) -> AsyncIterator[Stack]:
         ExaSearchProvider(api_key="exa-key", client=client, base_url=replay.url)
     )
     runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
-    config = ServerConfig(upstream_base_url="http://127.0.0.1:9", api_keys=[KEY])
+    config = ServerSettings(upstream_base_url="http://127.0.0.1:9", server_api_keys=KEY)
     async with LocalServer(routes={"/article": html, "/other": html}) as pages:
         with LiveServer(create_app(config, runtime, OPTIONS, store=MemoryStore())) as server:
             headers = {"Authorization": f"Bearer {KEY}"}
@@ -380,7 +380,7 @@ def _refs(value: Any) -> list[str]:
 async def test_a_tool_turned_off_is_a_404_and_the_document_needs_no_keys_then() -> None:
     runtime = WebRuntime()
     options = ToolOptions(fetch_enabled=False)
-    config = ServerConfig(upstream_base_url="http://127.0.0.1:9")
+    config = ServerSettings(upstream_base_url="http://127.0.0.1:9")
     with LiveServer(create_app(config, runtime, options)) as server:
         async with httpx.AsyncClient(base_url=server.url) as client:
             reply = await client.post("/v1/fetch", json={"url": "https://a.example/"})

@@ -23,8 +23,8 @@ from typing import Any, Literal, get_args
 from pydantic import AliasChoices, SecretStr, ValidationError
 from pydantic_settings import BaseSettings
 
-from .providers.spec import config_file
 from .seam import WebreachError
+from .settings_base import config_file
 
 __all__ = [
     "ConfigError",

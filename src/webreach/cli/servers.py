@@ -244,8 +244,7 @@ def serve(
             as_json=False,
             exit_code=EXIT_USAGE,
         )
-    keys = _secret_list(settings.server_api_keys)
-    if not keys and not _is_loopback(host):
+    if not settings.api_keys() and not _is_loopback(host):
         fail(
             "INVALID_SETTING",
             f"refusing to serve on {host} without WEBREACH_SERVER_API_KEYS; "
@@ -254,63 +253,25 @@ def serve(
             exit_code=EXIT_USAGE,
         )
     from ..config import ConfigError, build_runtime, configured_secrets, open_response_store
-    from ..server.app import ServerConfig, create_app
+    from ..server.app import create_app
     from ..server.serving import CannotListen, listen
     from ..server.serving import serve as serve_app
 
-    upstream_key = settings.upstream_api_key
-    signing_key = settings.signing_key.get_secret_value() if settings.signing_key else None
-    if not signing_key:
+    if not (settings.signing_key and settings.signing_key.get_secret_value()):
         warn(
             "WEBREACH_SIGNING_KEY is not set; a random key seals read pages, "
             "so restoring them in later rounds works only within this process"
         )
-    config = ServerConfig(
-        upstream_base_url=settings.upstream_base_url,
-        upstream_api_key=upstream_key.get_secret_value() if upstream_key else None,
-        upstream_model=settings.upstream_model,
-        api_keys=keys,
-        signing_key=signing_key,
-        upstream_timeout=settings.upstream_timeout,
-        upstream_connect_timeout=settings.upstream_connect_timeout,
-        max_body_bytes=settings.server_max_body_bytes,
-        store_ttl=settings.store_ttl,
-        max_steps=settings.max_steps,
-        turn_timeout=settings.turn_timeout,
-        upstream_dialect=settings.upstream_dialect,
-        citations=settings.citations,
-        upstream_continue=settings.upstream_continue,
-        upstream_system=settings.upstream_system,
-        moderation_base_url=settings.moderation_base_url,
-        moderation_api_key=(
-            settings.moderation_api_key.get_secret_value() if settings.moderation_api_key else None
-        ),
-        moderation_model=settings.moderation_model,
-    )
     try:
         runtime = build_runtime(settings, default_cache="memory")
     except ConfigError as error:
         invalid_setting(error, as_json=False)
     store = open_response_store(settings)
-    server = create_app(
-        config, runtime, settings.tool_options(), store=store, secrets=configured_secrets(settings)
-    )
+    secrets = configured_secrets(settings)
+    server = create_app(settings, runtime, settings.tool_options(), store=store, secrets=secrets)
     try:
         sock = listen(host, port)
     except CannotListen as error:
         fail("CANNOT_LISTEN", str(error), as_json=False, exit_code=EXIT_TOOL_ERROR)
     shown = f"[{host}]" if ":" in host else host
-    serve_app(
-        server,
-        sock,
-        f"http://{shown}:{port}/v1",
-        max_connections=settings.server_max_connections,
-        header_timeout=settings.server_header_timeout,
-        body_timeout=settings.server_body_timeout,
-    )
-
-
-def _secret_list(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    return tuple(part.strip() for part in value.get_secret_value().split(",") if part.strip())
+    serve_app(server, sock, f"http://{shown}:{port}/v1", settings)

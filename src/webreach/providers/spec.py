@@ -16,20 +16,15 @@ factory receives those settings and a :class:`ProviderContext` of what every pro
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator, SecretStr, StringConstraints
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from ..settings_base import FileSettings
 
 if TYPE_CHECKING:
     import httpx
@@ -42,14 +37,8 @@ __all__ = [
     "ProviderSettings",
     "ProviderSpec",
     "Secret",
-    "config_file",
     "secret",
 ]
-
-
-def config_file() -> Path:
-    """The TOML file every settings class reads: ``WEBREACH_CONFIG``, else ``./webreach.toml``."""
-    return Path(os.environ.get("WEBREACH_CONFIG") or "webreach.toml")
 
 
 def _blank_is_none(value: object) -> object:
@@ -85,7 +74,7 @@ def secret(value: SecretStr | None) -> str | None:
     return value.get_secret_value() or None if value is not None else None
 
 
-class ProviderSettings(BaseSettings):
+class ProviderSettings(FileSettings):
     """The base of a provider's own settings: the environment, then the TOML file.
 
     Name each field after its variable in lower case (``exa_api_key``): the environment is read
@@ -93,18 +82,7 @@ class ProviderSettings(BaseSettings):
     settings' keys. An empty variable counts as unset; unknown keys are ignored.
     """
 
-    model_config = SettingsConfigDict(extra="ignore", validate_default=True, env_ignore_empty=True)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file()))
+    model_config = SettingsConfigDict(env_ignore_empty=True)
 
 
 class NoSettings(ProviderSettings):

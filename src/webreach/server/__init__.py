@@ -3,9 +3,26 @@
 ``core/`` is protocol-neutral (the turn, the loop, web calls, citations, the upstream,
 sealing); ``chat/``, ``responses/`` and ``messages/`` each parse their requests into a turn
 and render the loop's events back. Imports tools and seam only, never a provider.
+
+``create_app`` is loaded on first use: the shared settings extend :class:`ServerSettings`, and
+reading them must not need the server's extra (Starlette, the OpenAI SDK) installed.
 """
 
-from .app import create_app
-from .config import ServerConfig
+from __future__ import annotations
 
-__all__ = ["ServerConfig", "create_app"]
+from typing import TYPE_CHECKING, Any
+
+from .config import ServerSettings
+
+if TYPE_CHECKING:
+    from .app import create_app
+
+__all__ = ["ServerSettings", "create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "create_app":
+        from .app import create_app
+
+        return create_app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,9 +6,10 @@ themselves, so a framework's models and dependency injection would only add per-
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 
+from pydantic import SecretStr
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
@@ -16,7 +17,9 @@ from starlette.routing import Route
 from ..seam import CacheStore, WebRuntime
 from ..tools import ToolOptions
 from .chat import ChatCodec
-from .config import DEFAULT_MAX_BODY_BYTES, ServerConfig
+from .config import ServerSettings
+from .core.calls.base import ToolFactory
+from .core.calls.registry import BUILT_IN_TOOLS
 from .core.codec import Codec
 from .core.context import ServerContext
 from .core.review import ModerationReviewer
@@ -34,7 +37,7 @@ from .web_api import PATHS as WEB_PATHS
 from .web_api import routes as web_routes
 from .web_api import unauthorized_body
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "PATHS", "ServerConfig", "create_app", "default_codecs"]
+__all__ = ["PATHS", "ServerSettings", "create_app", "default_codecs"]
 
 PATHS = {
     "chat": ("/v1/chat/completions", "/chat/completions", "/beta/chat/completions"),
@@ -50,43 +53,48 @@ def default_codecs() -> dict[str, Codec]:
 
 
 def create_app(
-    config: ServerConfig,
+    settings: ServerSettings,
     runtime: WebRuntime,
     options: ToolOptions,
     codecs: dict[str, Codec] | None = None,
     store: CacheStore | None = None,
     secrets: Iterable[str] = (),
+    *,
+    keepalive_seconds: float = 10.0,
+    tools: Sequence[ToolFactory] = BUILT_IN_TOOLS,
 ) -> Starlette:
     """The server; it owns ``runtime`` (and ``store``, where responses and read pages are kept
-    for ``config.store_ttl`` seconds) and closes them on shutdown. ``secrets`` (providers'
-    keys, say) are hidden from upstream texts with the ones ``config`` holds."""
-    secrets = tuple(secrets)
+    for ``settings.store_ttl`` seconds) and closes them on shutdown. ``secrets`` (providers'
+    keys, say) are hidden from upstream texts with the ones ``settings`` holds. A request
+    waiting for its answer gets a keep-alive (an SSE comment or a newline) every
+    ``keepalive_seconds``. ``tools`` are the web tools the server runs itself, in the order
+    their calls are planned (docs/architecture.md shows how to add one)."""
+    settings.upstream_url()  # a server without an upstream fails here, not at its start
+    secrets = (*settings.secrets(), *secrets)
     codecs = codecs if codecs is not None else default_codecs()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        upstream = Upstream(
-            base_url=config.upstream_base_url,
-            api_key=config.upstream_api_key,
-            model=config.upstream_model,
-            timeout=config.upstream_timeout,
-            connect_timeout=config.upstream_connect_timeout,
-            dialect=config.upstream_dialect,
-            continuation=config.upstream_continue,
-            system_first=config.upstream_system == "first",
-            redactor=Redactor(_secrets(config, secrets)),
-        )
+        upstream = Upstream(settings, Redactor(secrets))
         kept = None
-        if store is not None and config.store_ttl > 0:
-            kept = ResponseStore(store, config.store_ttl)
-        app.state.config = config
+        if store is not None and settings.store_ttl > 0:
+            kept = ResponseStore(store, settings.store_ttl)
         reviewer = None
-        if config.moderation_base_url:
+        if settings.moderation_base_url:
             reviewer = ModerationReviewer(
-                config.moderation_base_url, config.moderation_api_key, config.moderation_model
+                settings.moderation_base_url,
+                _revealed(settings.moderation_api_key),
+                settings.moderation_model,
             )
         app.state.context = ServerContext(
-            upstream, runtime, options, PageSealer(config.signing_key), kept, reviewer
+            upstream=upstream,
+            runtime=runtime,
+            options=options,
+            sealer=PageSealer(_revealed(settings.signing_key)),
+            settings=settings,
+            store=kept,
+            reviewer=reviewer,
+            tools=tuple(tools),
         )
         try:
             yield
@@ -99,7 +107,7 @@ def create_app(
                 await store.aclose()
 
     routes = [
-        Route(path, ProtocolEndpoint(codec).handle, methods=["POST"])
+        Route(path, ProtocolEndpoint(codec, keepalive_seconds).handle, methods=["POST"])
         for protocol, codec in codecs.items()
         for path in PATHS[protocol]
     ]
@@ -111,26 +119,20 @@ def create_app(
         *web_routes(),
     ]
     middleware = [Middleware(AccessLog, protocols=_protocols(codecs)), Middleware(ServerTiming)]
-    if any(config.api_keys):
-        keys = Middleware(
+    if keys := settings.api_keys():
+        inbound = Middleware(
             InboundKeys,
-            keys=config.api_keys,
+            keys=keys,
             error_body=_error_body_for(codecs),
             open_paths=_OPEN_PATHS,
         )
-        middleware.append(keys)
+        middleware.append(inbound)
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 
-def _secrets(config: ServerConfig, more: Iterable[str]) -> list[str | None]:
-    """Every secret the server knows, none of which an upstream text may carry onwards."""
-    return [
-        config.upstream_api_key,
-        config.moderation_api_key,
-        config.signing_key,
-        *config.api_keys,
-        *more,
-    ]
+def _revealed(secret: SecretStr | None) -> str | None:
+    """The secret itself, for the one place that uses it."""
+    return secret.get_secret_value() if secret is not None else None
 
 
 def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:

@@ -1,68 +1,111 @@
-"""How the server is set up: its upstream, its keys, its limits."""
+"""The server's settings, declared once: what ``create_app`` needs besides the runtime.
+
+A plain pydantic model that reads nothing by itself: :class:`webreach.settings.Settings` extends
+it, so ``webreach serve`` reads every field from ``WEBREACH_<FIELD>`` or ``webreach.toml`` and
+hands the object over whole, while a program or a test builds one from its arguments alone.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-__all__ = ["CITATION_STYLES", "CONTINUE_MODES", "DEFAULT_MAX_BODY_BYTES", "ServerConfig"]
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
-CITATION_STYLES = ("annotations", "markdown")
-CONTINUE_MODES = ("auto", "prefix", "continue_final_message", "prefill", "off")
-DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+__all__ = ["ServerSettings"]
+
+PositiveInt = Annotated[int, Field(gt=0)]
+Seconds = Annotated[float, Field(gt=0)]
 
 
-@dataclass(frozen=True, slots=True)
-class ServerConfig:
-    """Everything ``create_app`` needs besides the runtime; ``webreach serve`` fills it from
-    the settings (SPEC §9 names the variables)."""
+class ServerSettings(BaseModel):
+    """The API server's settings, with their defaults (SPEC §9 names the variables). Secrets
+    are ``SecretStr``: no repr, log line or message shows them."""
 
-    upstream_base_url: str
-    upstream_api_key: str | None = None
+    model_config = ConfigDict(extra="forbid", validate_default=True, hide_input_in_errors=True)
+    """A misspelt field is an error; a refused value (a URL with a password, say) is never
+    echoed in the exception's text."""
+
+    upstream_base_url: str | None = Field(default=None, examples=["http://localhost:11434/v1"])
+    """The OpenAI-compatible endpoint the server fronts; ``create_app`` needs it."""
+    upstream_api_key: SecretStr | None = None
     upstream_model: str | None = None
-    api_keys: Sequence[str] = ()
-    signing_key: str | None = None
-    keepalive_seconds: float = 10.0
-    upstream_timeout: float = 600.0
-    upstream_connect_timeout: float = 10.0
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    upstream_dialect: str = "openai"
+    """The model every request is sent to; unset, the one the client names."""
+    upstream_timeout: Seconds = 600.0
+    upstream_connect_timeout: Seconds = 10.0
+    upstream_dialect: Literal["openai", "deepseek"] = "openai"
     """How thinking reaches the upstream: ``openai`` (``reasoning_effort``) or ``deepseek``."""
-    store_ttl: float = 3600.0
+    server_api_keys: SecretStr | None = None
+    """Inbound keys, comma-separated; unset, the server takes requests without one."""
+    server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
+    store_ttl: Annotated[float, Field(ge=0)] = 3600.0
     """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
-    max_steps: int = 24
+    store_max_mb: PositiveInt = 256
+    max_steps: PositiveInt = 24
     """Upstream calls per request: at the cap one forced answer, then the protocol's error."""
-    turn_timeout: float = 900.0
+    turn_timeout: Seconds = 900.0
     """Seconds for one request's whole turn; past it the protocol's error (504-class)."""
-    citations: str = "annotations"
+    server_max_connections: PositiveInt | None = None
+    server_header_timeout: Seconds = 10.0
+    server_body_timeout: Seconds = 60.0
+    citations: Literal["annotations", "markdown"] = "annotations"
     """The citation style when a request names none (``X-Webreach-Citations``)."""
-    upstream_system: str = "anywhere"
+    upstream_system: Literal["anywhere", "first"] = "anywhere"
     """Where the upstream takes system messages: ``anywhere`` (as the client placed them) or
     ``first`` (folded into one leading message, for chat templates that refuse any other)."""
-    upstream_continue: str = "auto"
+    upstream_continue: Literal["auto", "prefix", "continue_final_message", "prefill", "off"] = (
+        "auto"
+    )
     """How a partial reply is continued upstream: ``prefix`` (DeepSeek), ``continue_final_message``
     (vLLM, SGLang), ``prefill`` (the message sent as it is), ``off`` (refused); ``auto`` is
     ``prefix`` for the deepseek dialect, else ``prefill``."""
     moderation_base_url: str | None = None
     """An OpenAI-compatible ``/moderations`` endpoint for ``safety_check``; without one the
     upstream model gives the verdict."""
-    moderation_api_key: str | None = None
+    moderation_api_key: SecretStr | None = None
     moderation_model: str = "omni-moderation-latest"
+    signing_key: SecretStr | None = None
+    """Seals read pages; unset, a random key that lasts as long as the process."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["text", "json"] = "text"
 
-    def __post_init__(self) -> None:
-        if self.citations not in CITATION_STYLES:
-            raise ValueError("WEBREACH_CITATIONS must be `annotations` or `markdown`")
-        if self.upstream_system not in ("anywhere", "first"):
-            raise ValueError("WEBREACH_UPSTREAM_SYSTEM must be `anywhere` or `first`")
-        if self.upstream_continue not in CONTINUE_MODES:
-            modes = ", ".join(f"`{mode}`" for mode in CONTINUE_MODES)
-            raise ValueError(f"WEBREACH_UPSTREAM_CONTINUE must be one of {modes}")
-        if self.upstream_dialect not in ("openai", "deepseek"):
-            raise ValueError("WEBREACH_UPSTREAM_DIALECT must be `openai` or `deepseek`")
-        parts = urlsplit(self.upstream_base_url)
-        if parts.username is not None or parts.password is not None:
-            raise ValueError(
-                "WEBREACH_UPSTREAM_BASE_URL must not contain credentials (user:password@); "
-                "put the upstream's key in WEBREACH_UPSTREAM_API_KEY"
-            )
+    @field_validator("log_level", "log_format", mode="before")
+    @classmethod
+    def _any_case(cls, value: object) -> object:
+        """``INFO`` means ``info``: operators write levels as their other tools do."""
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("upstream_base_url", "moderation_base_url")
+    @classmethod
+    def _no_credentials_in_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """A password in the URL would end up in logs and error texts; keys have their own
+        setting. The URL must be http(s), as the SDK that calls it needs."""
+        if not value:
+            return value
+        parts = urlsplit(value)
+        key = "WEBREACH_UPSTREAM_API_KEY"
+        if info.field_name == "moderation_base_url":
+            key = "WEBREACH_MODERATION_API_KEY"
+        if "@" in parts.netloc:
+            raise ValueError(f"must not contain credentials (user:password@); put the key in {key}")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http(s) URL with a host, e.g. https://api.openai.com/v1")
+        return value
+
+    def upstream_url(self) -> str:
+        """``upstream_base_url``, which the server cannot do without."""
+        if not self.upstream_base_url:
+            raise ValueError("upstream_base_url (WEBREACH_UPSTREAM_BASE_URL) is not set")
+        return self.upstream_base_url
+
+    def api_keys(self) -> tuple[str, ...]:
+        """The inbound keys, one per comma-separated part of ``server_api_keys``."""
+        if self.server_api_keys is None:
+            return ()
+        parts = self.server_api_keys.get_secret_value().split(",")
+        return tuple(part.strip() for part in parts if part.strip())
+
+    def secrets(self) -> list[str]:
+        """Every secret these settings hold, none of which an upstream text may carry onwards."""
+        held = (self.upstream_api_key, self.moderation_api_key, self.signing_key)
+        return [s.get_secret_value() for s in held if s is not None] + list(self.api_keys())

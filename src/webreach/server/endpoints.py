@@ -1,7 +1,7 @@
 """The HTTP endpoints: one per protocol (relay or loop), the model list, and health.
 
-Resources live on ``request.app.state`` (set up by the app's lifespan): the loop's
-:class:`ServerContext` and the :class:`ServerConfig`.
+Resources live on ``request.app.state.context`` (a :class:`ServerContext`, set up by the app's
+lifespan), the server's settings among them.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from starlette.responses import Response, StreamingResponse
 
 from ..seam import cancel_and_wait
 from .chat.request import check_chat, needs_loop
-from .config import ServerConfig
+from .config import ServerSettings
 from .core.codec import Codec, stream_frames, whole_body
 from .core.context import ServerContext
 from .core.errors import RequestError, ServerFailure
@@ -59,10 +59,10 @@ CANNOT_CONTINUE_HERE = (
 )
 
 
-def _citation_style(request: Request, config: ServerConfig) -> CitationStyle:
+def _citation_style(request: Request, settings: ServerSettings) -> CitationStyle:
     """The request's header, else the server's setting."""
     asked = request.headers.get(CITATIONS_HEADER)
-    style = config.citations if asked is None else asked.strip().lower()
+    style = settings.citations if asked is None else asked.strip().lower()
     if style == "markdown":
         return "markdown"
     if style == "annotations":
@@ -74,16 +74,18 @@ class ProtocolEndpoint:
     """``POST`` of one protocol: a Chat request without web tools is relayed as bytes; any other
     goes through the loop, streamed or as one body."""
 
-    def __init__(self, codec: Codec) -> None:
+    def __init__(self, codec: Codec, keepalive_seconds: float = 10.0) -> None:
         self.codec = codec
+        self.keepalive_seconds = keepalive_seconds
+        """How long a client waits without a byte: then an SSE comment, or a newline."""
 
     async def handle(self, request: Request) -> Response:
         started = time.perf_counter()
         context: ServerContext = request.app.state.context
-        config: ServerConfig = request.app.state.config
-        limits = TurnLimits.starting_now(config.max_steps, config.turn_timeout)
+        settings = context.settings
+        limits = TurnLimits.starting_now(settings.max_steps, settings.turn_timeout)
         try:
-            raw = await read_body(request, config.max_body_bytes)
+            raw = await read_body(request, settings.server_max_body_bytes)
             body = parse_json(raw)
             if self.codec.protocol == "chat" and not needs_loop(body):
                 check_chat(body)
@@ -93,13 +95,13 @@ class ProtocolEndpoint:
             if turn.continued and context.upstream.continuation == "off":
                 raise RequestError(CANNOT_CONTINUE_HERE, param="messages")
             turn.store = turn.store and context.store is not None
-            turn.citations = _citation_style(request, config)
+            turn.citations = _citation_style(request, settings)
             runner = TurnRunner(turn, context, limits)
             log = request_log()
             log.stream, log.usage = turn.stream, runner.usage
             if turn.stream:
-                return await self._stream(request, runner, body, config, started)
-            return await self._whole(request, runner, body, config, started)
+                return await self._stream(request, runner, body, started)
+            return await self._whole(request, runner, body, started)
         except (RequestError, ServerFailure) as failure:
             return _error(self.codec, failure)
         except ClientGone:
@@ -152,7 +154,6 @@ class ProtocolEndpoint:
         request: Request,
         runner: TurnRunner,
         body: JSON,
-        config: ServerConfig,
         started: float,
     ) -> Response:
         try:
@@ -167,7 +168,7 @@ class ProtocolEndpoint:
 
         frames = with_keepalive(
             stream_frames(self.codec, runner.turn, runner.events(), finished),
-            config.keepalive_seconds,
+            self.keepalive_seconds,
         )
         headers = {"Server-Timing": _timing(runner, started), **STREAM_HEADERS}
         return StreamingResponse(
@@ -182,7 +183,6 @@ class ProtocolEndpoint:
         request: Request,
         runner: TurnRunner,
         body: JSON,
-        config: ServerConfig,
         started: float,
     ) -> Response:
         """One JSON body. An answer that takes longer than the keep-alive interval is preceded
@@ -200,16 +200,14 @@ class ProtocolEndpoint:
 
         work = asyncio.ensure_future(answer())
         try:
-            await until_disconnected(
-                request, asyncio.wait({work}, timeout=config.keepalive_seconds)
-            )
+            await until_disconnected(request, asyncio.wait({work}, timeout=self.keepalive_seconds))
         except BaseException:
             await cancel_and_wait([work])
             raise
         headers = {"Server-Timing": _timing(runner, started)}
         if work.done():
             return json_response(200, work.result(), headers)
-        frames = _newlines_then(work, self.codec, config.keepalive_seconds)
+        frames = _newlines_then(work, self.codec, self.keepalive_seconds)
         return StreamingResponse(frames, 200, headers, media_type="application/json")
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import uvicorn
 
 from ..seam import WebreachError
+from .config import ServerSettings
 from .limits import ConnectionLimits, LimitedConfig, connection_capacity, on_loop_error
 from .logs import announce
 
@@ -66,27 +67,21 @@ class _Server(uvicorn.Server):
             announce(f"serving on {self._url}", url=self._url)
 
 
-def serve(
-    app: Any,
-    sock: socket.socket,
-    url: str,
-    *,
-    max_connections: int | None = None,
-    header_timeout: float = 10.0,
-    body_timeout: float = 60.0,
-) -> None:
+def serve(app: Any, sock: socket.socket, url: str, settings: ServerSettings | None = None) -> None:
     """Serve ``app`` on ``sock`` until interrupted. The log, uvicorn's loggers included, is
     the caller's to configure (:func:`webreach.server.logs.configure_logging`); uvicorn's own
     access log stays off, the app writes its own.
 
-    At most ``max_connections`` (default 1000, fewer if the open-file limit cannot hold them)
-    are served at once; a client must send its request headers within ``header_timeout``
-    seconds and its body within ``body_timeout`` seconds more (:mod:`.limits`)."""
-    most, said = connection_capacity(max_connections)
+    At most ``settings.server_max_connections`` (default 1000, fewer if the open-file limit
+    cannot hold them) are served at once; a client must send its request headers within
+    ``server_header_timeout`` seconds and its body within ``server_body_timeout`` seconds more
+    (:mod:`.limits`)."""
+    settings = settings if settings is not None else ServerSettings()
+    most, said = connection_capacity(settings.server_max_connections)
     if said:
         level = logging.INFO if said.startswith("raised") else logging.WARNING
         logging.getLogger("webreach.server").log(level, said)
-    limits = ConnectionLimits(most, header_timeout, body_timeout)
+    limits = ConnectionLimits(most, settings.server_header_timeout, settings.server_body_timeout)
     config = LimitedConfig(
         app, limits, log_config=None, log_level=None, access_log=False, lifespan="on"
     )

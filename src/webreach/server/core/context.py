@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ...seam import WebRuntime
 from ...tools import ToolOptions
+from ..config import ServerSettings
 from .calls.base import ToolFactory
 from .calls.registry import BUILT_IN_TOOLS
 from .review import Reviewer
@@ -22,6 +23,8 @@ class ServerContext:
     runtime: WebRuntime
     options: ToolOptions
     sealer: PageSealer
+    settings: ServerSettings
+    """The server's settings, whole, as ``create_app`` received them."""
     store: ResponseStore | None = None
     """Where responses and read pages are kept between requests; None keeps nothing."""
     reviewer: Reviewer | None = None

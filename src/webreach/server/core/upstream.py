@@ -17,6 +17,7 @@ from openai import AsyncOpenAI, AsyncStream
 from pydantic import ValidationError
 
 from ...seam import settled
+from ..config import ServerSettings
 from .chunk_stream import ChunkStream, reported_error
 from .chunks import ChatChunk, CompletionBody, invalid
 from .errors import UpstreamError
@@ -50,10 +51,6 @@ def _address(base_url: str) -> str:
     host = parts.hostname or "?"
     host = f"[{host}]" if ":" in host else host
     return f"{host}:{port or (443 if parts.scheme == 'https' else 80)}"
-
-
-DIALECTS = ("openai", "deepseek")
-"""How thinking is asked of the upstream: ``reasoning_effort``, or DeepSeek's ``thinking``."""
 
 
 def thinking_params(dialect: str, thinking: bool, effort: str | None, off: bool) -> JSON:
@@ -92,38 +89,31 @@ class Completion:
 
 
 class Upstream:
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        api_key: str | None,
-        model: str | None = None,
-        timeout: float = 600.0,
-        connect_timeout: float = 10.0,
-        dialect: str = "openai",
-        continuation: str = "auto",
-        system_first: bool = False,
-        redactor: Redactor | None = None,
-    ) -> None:
-        """``timeout`` bounds each wait for the upstream's next bytes (its first answer
-        included), ``connect_timeout`` the connection. ``redactor`` hides the server's secrets
-        in every upstream text (by default, the upstream key)."""
-        self.model = model
-        self.dialect = dialect
-        self.continuation = (
-            continuation
-            if continuation != "auto"
-            else ("prefix" if dialect == "deepseek" else "prefill")
-        )
+    def __init__(self, settings: ServerSettings, redactor: Redactor | None = None) -> None:
+        """The upstream ``settings`` name (``upstream_*``): ``upstream_timeout`` bounds each
+        wait for its next bytes (its first answer included), ``upstream_connect_timeout`` the
+        connection. ``redactor`` hides the server's secrets in every upstream text (by
+        default, the upstream key)."""
+        base_url = settings.upstream_url()
+        key = settings.upstream_api_key
+        api_key = key.get_secret_value() if key is not None else None
+        self.model = settings.upstream_model
+        self.dialect = settings.upstream_dialect
+        continuation = settings.upstream_continue
+        if continuation == "auto":
+            continuation = "prefix" if self.dialect == "deepseek" else "prefill"
+        self.continuation = continuation
         """How a partial reply is continued (``WEBREACH_UPSTREAM_CONTINUE``, resolved)."""
-        self.system_first = system_first
+        self.system_first = settings.upstream_system == "first"
         """The upstream takes one leading system message only (``WEBREACH_UPSTREAM_SYSTEM``)."""
         self.redactor = redactor if redactor is not None else Redactor([api_key])
         self.where = _address(base_url)
         """``host:port`` of the upstream, for the operator's log."""
         # The SDK's HTTP client, kept here too: the relay sends its raw requests through it.
         self._http = openai.DefaultAioHttpClient(
-            timeout=openai.Timeout(timeout, connect=connect_timeout)
+            timeout=openai.Timeout(
+                settings.upstream_timeout, connect=settings.upstream_connect_timeout
+            )
         )
         self._client = AsyncOpenAI(
             base_url=base_url,

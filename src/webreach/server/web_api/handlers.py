@@ -21,7 +21,6 @@ from starlette.responses import Response
 from ...seam import WebError
 from ...tools import SearchToolResult, run_search
 from ...tools.fetch import page_piece, read_page
-from ..config import ServerConfig
 from ..core.context import ServerContext
 from ..core.errors import RequestError
 from ..core.fields import JSON
@@ -91,11 +90,10 @@ def endpoint(tool: Tool, work: Work) -> Handler:
     async def handle(request: Request) -> Response:
         started = time.perf_counter()
         context: ServerContext = request.app.state.context
-        config: ServerConfig = request.app.state.config
         if not _enabled(context, tool):
             return _turned_off(tool)
         try:
-            body = parse_json(await read_body(request, config.max_body_bytes))
+            body = parse_json(await read_body(request, context.settings.server_max_body_bytes))
             answer = await until_disconnected(request, work(context, body))
         except RequestError as error:
             request_log().note = error.message
@@ -190,5 +188,5 @@ openwebui_loader_endpoint = endpoint("fetch", openwebui_loader_work)
 async def openapi_endpoint(request: Request) -> Response:
     """``GET /v1/openapi.json``, with this server's own bounds and whether it needs a key."""
     context: ServerContext = request.app.state.context
-    config: ServerConfig = request.app.state.config
-    return json_response(200, openapi_document(context.options, keyed=any(config.api_keys)))
+    keyed = bool(context.settings.api_keys())
+    return json_response(200, openapi_document(context.options, keyed=keyed))
