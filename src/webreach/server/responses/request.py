@@ -172,9 +172,9 @@ class _Input:
         elif kind == "additional_tools":
             self.loaded.extend(_tools_item(AdditionalToolsItem, item, kind).tools)
         elif kind == "web_search_call":
-            call = read(WebSearchCallItem, item, "")
-            if call.read_link and self.last_user is not None:
-                page = PageRef.of(self.last_user, call.signature, call.id)
+            web = read(WebSearchCallItem, item, "")
+            if web.read_link and self.last_user is not None:
+                page = PageRef.of(self.last_user, web.signature, web.id)
                 if page is not None:
                     self.pages.append(page)
         elif kind == "reasoning":
