@@ -16,7 +16,7 @@ import openai
 import pytest
 from openai.types.responses import Response
 
-from scripted_upstream import ScriptedUpstream
+from scripted_upstream import ScriptedUpstream, ToolCaller
 
 WEATHER = {
     "type": "function",
@@ -208,3 +208,18 @@ def test_a_setting_that_cannot_be_echoed_is_refused_by_name(
     answer = _post(webreach_url, body)
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"]["message"] == message
+
+
+def test_a_step_offered_no_tools_is_not_sent_parallel_tool_calls(
+    upstream: ScriptedUpstream, webreach_url: str
+) -> None:
+    """Once the search budget is spent the loop asks for an answer without tools; OpenAI
+    refuses ``parallel_tool_calls`` on a request that declares none."""
+    model = upstream.respond = ToolCaller(gives_up=12)
+    answer = _post(webreach_url, {"tools": [{"type": "web_search"}], "parallel_tool_calls": False})
+    assert answer.status_code == 200, answer.text
+    with_tools = [body for body in model.bodies if "tools" in body]
+    without = [body for body in model.bodies if "tools" not in body]
+    assert with_tools and without
+    assert all(body["parallel_tool_calls"] is False for body in with_tools)
+    assert all("parallel_tool_calls" not in body for body in without)

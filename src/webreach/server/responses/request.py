@@ -43,7 +43,7 @@ from .tools import (
     upstream_name,
 )
 
-__all__ = ["ResponsesRequest", "parse_request"]
+__all__ = ["parse_request"]
 
 _STATELESS = "not supported; send the whole conversation in `input`"
 _REFUSED_PARAMS = {
