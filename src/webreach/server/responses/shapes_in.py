@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import BeforeValidator, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    StrictStr,
+    StringConstraints,
+    ValidationError,
+)
 
 from ..core.errors import RequestError
 from ..core.fields import (
@@ -59,7 +66,7 @@ __all__ = [
     "read",
 ]
 
-M = TypeVar("M", bound=Request)
+M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 
@@ -164,7 +171,18 @@ class ResponsesRequest(Request):
 # --- input items ---------------------------------------------------------------------------
 
 
-class ItemHead(Request):
+class _Item(BaseModel):
+    """An input item or content part: read once per item of a long history, so its checks are
+    pydantic's own (a refusal names the item's problem, not the field); other fields ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+Text = StrictStr
+NonEmpty = Annotated[StrictStr, StringConstraints(min_length=1)]
+
+
+class ItemHead(_Item):
     """What decides an input item's kind: its ``type``, or a ``role`` alone (a message)."""
 
     type: object = None
@@ -177,33 +195,33 @@ class ItemHead(Request):
         return self.type
 
 
-class MessageItem(Request):
+class MessageItem(_Item):
     role: object = None
     content: object = None
 
 
-class PartHead(Request):
+class PartHead(_Item):
     type: object = None
 
 
-class TextPart(Request):
-    text: Id = when_missing()
+class TextPart(_Item):
+    text: Text
 
 
-class RefusalPart(Request):
-    refusal: Id = when_missing()
+class RefusalPart(_Item):
+    refusal: Text
 
 
-class ImagePart(Request):
-    image_url: Named = when_missing()
+class ImagePart(_Item):
+    image_url: NonEmpty
     detail: Annotated[str | None, _loose(str, lambda v: v in ("auto", "low", "high"))] = None
 
 
-class FunctionCallItem(Request):
+class FunctionCallItem(_Item):
     """A ``function_call``; also the shape a client-run tool search's call is read into."""
 
-    call_id: Id = when_missing()
-    name: Id = when_missing()
+    call_id: Text
+    name: Text
     arguments: LooseAny = None
     namespace: LooseAny = None
 
@@ -212,12 +230,12 @@ class CustomToolCallItem(FunctionCallItem):
     input: LooseAny = None
 
 
-class FunctionOutputItem(Request):
-    call_id: Id = when_missing()
+class FunctionOutputItem(_Item):
+    call_id: Text
     output: object = None
 
 
-class ToolSearchCallItem(Request):
+class ToolSearchCallItem(_Item):
     call_id: object = None
     id: object = None
     arguments: Annotated[JSON | None, _loose(dict, lambda _: True)] = None
@@ -228,7 +246,7 @@ class ToolSearchCallItem(Request):
         return self.call_id or self.id
 
 
-class AdditionalToolsItem(Request):
+class AdditionalToolsItem(_Item):
     tools: List = when_missing()
 
 
@@ -241,7 +259,7 @@ class ToolSearchOutputItem(AdditionalToolsItem):
         return self.call_id or self.id
 
 
-class WebSearchCallItem(Request):
+class WebSearchCallItem(_Item):
     id: object = None
     kind: object = None
     signature: object = None
