@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from openai import AsyncStream
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...seam import settled
 from .chunks import ChatChunk
@@ -54,11 +54,17 @@ def _free_form(arguments: str) -> str:
     """The ``input`` of a custom tool's upstream function; arguments that are not the object
     the function declared reach the client as the model wrote them."""
     try:
-        parsed = json.loads(arguments)
-    except ValueError:
+        return _FreeForm.model_validate_json(arguments).input
+    except ValidationError:
         return arguments
-    value = parsed.get("input") if isinstance(parsed, dict) else None
-    return value if isinstance(value, str) else arguments
+
+
+class _FreeForm(BaseModel):
+    """The one argument of a custom tool's upstream function."""
+
+    model_config = ConfigDict(strict=True)
+
+    input: str
 
 
 @dataclass

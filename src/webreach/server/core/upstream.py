@@ -160,6 +160,9 @@ class Upstream:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        if "tools" not in payload:
+            # OpenAI refuses it on a request that offers no tools (a step made to answer).
+            payload.pop("parallel_tool_calls", None)
         try:
             stream = await self._client.post(
                 "/chat/completions",

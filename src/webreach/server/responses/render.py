@@ -33,7 +33,7 @@ from ..core.events import (
     WebCallStarted,
 )
 from ..core.turn import JSON, Turn
-from ..core.wire import dumps, sse_frame
+from .frames import Frames
 from .shapes import (
     action_shape,
     base_response,
@@ -65,15 +65,12 @@ class _Message:
     annotations: list[JSON] = field(default_factory=list)
 
 
-class ResponseRenderer:
+class ResponseRenderer(Frames):
     """Feeds on events; collects frames (when streaming) and the output items of the response."""
 
     def __init__(self, turn: Turn, *, streaming: bool) -> None:
-        self._frames = streaming
-        self._out: list[str] = []
-        self._seq = 0
+        super().__init__(streaming=streaming)
         self._hex = uuid.uuid4().hex
-        self._items: list[JSON | None] = []
         self._reasoning: _Reasoning | None = None
         self._message: _Message | None = None
         self._messages: list[_Message] = []
@@ -122,49 +119,8 @@ class ResponseRenderer:
                 assert_never(event)
         return self._take()
 
-    # --- frames ----------------------------------------------------------------------------
-
-    def _emit(self, kind: str, payload: JSON) -> None:
-        if self._frames:
-            data = {"type": kind, "sequence_number": self._seq, **payload}
-            self._out.append(sse_frame(dumps(data), kind))
-        self._seq += 1
-
-    def _emit_delta(
-        self,
-        kind: str,
-        item_id: str,
-        index: int,
-        text: str,
-        tail: str,
-        position: str = "content_index",
-    ) -> None:
-        """Hot path: text and reasoning deltas are formatted without building a dict."""
-        if self._frames:
-            self._out.append(
-                f'event: {kind}\ndata: {{"type":"{kind}","sequence_number":{self._seq},'
-                f'"item_id":"{item_id}","output_index":{index},"{position}":0,'
-                f'"delta":{dumps(text)}{tail}}}\n\n'
-            )
-        self._seq += 1
-
-    def _take(self) -> str:
-        out = "".join(self._out)
-        self._out.clear()
-        return out
-
     def body(self) -> JSON:
         return self.response
-
-    def _add_item(self, item: JSON) -> int:
-        index = len(self._items)
-        self._items.append(None)
-        self._emit("response.output_item.added", {"output_index": index, "item": item})
-        return index
-
-    def _done_item(self, index: int, item: JSON) -> None:
-        self._items[index] = item
-        self._emit("response.output_item.done", {"output_index": index, "item": item})
 
     # --- reasoning and text ----------------------------------------------------------------
 
@@ -298,10 +254,6 @@ class ResponseRenderer:
             "content": [part],
         }
         self._done_item(message.index, item)
-
-    def _emit_part(self, kind: str, item_id: str, index: int, part: JSON) -> None:
-        payload = {"item_id": item_id, "output_index": index, "content_index": 0, "part": part}
-        self._emit(kind, payload)
 
     def _close_open(self, message_status: str) -> None:
         self._close_reasoning()

@@ -6,31 +6,34 @@ only ever sees requests it can answer.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
-from typing import Annotated
+from typing import TypeVar
 
 from ..core.errors import RequestError
 from ..core.extensions import parse_extensions
-from ..core.fields import (
-    Boolean,
-    JsonObject,
-    ModelName,
-    Number,
-    PositiveInt,
-    Request,
-    String,
-    StringOrObject,
-    checked,
-    validate,
-    when_missing,
-)
-from ..core.turn import (
-    JSON,
-    PageRef,
-    Turn,
-)
+from ..core.fields import validate
+from ..core.turn import JSON, PageRef, Turn
 from ..core.wire import dumps
+from .echo import echo_of
+from .shapes_in import (
+    AdditionalToolsItem,
+    CustomToolCallItem,
+    FunctionCallItem,
+    FunctionOutputItem,
+    ImagePart,
+    ItemHead,
+    MessageItem,
+    PartHead,
+    ReasoningParam,
+    RefusalPart,
+    ResponsesRequest,
+    TextParam,
+    TextPart,
+    ToolSearchCallItem,
+    ToolSearchOutputItem,
+    WebSearchCallItem,
+    read,
+)
 from .tools import (
     TOOL_SEARCH,
     custom_arguments,
@@ -42,41 +45,17 @@ from .tools import (
 
 __all__ = ["parse_request"]
 
-_OPENAI_SEARCH = re.compile(r"web_search(?:_preview)?(?:_\d{4}_\d{2}_\d{2})?")
 _STATELESS = "not supported; send the whole conversation in `input`"
 _REFUSED_PARAMS = {
     "conversation": _STATELESS,
     "top_logprobs": "not supported",
 }
 _NO_THINKING_EFFORTS = ("none", "minimal")
-_NO_PARAMETERS: JSON = {"type": "object", "properties": {}}
 _TEXT_PARTS = ("input_text", "output_text", "text")
-_IMAGE_DETAILS = ("auto", "low", "high")
+_TEXT_PROBLEM = "input: a text part needs a string `text`"
 
-
-Array = Annotated[list[object], checked(lambda v: isinstance(v, list), "must be an array")]
-
-
-class ResponsesRequest(Request):
-    """What the server reads of a Responses request; the rest passes through unread."""
-
-    model: ModelName = when_missing()
-    input: object = None
-    instructions: String | None = None
-    stream: Boolean | None = None
-    temperature: Number | None = None
-    top_p: Number | None = None
-    max_output_tokens: PositiveInt | None = None
-    tools: Array | None = None
-    tool_choice: StringOrObject | None = None
-    parallel_tool_calls: Boolean | None = None
-    user: String | None = None
-    metadata: JsonObject | None = None
-    store: Boolean | None = None
-    reasoning: JsonObject | None = None
-    text: JsonObject | None = None
-    include: Array | None = None
-    previous_response_id: String | None = None
+C = TypeVar("C", bound=FunctionCallItem)
+L = TypeVar("L", bound=AdditionalToolsItem)
 
 
 def parse_request(body: JSON) -> Turn:
@@ -90,6 +69,10 @@ def parse_request(body: JSON) -> Turn:
     messages, pages = given.convert(request.instructions, request.input)
     web, client_tools = parse_tools(request.tools, given.loaded)
     tool_choice, forced = parse_tool_choice(request.tool_choice, web, client_tools)
+    params = _params(request)
+    if request.parallel_tool_calls is not None and (client_tools or web.any):
+        params["parallel_tool_calls"] = request.parallel_tool_calls
+    effort = _effort_of(request.reasoning)
     return Turn(
         protocol="responses",
         model=request.model,
@@ -99,40 +82,30 @@ def parse_request(body: JSON) -> Turn:
         tool_choice=tool_choice,
         forced_web=forced,
         web=web,
-        thinking=_thinking(request.reasoning),
-        effort=_effort_of(request.reasoning),
-        thinking_off=_effort_of(request.reasoning) in _NO_THINKING_EFFORTS,
-        params=_params(request),
+        thinking=effort is not None and effort not in _NO_THINKING_EFFORTS,
+        effort=effort,
+        thinking_off=effort in _NO_THINKING_EFFORTS,
+        params=params,
         pages=pages,
         store=request.store is not False,
         previous_response_id=request.previous_response_id,
         extensions=parse_extensions(body),
+        echo=echo_of(request),
     )
 
 
-def _check_text_format(text: JSON | None) -> None:
-    if text is None:
+def _check_text_format(text: TextParam | None) -> None:
+    if text is None or text.format is None:
         return
-    fmt = text.get("format")
-    if fmt is None:
-        return
-    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    kind = text.format_type
     if kind != "text":
         raise RequestError(
             f"text.format: `{kind}` is not supported; only `text` is", param="text.format"
         )
 
 
-def _effort_of(reasoning: JSON | None) -> str | None:
-    effort = reasoning.get("effort") if reasoning is not None else None
-    return effort if isinstance(effort, str) else None
-
-
-def _thinking(reasoning: JSON | None) -> bool:
-    if reasoning is None:
-        return False
-    effort = reasoning.get("effort")
-    return isinstance(effort, str) and effort not in _NO_THINKING_EFFORTS
+def _effort_of(reasoning: ReasoningParam | None) -> str | None:
+    return reasoning.effort if reasoning is not None else None
 
 
 def _params(request: ResponsesRequest) -> JSON:
@@ -169,38 +142,39 @@ class _Input:
         items = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw
         if not isinstance(items, list):
             raise RequestError("input: must be a string or an array of items", param="input")
+        last: ItemHead | None = None
         for item in items:
-            if not isinstance(item, dict):
-                raise RequestError("input: every item must be an object", param="input")
-            self._item(item)
-        if items:
-            _refuse_continuation(items[-1])
+            last = read(ItemHead, item, "input: every item must be an object")
+            self._item(last, item)
+        if last is not None:
+            _refuse_continuation(last)
         if not self.system:
             return self.messages, self.pages
         lead: JSON = {"role": "system", "content": "\n\n".join(self.system)}
         shifted = [replace(page, round=page.round + 1) for page in self.pages]
         return [lead, *self.messages], shifted
 
-    def _item(self, item: JSON) -> None:
-        kind = item.get("type")
-        if kind is None and "role" in item:
-            kind = "message"
+    def _item(self, head: ItemHead, item: object) -> None:
+        kind = head.kind
         if kind == "message":
-            self._message(item)
-        elif kind in ("function_call", "custom_tool_call"):
-            self._function_call(item, kind)
+            self._message(read(MessageItem, item, ""))
+        elif kind == "function_call":
+            self._function_call(_call(FunctionCallItem, item, kind))
+        elif kind == "custom_tool_call":
+            call = _call(CustomToolCallItem, item, kind)
+            self._function_call(call, custom_arguments(call.input or ""))
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            self._function_output(item, kind)
+            self._function_output(_output(item, kind), kind)
         elif kind == "tool_search_call":
-            self._tool_search_call(item)
+            self._tool_search_call(read(ToolSearchCallItem, item, ""))
         elif kind == "tool_search_output":
-            self._tool_search_output(item)
+            self._tool_search_output(_tools_item(ToolSearchOutputItem, item, kind))
         elif kind == "additional_tools":
-            self.loaded.extend(_tools_of(item, kind))
+            self.loaded.extend(_tools_item(AdditionalToolsItem, item, kind).tools)
         elif kind == "web_search_call":
-            read = item.get("kind") == "read_link" or bool(item.get("signature"))
-            if read and self.last_user is not None:
-                page = PageRef.of(self.last_user, item.get("signature"), item.get("id"))
+            web = read(WebSearchCallItem, item, "")
+            if web.read_link and self.last_user is not None:
+                page = PageRef.of(self.last_user, web.signature, web.id)
                 if page is not None:
                     self.pages.append(page)
         elif kind == "reasoning":
@@ -210,9 +184,9 @@ class _Input:
         else:
             raise RequestError(f"input: item type `{kind}` is not supported", param="input")
 
-    def _message(self, item: JSON) -> None:
-        role = item.get("role")
-        content = _content(item.get("content"), role)
+    def _message(self, item: MessageItem) -> None:
+        role = item.role
+        content = _content(item.content, role)
         if role in ("system", "developer"):
             if not isinstance(content, str):
                 raise RequestError(
@@ -237,69 +211,57 @@ class _Input:
         else:
             raise RequestError(f"input: message role `{role}` is not supported", param="input")
 
-    def _function_call(self, item: JSON, kind: str) -> None:
+    def _function_call(self, item: FunctionCallItem, arguments: str | None = None) -> None:
         """A call of the client's tool, under the name its upstream function has."""
-        call_id, name, namespace = item.get("call_id"), item.get("name"), item.get("namespace")
-        if not isinstance(call_id, str) or not isinstance(name, str):
-            raise RequestError(f"input: a `{kind}` needs `call_id` and `name`", param="input")
-        if kind == "custom_tool_call":
-            given = item.get("input")
-            arguments = custom_arguments(given if isinstance(given, str) else "")
-        else:
-            given = item.get("arguments")
-            arguments = given if isinstance(given, str) else ""
-        called = upstream_name(name, namespace if isinstance(namespace, str) else None)
         call = {
-            "id": call_id,
+            "id": item.call_id,
             "type": "function",
-            "function": {"name": called, "arguments": arguments},
+            "function": {
+                "name": upstream_name(item.name, item.namespace),
+                "arguments": (item.arguments or "") if arguments is None else arguments,
+            },
         }
         previous = self.messages[-1] if self.messages else None
-        calls = previous.get("tool_calls") if previous else None
-        if previous and previous["role"] == "assistant" and isinstance(calls, list):
-            calls.append(call)
-        elif previous and previous["role"] == "assistant":
-            previous["tool_calls"] = [call]
-        else:
+        if previous is None or previous["role"] != "assistant":
             self.messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            return
+        calls = previous.setdefault("tool_calls", [])
+        if isinstance(calls, list):
+            calls.append(call)
+        else:
+            previous["tool_calls"] = [call]
 
-    def _tool_search_call(self, item: JSON) -> None:
-        arguments = item.get("arguments")
-        call = {
-            "type": "function_call",
-            "call_id": item.get("call_id") or item.get("id"),
-            "name": TOOL_SEARCH,
-            "arguments": dumps(arguments if isinstance(arguments, dict) else {}),
-        }
-        self._function_call(call, "tool_search_call")
+    def _tool_search_call(self, item: ToolSearchCallItem) -> None:
+        call = {"call_id": item.ref, "name": TOOL_SEARCH, "arguments": dumps(item.arguments or {})}
+        self._function_call(_call(FunctionCallItem, call, "tool_search_call"))
 
-    def _tool_search_output(self, item: JSON) -> None:
-        tools = _tools_of(item, "tool_search_output")
-        self.loaded.extend(tools)
-        call_id = item.get("call_id") or item.get("id")
-        output = {"call_id": call_id, "output": loaded_tools_text(tools)}
-        self._function_output(output, "tool_search_output")
+    def _tool_search_output(self, item: ToolSearchOutputItem) -> None:
+        self.loaded.extend(item.tools)
+        output = {"call_id": item.ref, "output": loaded_tools_text(item.tools)}
+        self._function_output(_output(output, "tool_search_output"), "tool_search_output")
 
-    def _function_output(self, item: JSON, kind: str) -> None:
-        call_id = item.get("call_id")
-        if not isinstance(call_id, str):
-            raise RequestError(f"input: a `{kind}` needs a `call_id`", param="input")
-        output = _content(item.get("output"), "tool")
+    def _function_output(self, item: FunctionOutputItem, kind: str) -> None:
+        output = _content(item.output, "tool")
         if not isinstance(output, str):
             raise RequestError(f"input: images are not supported in `{kind}`", param="input")
-        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": output})
+        self.messages.append({"role": "tool", "tool_call_id": item.call_id, "content": output})
 
 
-def _tools_of(item: JSON, kind: str) -> list[object]:
-    tools = item.get("tools")
-    if not isinstance(tools, list):
-        raise RequestError(f"input: a `{kind}` item needs a `tools` array", param="input")
-    return tools
+def _call(shape: type[C], item: object, kind: str) -> C:
+    return read(shape, item, f"input: a `{kind}` needs `call_id` and `name`")
 
 
-def _refuse_continuation(last: JSON) -> None:
-    kind = last.get("type") or ("message" if "role" in last else None)
-    if kind == "message" and last.get("role") == "assistant":
+def _output(item: object, kind: str) -> FunctionOutputItem:
+    return read(FunctionOutputItem, item, f"input: a `{kind}` needs a `call_id`")
+
+
+def _tools_item(shape: type[L], item: object, kind: str) -> L:
+    return read(shape, item, f"input: a `{kind}` item needs a `tools` array")
+
+
+def _refuse_continuation(last: ItemHead) -> None:
+    kind = last.kind
+    if kind == "message" and last.role == "assistant":
         what = "an assistant `message`"
     elif kind in ("reasoning", "web_search_call"):
         what = f"a `{kind}` item"
@@ -328,28 +290,19 @@ def _content(raw: object, role: object) -> str | list[JSON]:
 
 
 def _part(part: object) -> JSON:
-    if not isinstance(part, dict):
-        raise RequestError("input: every content part must be an object", param="input")
-    kind = part.get("type")
+    kind = read(PartHead, part, "input: every content part must be an object").type
     if kind in _TEXT_PARTS:
-        return {"type": "text", "text": _text(part.get("text"))}
+        return {"type": "text", "text": read(TextPart, part, _TEXT_PROBLEM).text}
     if kind == "refusal":
-        return {"type": "text", "text": _text(part.get("refusal"))}
+        return {"type": "text", "text": read(RefusalPart, part, _TEXT_PROBLEM).refusal}
     if kind == "input_image":
-        url = part.get("image_url")
-        if not isinstance(url, str) or not url:
-            raise RequestError(
-                "input: `input_image` needs an `image_url`; `file_id` is not supported",
-                param="input",
-            )
-        image: JSON = {"url": url}
-        if part.get("detail") in _IMAGE_DETAILS:
-            image["detail"] = part["detail"]
-        return {"type": "image_url", "image_url": image}
+        image = read(
+            ImagePart,
+            part,
+            "input: `input_image` needs an `image_url`; `file_id` is not supported",
+        )
+        url: JSON = {"url": image.image_url}
+        if image.detail is not None:
+            url["detail"] = image.detail
+        return {"type": "image_url", "image_url": url}
     raise RequestError(f"input: content part type `{kind}` is not supported", param="input")
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise RequestError("input: a text part needs a string `text`", param="input")
-    return value

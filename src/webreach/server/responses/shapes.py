@@ -12,6 +12,7 @@ from typing import Any
 from ..core.events import Action, ClientToolCall, Usage
 from ..core.turn import JSON, Turn
 from ..core.wire import server_tool_use
+from .echo import ECHO_DEFAULTS
 
 __all__ = [
     "action_shape",
@@ -35,29 +36,38 @@ def base_response(turn: Turn, response_id: str) -> JSON:
     ``item_reference`` can then name it and its items).
     """
     params = turn.params
+    echo = turn.echo or ECHO_DEFAULTS
     return {
         "id": response_id,
         "object": "response",
         "created_at": int(time.time()),
         "status": "in_progress",
-        "background": False,
+        "background": echo["background"],
         "error": None,
         "incomplete_details": None,
-        "instructions": None,
+        "instructions": echo["instructions"],
         "max_output_tokens": params.get("max_tokens"),
+        "max_tool_calls": echo["max_tool_calls"],
         "model": turn.model,
         "output": [],
-        "parallel_tool_calls": True,
+        "parallel_tool_calls": echo["parallel_tool_calls"],
         "previous_response_id": turn.previous_response_id,
+        "prompt_cache_key": echo["prompt_cache_key"],
+        "prompt_cache_retention": echo["prompt_cache_retention"],
+        "reasoning": echo["reasoning"],
+        "safety_identifier": echo["safety_identifier"],
+        "service_tier": echo["service_tier"],
         "store": turn.store,
         "temperature": params.get("temperature"),
-        "text": {"format": {"type": "text"}},
+        "text": echo["text"],
         "tool_choice": _tool_choice_echo(turn.tool_choice),
         "tools": _tools_echo(turn),
+        "top_logprobs": echo["top_logprobs"],
         "top_p": params.get("top_p"),
-        "truncation": "disabled",
+        "truncation": echo["truncation"],
         "usage": None,
-        "metadata": {},
+        "user": echo["user"],
+        "metadata": echo["metadata"],
     }
 
 

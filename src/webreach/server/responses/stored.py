@@ -9,35 +9,62 @@ when it still holds them, and answers 400 naming the id when it does not.
 from __future__ import annotations
 
 from ..core.errors import RequestError
+from ..core.fields import NonEmptyString, Request, when_missing
 from ..core.store import ResponseStore
 from ..core.turn import JSON
+from .shapes_in import ItemHead, read
 
 __all__ = ["expand", "remember"]
 
 
-def _references(items: list[object]) -> list[str]:
-    ids: list[str] = []
-    for item in items:
-        if isinstance(item, dict) and item.get("type") == "item_reference":
-            item_id = item.get("id")
-            if not isinstance(item_id, str) or not item_id:
-                raise RequestError("input: an `item_reference` needs an `id`", param="input")
-            ids.append(item_id)
+class _Chained(Request):
+    """What the store reads of a request, before the request itself is checked."""
+
+    input: object = None
+    previous_response_id: object = None
+    store: object = None
+
+    @property
+    def items(self) -> list[object]:
+        """The input as items (a string is one user message)."""
+        if isinstance(self.input, str):
+            return [{"role": "user", "content": self.input}]
+        return list(self.input) if isinstance(self.input, list) else []
+
+
+class _Reference(Request):
+    id: NonEmptyString = when_missing()
+
+
+class _Previous(Request):
+    previous_response_id: NonEmptyString
+
+
+def _references(items: list[object]) -> dict[int, str]:
+    """The id each ``item_reference`` names, by its place in ``items``."""
+    ids: dict[int, str] = {}
+    for i, item in enumerate(items):
+        head = _peek(item)
+        if head is not None and head.type == "item_reference":
+            reference = read(_Reference, item, "input: an `item_reference` needs an `id`")
+            ids[i] = reference.id
     return ids
 
 
-def _items(body: JSON) -> list[object]:
-    raw = body.get("input")
-    if isinstance(raw, str):
-        return [{"role": "user", "content": raw}]
-    return list(raw) if isinstance(raw, list) else []
+def _peek(item: object) -> ItemHead | None:
+    """The item's head, or None for an item that is not an object (refused when parsed)."""
+    try:
+        return read(ItemHead, item, "")
+    except RequestError:
+        return None
 
 
 async def expand(body: JSON, store: ResponseStore | None) -> JSON:
     """``body`` with the conversation of ``previous_response_id`` before its input, and each
     ``item_reference`` replaced by the item it names."""
-    previous = body.get("previous_response_id")
-    items = _items(body) if isinstance(body.get("input"), list | str) else []
+    chained = _Chained.model_validate(body)
+    previous = chained.previous_response_id
+    items = chained.items
     referenced = _references(items)
     if previous is None and not referenced:
         return body
@@ -50,22 +77,24 @@ async def expand(body: JSON, store: ResponseStore | None) -> JSON:
         )
     before: list[JSON] = []
     if previous is not None:
-        if not isinstance(previous, str) or not previous:
-            raise RequestError(
-                "previous_response_id: must be a non-empty string", param="previous_response_id"
-            )
-        found = await store.conversation(previous)
+        previous_id = read(
+            _Previous,
+            body,
+            "previous_response_id: must be a non-empty string",
+            "previous_response_id",
+        ).previous_response_id
+        found = await store.conversation(previous_id)
         if found is None:
             raise RequestError(
-                f"previous_response_id: response `{previous}` {_gone(store)}",
+                f"previous_response_id: response `{previous_id}` {_gone(store)}",
                 param="previous_response_id",
             )
         before = found
-    kept = await store.items(referenced)
-    for item_id in referenced:
+    kept = await store.items(list(referenced.values()))
+    for item_id in referenced.values():
         if item_id not in kept:
             raise RequestError(f"input: item `{item_id}` {_gone(store)}", param="input")
-    expanded = [_resolved(item, kept) for item in items]
+    expanded = [kept[referenced[i]] if i in referenced else item for i, item in enumerate(items)]
     return {**body, "input": [*before, *expanded]}
 
 
@@ -80,19 +109,18 @@ def _gone(store: ResponseStore) -> str:
     )
 
 
-def _resolved(item: object, kept: dict[str, JSON]) -> object:
-    if isinstance(item, dict) and item.get("type") == "item_reference":
-        return kept[str(item["id"])]
-    return item
-
-
 async def remember(body: JSON, response: JSON, store: ResponseStore | None) -> None:
     """Keep a finished response (its input and output) unless the client said ``store: false``."""
-    if store is None or body.get("store") is False:
+    chained = _Chained.model_validate(body)
+    if store is None or chained.store is False:
         return
-    response_id = response.get("id")
-    output = response.get("output")
-    if not isinstance(response_id, str) or not isinstance(output, list):
-        return
-    conversation = [item for item in (*_items(body), *output) if isinstance(item, dict)]
-    await store.save_response(response_id, conversation)
+    kept = _Kept.model_validate(response)
+    conversation = [item for item in (*chained.items, *kept.output) if isinstance(item, dict)]
+    await store.save_response(kept.id, conversation)
+
+
+class _Kept(Request):
+    """What is kept of a response the renderer made: its id and output items."""
+
+    id: str
+    output: list[object]

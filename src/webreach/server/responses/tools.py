@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from ..core.errors import RequestError
+from ..core.fields import Request
 from ..core.turn import (
     JSON,
     ClientTool,
@@ -27,6 +28,18 @@ from ..core.turn import (
     WebTools,
 )
 from ..core.wire import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
+from .shapes_in import (
+    CustomTool,
+    DomainFilters,
+    FunctionTool,
+    Grammar,
+    NamespaceTool,
+    ToolChoiceParam,
+    ToolHead,
+    ToolSearchTool,
+    WebSearchTool,
+    read,
+)
 
 __all__ = [
     "TOOL_SEARCH",
@@ -85,9 +98,7 @@ def _declared(raw: Sequence[object] | None) -> tuple[WebTools, list[ClientTool]]
     read_url: ReadUrlSpec | None = None
     client_tools: list[ClientTool] = []
     for tool in raw or ():
-        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
-            raise RequestError("tools: every tool needs a `type`", param="tools")
-        kind = str(tool["type"])
+        kind = read(ToolHead, tool, "tools: every tool needs a `type`", "tools").type
         if kind in ("function", "custom"):
             client_tools.append(_client_tool(tool, None))
         elif kind == "namespace":
@@ -99,11 +110,18 @@ def _declared(raw: Sequence[object] | None) -> tuple[WebTools, list[ClientTool]]
         elif kind == DEEPSEEK_READ_URL:
             if read_url is not None:
                 raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
-            refuse_deepseek_fields(tool, kind)
+            refuse_deepseek_fields(_fields(tool), kind)
             read_url = ReadUrlSpec(DEEPSEEK_READ_URL, DEEPSEEK_READ_URL)
-        elif kind == TOOL_SEARCH and tool.get("execution") == "client":
-            client_tools.append(_tool_search(tool))
+        elif kind == TOOL_SEARCH:
+            searched = read(ToolSearchTool, tool, "", "tools")
+            if searched.execution == "client":
+                client_tools.append(_tool_search(searched))
     return WebTools(search=search, read_url=read_url), client_tools
+
+
+def _fields(tool: object) -> JSON:
+    """A declaration's fields by name (the DeepSeek tools refuse some by name)."""
+    return read(ToolHead, tool, "", "tools").model_extra or {}
 
 
 def _unique(tools: list[ClientTool]) -> None:
@@ -117,59 +135,51 @@ def _unique(tools: list[ClientTool]) -> None:
         seen[tool.name] = tool
 
 
-def _namespace(tool: JSON) -> list[ClientTool]:
-    name, inner = tool.get("name"), tool.get("tools")
-    if not isinstance(name, str) or not name:
-        raise RequestError("tools: a `namespace` tool needs a `name`", param="tools")
+def _namespace(tool: object) -> list[ClientTool]:
+    declared = read(NamespaceTool, tool, "tools: a `namespace` tool needs a `name`", "tools")
+    name, inner = declared.name, declared.tools
     if not isinstance(inner, list):
         raise RequestError(f"tools: namespace `{name}` needs a `tools` array", param="tools")
-    described = tool.get("description")
+    only = f"tools: namespace `{name}` may only hold `function` and `custom` tools"
     tools: list[ClientTool] = []
     for member in inner:
-        kind = member.get("type") if isinstance(member, dict) else None
-        if not isinstance(member, dict) or kind not in ("function", "custom"):
-            raise RequestError(
-                f"tools: namespace `{name}` may only hold `function` and `custom` tools",
-                param="tools",
-            )
-        tools.append(_client_tool(member, name, described if isinstance(described, str) else None))
+        if read(ToolHead, member, only, "tools").type not in ("function", "custom"):
+            raise RequestError(only, param="tools")
+        tools.append(_client_tool(member, name, declared.description))
     return tools
 
 
-def _client_tool(tool: JSON, namespace: str | None, context: str | None = None) -> ClientTool:
-    kind = tool["type"]
-    name, description = tool.get("name"), tool.get("description")
-    if not isinstance(name, str) or not name:
-        raise RequestError(f"tools: a `{kind}` tool needs a `name`", param="tools")
-    about = description if isinstance(description, str) else None
+def _client_tool(tool: object, namespace: str | None, context: str | None = None) -> ClientTool:
+    kind = read(ToolHead, tool, "", "tools").type
+    shape = CustomTool if kind == "custom" else FunctionTool
+    declared = read(shape, tool, f"tools: a `{kind}` tool needs a `name`", "tools")
+    about = declared.description
     if context:
         about = f"{context}\n\n{about}" if about else context
-    if kind == "custom":
-        parameters = _free_form(tool.get("format"))
+    if isinstance(declared, CustomTool):
+        parameters = _free_form(declared.format)
         strict = None
     else:
-        given, strict_given = tool.get("parameters"), tool.get("strict")
-        parameters = given if isinstance(given, dict) and given else _NO_PARAMETERS
-        strict = strict_given if isinstance(strict_given, bool) else None
+        parameters = declared.parameters or _NO_PARAMETERS
+        strict = declared.strict
     return ClientTool.function(
-        upstream_name(name, namespace),
+        upstream_name(declared.name, namespace),
         about,
         parameters,
         strict,
-        shown=name,
+        shown=declared.name,
         namespace=namespace,
         kind="custom" if kind == "custom" else "function",
     )
 
 
-def _tool_search(tool: JSON) -> ClientTool:
+def _tool_search(tool: ToolSearchTool) -> ClientTool:
     """The client's own tool search: a function the model calls, answered by the client with
     the tools it loads. (A hosted one is ignored: every declared tool is offered at once.)"""
-    description, parameters = tool.get("description"), tool.get("parameters")
     return ClientTool.function(
         TOOL_SEARCH,
-        description if isinstance(description, str) else "Find more tools by a query.",
-        parameters if isinstance(parameters, dict) and parameters else _TOOL_SEARCH_PARAMETERS,
+        tool.description if tool.description is not None else "Find more tools by a query.",
+        tool.parameters or _TOOL_SEARCH_PARAMETERS,
         kind="tool_search",
     )
 
@@ -183,13 +193,11 @@ def loaded_tools_text(tools: Sequence[object]) -> str:
     return "These tools can be called now:\n" + "\n".join(lines)
 
 
-def _free_form(fmt: object) -> JSON:
+def _free_form(fmt: Grammar | None) -> JSON:
     """One string argument; a grammar the input must follow is given to the model to read."""
     about = "The tool's whole input, as free-form text."
-    if isinstance(fmt, dict) and fmt.get("type") == "grammar":
-        syntax, definition = fmt.get("syntax"), fmt.get("definition")
-        if isinstance(definition, str) and definition:
-            about += f" It must follow this {syntax or 'formal'} grammar:\n{definition}"
+    if fmt is not None and fmt.type == "grammar" and fmt.definition:
+        about += f" It must follow this {fmt.syntax or 'formal'} grammar:\n{fmt.definition}"
     return {
         "type": "object",
         "properties": {"input": {"type": "string", "description": about}},
@@ -197,28 +205,19 @@ def _free_form(fmt: object) -> JSON:
     }
 
 
-def _search_tool(tool: JSON, kind: str) -> SearchSpec:
+def _search_tool(tool: object, kind: str) -> SearchSpec:
     if kind == DEEPSEEK_SEARCH:
-        refuse_deepseek_fields(tool, kind)
+        refuse_deepseek_fields(_fields(tool), kind)
         return SearchSpec(DEEPSEEK_SEARCH, DEEPSEEK_SEARCH)
-    filters = tool.get("filters")
+    filters = read(WebSearchTool, tool, "", "tools").filters
     if filters is None:
         return SearchSpec("web_search", kind)
-    if not isinstance(filters, dict):
-        raise RequestError("tools: `filters` must be an object", param="tools")
+    read(Request, filters, "tools: `filters` must be an object", "tools")
+    given = read(DomainFilters, filters, "tools: domain filters must be arrays of strings", "tools")
     domains = DomainFilter(
-        allowed=_domains(filters.get("allowed_domains")),
-        blocked=_domains(filters.get("blocked_domains")),
+        allowed=tuple(given.allowed_domains or ()), blocked=tuple(given.blocked_domains or ())
     )
     return SearchSpec("web_search", kind, domains=domains)
-
-
-def _domains(raw: object) -> tuple[str, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list) or not all(isinstance(d, str) for d in raw):
-        raise RequestError("tools: domain filters must be arrays of strings", param="tools")
-    return tuple(raw)
 
 
 def parse_tool_choice(
@@ -232,9 +231,10 @@ def parse_tool_choice(
         if raw not in ("auto", "none", "required"):
             raise RequestError(f"tool_choice: `{raw}` is not a valid choice", param="tool_choice")
         return ("auto" if raw == "required" and web.any else raw), None
-    kind = raw.get("type")
+    choice = read(ToolChoiceParam, raw, "", "tool_choice")
+    kind = choice.type
     if kind in ("function", "custom"):
-        name = raw.get("name")
+        name = choice.name
         if not isinstance(name, str) or not name:
             raise RequestError(
                 f"tool_choice: a `{kind}` choice needs a `name`", param="tool_choice"
