@@ -5,7 +5,7 @@ It imports nothing else of webreach. Providers register here; tools and the serv
 """
 
 from .cache import CacheStore
-from .errors import WebError, WebErrorCode, WebreachError
+from .errors import InvalidValueError, WebError, WebErrorCode, WebreachError
 from .runtime import AsyncCloseable, Disposer, WebRuntime, parse_provider_ids
 from .tasks import cancel_and_wait, settled
 from .types import (
@@ -54,6 +54,7 @@ __all__ = [
     "ImageSearchRequest",
     "ImageSearchResult",
     "ImageUrl",
+    "InvalidValueError",
     "PdfBody",
     "SearchProvider",
     "SearchRequest",
