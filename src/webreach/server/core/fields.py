@@ -27,7 +27,6 @@ from pydantic import (
     WrapValidator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from .errors import RequestError
 from .turn import JSON
@@ -55,9 +54,6 @@ M = TypeVar("M", bound=BaseModel)
 
 Check = tuple[Callable[[object], bool], str]
 
-_WORDED = "worded"
-"""The error type of a refusal already in the server's words."""
-
 _WORDING = {"missing": "Field required"}
 """pydantic's error types the server words itself, so a new pydantic's wording never reaches
 a client."""
@@ -68,14 +64,15 @@ def bad(path: str, problem: str) -> RequestError:
 
 
 def worded(problem: str) -> WrapValidator:
-    """Whatever pydantic refuses of the type before it is refused as ``problem``, at the field
-    itself (a list of strings with a number in it is refused as a whole, not at the item)."""
+    """Every refusal of the type before it, whatever pydantic's error, as ``problem`` (the
+    server's words) at the field itself: a list of strings with a number in it is refused as a
+    whole, not at the item."""
 
     def word(value: object, handler: ValidatorFunctionWrapHandler) -> object:
         try:
             return handler(value)
         except ValidationError:
-            raise PydanticCustomError(_WORDED, problem) from None
+            raise ValueError(problem) from None
 
     return WrapValidator(word)
 
@@ -94,12 +91,6 @@ def checked(test: Callable[[object], bool], problem: str, *more: Check) -> Befor
     return BeforeValidator(check)
 
 
-def _null_is_missing(value: object) -> object:
-    if value is None:
-        raise PydanticCustomError("missing", "Field required")
-    return value
-
-
 _StrictObject = Annotated[JSON, Strict()]
 
 PositiveInt = Annotated[StrictInt, Field(gt=0), worded("must be a positive integer")]
@@ -109,7 +100,7 @@ Number = Annotated[StrictInt | StrictFloat, worded("must be a number")]
 Boolean = Annotated[StrictBool, worded("must be a boolean")]
 String = Annotated[StrictStr, worded("must be a string")]
 NonEmptyString = Annotated[StrictStr, Field(min_length=1), worded("must be a non-empty string")]
-ModelName = Annotated[NonEmptyString, BeforeValidator(_null_is_missing)]
+ModelName = Annotated[NonEmptyString, checked(lambda v: v is not None, "Field required")]
 """``model``: a null one counts as missing."""
 StringList = Annotated[list[StrictStr], Strict(), worded("must be a list of strings")]
 JsonObject = Annotated[_StrictObject, worded("must be an object")]
@@ -152,7 +143,7 @@ def validate(shape: type[M], value: object, path: str = "") -> M:
         first = error.errors(include_url=False, include_input=False)[0]
         parts = [path] if path else []
         parts += [str(part) for part in first["loc"]]
-        # checked() raises ValueError; its text is the problem, in the server's words.
+        # worded() and checked() raise ValueError; its text is the problem, in the server's words.
         cause = first.get("ctx", {}).get("error")
         if isinstance(cause, ValueError):
             problem = str(cause)
