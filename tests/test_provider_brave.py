@@ -9,7 +9,7 @@ import pytest
 
 from replay_server import ReplayServer, Reply
 from webreach.net import create_client
-from webreach.providers._text import plain_text
+from webreach.providers._plain_text import plain_text
 from webreach.providers.search.brave import BraveSearchProvider
 from webreach.seam import SearchRequest, WebError, WebErrorCode
 

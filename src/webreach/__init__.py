@@ -25,106 +25,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 if TYPE_CHECKING:
-    from .config import ConfigError, Settings, build_runtime, load_settings
-    from .seam import (
-        CacheStore,
-        Disposer,
-        FetchBody,
-        FetchProvider,
-        FetchRequest,
-        FetchResult,
-        HtmlBody,
-        ImageBytes,
-        ImageInput,
-        ImageMatch,
-        ImageSearchProvider,
-        ImageSearchRequest,
-        ImageSearchResult,
-        ImageUrl,
-        PdfBody,
-        SearchProvider,
-        SearchRequest,
-        SearchResult,
-        SearchSource,
-        TextBody,
-        WebError,
-        WebErrorCode,
-        WebreachError,
-        WebRuntime,
-        image_from_url,
-    )
-    from .tools import (
-        INVALID_ARGUMENTS,
-        FetchToolResult,
-        SearchToolResult,
-        ToolDefinition,
-        ToolError,
-        ToolOptions,
-        ToolResult,
-        WebToolkit,
-        anthropic_tools,
-        openai_chat_tools,
-        openai_responses_tools,
-        render_html,
-        web_fetch_tool,
-        web_search_tool,
-        web_tools,
-        web_tools_prompt,
-    )
-
-# Where each public name lives; the module is imported when the name is first asked for.
-_SOURCES: dict[str, tuple[str, ...]] = {
-    "webreach.config": ("ConfigError", "Settings", "build_runtime", "load_settings"),
-    "webreach.seam": (
-        "CacheStore",
-        "Disposer",
-        "FetchBody",
-        "FetchProvider",
-        "FetchRequest",
-        "FetchResult",
-        "HtmlBody",
-        "ImageBytes",
-        "ImageInput",
-        "ImageMatch",
-        "ImageSearchProvider",
-        "ImageSearchRequest",
-        "ImageSearchResult",
-        "ImageUrl",
-        "PdfBody",
-        "SearchProvider",
-        "SearchRequest",
-        "SearchResult",
-        "SearchSource",
-        "TextBody",
-        "WebError",
-        "WebErrorCode",
-        "WebRuntime",
-        "WebreachError",
-        "image_from_url",
-    ),
-    "webreach.tools": (
-        "INVALID_ARGUMENTS",
-        "FetchToolResult",
-        "SearchToolResult",
-        "ToolDefinition",
-        "ToolError",
-        "ToolOptions",
-        "ToolResult",
-        "WebToolkit",
-        "anthropic_tools",
-        "openai_chat_tools",
-        "openai_responses_tools",
-        "render_html",
-        "web_fetch_tool",
-        "web_search_tool",
-        "web_tools",
-        "web_tools_prompt",
-    ),
-}
-_HOME: dict[str, str] = {name: module for module, names in _SOURCES.items() for name in names}
+    # Type checkers take each name from its home; ``__all__`` below picks the public ones.
+    from .config import *
+    from .seam import *
+    from .tools import *
 
 __all__ = [
     "INVALID_ARGUMENTS",
@@ -144,6 +51,7 @@ __all__ = [
     "ImageSearchRequest",
     "ImageSearchResult",
     "ImageUrl",
+    "InvalidValueError",
     "PdfBody",
     "SearchProvider",
     "SearchRequest",
@@ -175,17 +83,23 @@ __all__ = [
     "web_tools_prompt",
 ]
 
+# Where the names of ``__all__`` live, lowest layer first: a name loads its home and what is
+# below it (the seam's names load no HTTP client, settings library or HTML parser).
+_HOMES = ("webreach.seam", "webreach.tools", "webreach.config")
+
 
 if not TYPE_CHECKING:  # type checkers see the imports above, so a misspelt name is an error
 
     def __getattr__(name: str) -> Any:
         """Load a public name from the module that defines it, once (PEP 562)."""
-        module = _HOME.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(import_module(module), name)
-        globals()[name] = value
-        return value
+        if name in __all__:
+            for home in _HOMES:
+                module = import_module(home)
+                if hasattr(module, name):
+                    value = getattr(module, name)
+                    globals()[name] = value
+                    return value
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

@@ -3,6 +3,7 @@
 Imports the seam only.
 """
 
+from .addresses import parse_ip_literal
 from .allow import AllowList
 from .client import USER_AGENT, create_client
 from .guard import (
@@ -10,7 +11,6 @@ from .guard import (
     check_host,
     check_url,
     is_public_address,
-    parse_ip_literal,
 )
 from .pinning import PinnedTransport, PinningBackend, Resolver, system_resolver
 

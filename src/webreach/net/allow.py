@@ -14,12 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Network, IPv6Network
 
-from .guard import (
-    _HOST_NAME,
+from .addresses import (
+    HOST_NAME,
     IPAddress,
     IPNetwork,
-    _canonical_ip,
-    _normalise_host,
+    canonical_ip,
+    normalise_host,
     parse_ip_literal,
 )
 
@@ -93,7 +93,7 @@ class AllowList:
 
     def allows_host(self, host: str, port: int | None = None) -> bool:
         """Whether ``host`` is named (exactly or by a suffix), on every port or on ``port``."""
-        name = _normalise_host(host)
+        name = normalise_host(host)
         if name in self.hosts or any(name.endswith(suffix) for suffix in self.suffixes):
             return True
         return port is not None and any(
@@ -103,7 +103,7 @@ class AllowList:
 
     def ports_of(self, host: str, addresses: Sequence[str]) -> list[int]:
         """The ports an entry with a port opens for ``host`` or one of its ``addresses``."""
-        name = _normalise_host(host.strip("[]"))
+        name = normalise_host(host.strip("[]"))
         ports = {
             p
             for entry, p in self.host_ports
@@ -111,7 +111,7 @@ class AllowList:
         }
         for text in addresses:
             if (address := parse_ip_literal(text)) is not None:
-                plain = ipaddress.ip_address(_canonical_ip(address))
+                plain = ipaddress.ip_address(canonical_ip(address))
                 ports |= {p for net, p in self.network_ports if plain in net}
         return sorted(ports)
 
@@ -121,7 +121,7 @@ class AllowList:
         mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
         if mapped is not None and self.allows_address(mapped, port):
             return True
-        plain = ipaddress.ip_address(_canonical_ip(address))
+        plain = ipaddress.ip_address(canonical_ip(address))
         if any(plain.version == net.version and plain in net for net in self.networks):
             return True
         return port is not None and any(
@@ -141,7 +141,7 @@ def _split_entry(raw: str, entry: str) -> tuple[str | IPNetwork, int | None]:
         raise ValueError(f"{raw!r} is a URL, not a host; {hint} ({_EXAMPLE})")
     literal = parse_ip_literal(entry)
     if literal is not None:
-        return ipaddress.ip_network(_canonical_ip(literal)), None
+        return ipaddress.ip_network(canonical_ip(literal)), None
     if "/" in entry:
         try:
             return ipaddress.ip_network(entry.strip("[]"), strict=False), None
@@ -158,8 +158,8 @@ def _split_entry(raw: str, entry: str) -> tuple[str | IPNetwork, int | None]:
         host, _, digits = entry.partition(":")
         port = _port(raw, digits)
     if port is not None and (literal := parse_ip_literal(host)) is not None:
-        return ipaddress.ip_network(_canonical_ip(literal)), port
-    name = _normalise_host(host)
+        return ipaddress.ip_network(canonical_ip(literal)), port
+    name = normalise_host(host)
     wildcard = name.startswith(("*.", "."))
     bare = name.removeprefix("*").removeprefix(".")
     if not _valid_name(bare):
@@ -181,7 +181,7 @@ def _valid_name(name: str) -> bool:
         ascii_name = name.encode("idna").decode("ascii") if not name.isascii() else name
     except UnicodeError:
         return False
-    return bool(name) and _HOST_NAME.fullmatch(ascii_name) is not None
+    return bool(name) and HOST_NAME.fullmatch(ascii_name) is not None
 
 
 def _with_port(host: str, port: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from .. import __version__
+from .._version import __version__
 from .aio import AioTransport
 
 __all__ = ["USER_AGENT", "create_client"]

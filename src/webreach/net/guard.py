@@ -8,8 +8,6 @@ multicast and 100.64.0.0/10.
 from __future__ import annotations
 
 import ipaddress
-import re
-import socket
 import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -17,25 +15,20 @@ from typing import TYPE_CHECKING
 import httpx
 
 from ..seam import MAX_URL_LENGTH, WebError, WebErrorCode
+from .addresses import HOST_NAME, IPAddress, canonical_ip, normalise_host, parse_ip_literal
 
 if TYPE_CHECKING:
     from .allow import AllowList
 
 __all__ = [
     "MAX_URL_LENGTH",
-    "IPAddress",
     "address_allowed",
     "blocked_error",
     "check_host",
     "check_url",
     "is_loopback_name",
     "is_public_address",
-    "parse_ip_literal",
 ]
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
-
 
 _V4_BLOCKED = tuple(
     ipaddress.IPv4Network(cidr)
@@ -81,34 +74,6 @@ _V6_BLOCKED = tuple(
     )
 )
 
-# Spellings ``inet_aton`` accepts: decimal, octal and hex parts, 1 to 4 of them (127.1, 0x7f.1).
-_NUMERIC_V4 = re.compile(r"[0-9a-fA-FxX]+(\.[0-9a-fA-FxX]+){0,3}")
-# What remains of a host name once httpx has lower-cased and IDNA-encoded it.
-_HOST_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?")
-
-
-def parse_ip_literal(host: str) -> IPAddress | None:
-    """The address an IP literal means, in any spelling the platform resolver accepts; else None.
-
-    Accepts bracketed IPv6, zone ids, a trailing root dot, and the BSD forms of IPv4
-    (``2130706433``, ``0x7f.1``, ``0177.0.0.1``, ``127.1``).
-    """
-    text = host.strip()
-    if text.startswith("[") and text.endswith("]"):
-        text = text[1:-1]
-    if ":" in text:
-        try:
-            return ipaddress.IPv6Address(text.replace("%25", "%", 1))
-        except ValueError:
-            return None
-    text = text.removesuffix(".")
-    if not _NUMERIC_V4.fullmatch(text):
-        return None
-    try:
-        return ipaddress.IPv4Address(socket.inet_aton(text))
-    except OSError:
-        return None
-
 
 def _is_public(address: IPAddress) -> bool:
     if isinstance(address, ipaddress.IPv4Address):
@@ -131,14 +96,6 @@ def is_public_address(address: str) -> bool:
     return parsed is not None and _is_public(parsed)
 
 
-def _canonical_ip(address: IPAddress) -> str:
-    return str(address).split("%", 1)[0]
-
-
-def _normalise_host(host: str) -> str:
-    return host.strip().lower().removesuffix(".")
-
-
 def _invalid(message: str) -> WebError:
     return WebError(WebErrorCode.WEB_INVALID_URL, message)
 
@@ -156,7 +113,7 @@ def _parse(url: str) -> httpx.URL:
             literal = None
         if literal is None or parts.username is not None or parts.password is not None:
             raise _invalid(f"malformed URL: {error}") from None
-        netloc = _canonical_ip(literal) if literal.version == 4 else f"[{literal}]"
+        netloc = canonical_ip(literal) if literal.version == 4 else f"[{literal}]"
         netloc += f":{port}" if port is not None else ""
         return httpx.URL(urllib.parse.urlunsplit(parts._replace(netloc=netloc)))
 
@@ -182,7 +139,7 @@ def check_url(url: str) -> httpx.URL:
     if parsed.port is not None and not 0 < parsed.port < 65536:
         raise _invalid(f"URL port {parsed.port} is out of range")
     literal = parse_ip_literal(parsed.host)
-    if literal is None and not _HOST_NAME.fullmatch(parsed.raw_host.decode("ascii")):
+    if literal is None and not HOST_NAME.fullmatch(parsed.raw_host.decode("ascii")):
         raise _invalid(f"URL host {parsed.host!r} is not a valid host name")
     if literal is not None and literal.version == 4 and parsed.host != str(literal):
         parsed = parsed.copy_with(host=str(literal))
@@ -226,7 +183,7 @@ _LOOPBACK = (
 
 def is_loopback_name(host: str) -> bool:
     """Whether ``host`` is ``localhost`` or a subdomain of it, names for this machine (RFC 6761)."""
-    name = _normalise_host(host)
+    name = normalise_host(host)
     return name == "localhost" or name.endswith(".localhost")
 
 
@@ -250,7 +207,7 @@ def check_host(host: str, allow: AllowList, port: int | None = None) -> None:
     literal = parse_ip_literal(host)
     if literal is not None:
         if not address_allowed(host, literal, allow, port):
-            raise blocked_error(host.strip("[]"), [_canonical_ip(literal)], allow, port)
+            raise blocked_error(host.strip("[]"), [canonical_ip(literal)], allow, port)
         return
     if (
         is_loopback_name(host)
@@ -265,6 +222,6 @@ def check_host(host: str, allow: AllowList, port: int | None = None) -> None:
         )
         raise WebError(
             WebErrorCode.WEB_BLOCKED_URL,
-            f"{_normalise_host(host)} names this machine (loopback); fetching it is blocked "
+            f"{normalise_host(host)} names this machine (loopback); fetching it is blocked "
             f"({hint})",
         )

@@ -18,8 +18,9 @@ import httpcore
 import httpx
 
 from ..seam import WebError, WebErrorCode
+from .addresses import IPAddress, parse_ip_literal
 from .allow import AllowList
-from .guard import IPAddress, address_allowed, blocked_error, parse_ip_literal
+from .guard import address_allowed, blocked_error
 
 __all__ = [
     "PinnedTransport",

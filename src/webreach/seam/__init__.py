@@ -4,68 +4,16 @@ It imports nothing else of webreach. Providers register here; tools and the serv
 ``search()``/``fetch()``/``image_search()``.
 """
 
-from .cache import CacheStore
-from .errors import WebError, WebErrorCode, WebreachError
-from .runtime import AsyncCloseable, Disposer, WebRuntime, parse_provider_ids
-from .tasks import cancel_and_wait, settled
-from .types import (
-    MAX_URL_LENGTH,
-    CacheScoped,
-    CallTimeout,
-    FetchBody,
-    FetchPrecheck,
-    FetchProvider,
-    FetchRequest,
-    FetchResult,
-    HtmlBody,
-    ImageBytes,
-    ImageInput,
-    ImageMatch,
-    ImageSearchProvider,
-    ImageSearchRequest,
-    ImageSearchResult,
-    ImageUrl,
-    PdfBody,
-    SearchProvider,
-    SearchRequest,
-    SearchResult,
-    SearchSource,
-    TextBody,
-    image_from_url,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "MAX_URL_LENGTH",
-    "AsyncCloseable",
-    "CacheScoped",
-    "CacheStore",
-    "CallTimeout",
-    "Disposer",
-    "FetchBody",
-    "FetchPrecheck",
-    "FetchProvider",
-    "FetchRequest",
-    "FetchResult",
-    "HtmlBody",
-    "ImageBytes",
-    "ImageInput",
-    "ImageMatch",
-    "ImageSearchProvider",
-    "ImageSearchRequest",
-    "ImageSearchResult",
-    "ImageUrl",
-    "PdfBody",
-    "SearchProvider",
-    "SearchRequest",
-    "SearchResult",
-    "SearchSource",
-    "TextBody",
-    "WebError",
-    "WebErrorCode",
-    "WebRuntime",
-    "WebreachError",
-    "cancel_and_wait",
-    "image_from_url",
-    "parse_provider_ids",
-    "settled",
-]
+from . import errors, runtime, tasks, types
+from .cache import CacheStore as CacheStore
+from .errors import *
+from .runtime import *
+from .tasks import *
+from .types import *
+
+# The names are each module's own ``__all__``. mypy reads them through the star imports and takes
+# a computed ``__all__`` for an empty one, so only the interpreter computes it.
+if not TYPE_CHECKING:
+    __all__ = ["CacheStore", *errors.__all__, *runtime.__all__, *tasks.__all__, *types.__all__]

@@ -1,15 +1,16 @@
 """webreach's error family: one root, and the web seam's error with codes a caller may branch on.
 
 Everything webreach raises on purpose is a :class:`WebreachError`: the seam's and the tools'
-:class:`WebError`, settings errors (``webreach.config.ConfigError``) and the server's request
-and upstream errors. ``except WebreachError`` catches all of them and nothing else.
+:class:`WebError`, a value refused where it is given (:class:`InvalidValueError`), settings
+errors (``webreach.config.ConfigError``) and the server's request and upstream errors.
+``except WebreachError`` catches all of them and nothing else.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["WebError", "WebErrorCode", "WebreachError"]
+__all__ = ["InvalidValueError", "WebError", "WebErrorCode", "WebreachError"]
 
 
 class WebreachError(Exception):
@@ -18,6 +19,18 @@ class WebreachError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class InvalidValueError(WebreachError, ValueError):
+    """A value refused where it is given (a constructor's argument): ``field`` names it.
+
+    It is a ``ValueError`` as well, which is what these refusals were before they joined the
+    family, so code that caught them as such still does.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class WebErrorCode(StrEnum):

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from .cache import cache_key
-from .errors import WebError, WebErrorCode
+from .errors import InvalidValueError, WebError, WebErrorCode
 from .types import CacheScoped
 
 logger = logging.getLogger("webreach.seam")
@@ -35,14 +35,17 @@ P = TypeVar("P", bound=_Provider)
 R = TypeVar("R")
 
 
-def parse_provider_ids(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    """Normalise a configured id, a comma list, or a sequence of ids into an ordered tuple."""
+def parse_provider_ids(
+    value: str | Sequence[str] | None, field: str = "provider list"
+) -> tuple[str, ...]:
+    """Normalise a configured id, a comma list, or a sequence of ids into an ordered tuple;
+    ``field`` names the list when it names a provider twice."""
     if value is None:
         return ()
     items = value.split(",") if isinstance(value, str) else list(value)
     ids = tuple(item.strip() for item in items if item.strip())
     if len(set(ids)) != len(ids):
-        raise ValueError(f"provider list {','.join(ids)!r} names a provider twice")
+        raise InvalidValueError(field, f"{field} {','.join(ids)!r} names a provider twice")
     return ids
 
 

@@ -21,7 +21,7 @@ from .cache import (
     decode_search,
     encode,
 )
-from .errors import WebError, WebErrorCode
+from .errors import InvalidValueError, WebError, WebErrorCode
 from .links import web_matches, web_sources
 from .registry import FALLBACK_CODES, Disposer, Registry, parse_provider_ids, scoped_cache_key
 from .tasks import settled
@@ -94,22 +94,22 @@ class WebRuntime:
             ("image_search_timeout", image_search_timeout),
         ):
             if value is not None and value <= 0:
-                raise ValueError(f"{name} must be positive, not {value}")
+                raise InvalidValueError(name, f"WebRuntime.{name} must be positive, not {value}")
         self._search: Registry[SearchProvider] = Registry(
             "search",
-            parse_provider_ids(search_provider),
+            parse_provider_ids(search_provider, "search_provider"),
             "WEBREACH_SEARCH_PROVIDER",
             WebErrorCode.WEB_PROVIDER_ERROR,
         )
         self._fetch: Registry[FetchProvider] = Registry(
             "fetch",
-            parse_provider_ids(fetch_provider),
+            parse_provider_ids(fetch_provider, "fetch_provider"),
             "WEBREACH_FETCH_PROVIDER",
             WebErrorCode.WEB_FETCH_TIMEOUT,
         )
         self._image_search: Registry[ImageSearchProvider] = Registry(
             "image search",
-            parse_provider_ids(image_search_provider),
+            parse_provider_ids(image_search_provider, "image_search_provider"),
             "WEBREACH_IMAGE_SEARCH_PROVIDER",
             WebErrorCode.WEB_PROVIDER_ERROR,
             _IMAGE_FALLBACK_CODES,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Protocol, assert_never, runtime_checkable
 from urllib.parse import unquote_to_bytes, urlsplit
 
-from .errors import WebError, WebErrorCode
+from .errors import InvalidValueError, WebError, WebErrorCode
 
 __all__ = [
     "MAX_URL_LENGTH",
@@ -41,6 +41,10 @@ MAX_URL_LENGTH = 2048
 """The longest URL a fetch accepts (SPEC §4): the tools' schema and the fetcher's check."""
 
 
+def _max_results_refused(owner: str, value: int) -> InvalidValueError:
+    return InvalidValueError("max_results", f"{owner}.max_results must be at least 1, not {value}")
+
+
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
     """One query. Nothing provider-specific ever goes here."""
@@ -50,7 +54,7 @@ class SearchRequest:
 
     def __post_init__(self) -> None:
         if self.max_results is not None and self.max_results < 1:
-            raise ValueError(f"max_results must be at least 1, not {self.max_results}")
+            raise _max_results_refused(type(self).__name__, self.max_results)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +183,7 @@ class ImageSearchRequest:
 
     def __post_init__(self) -> None:
         if self.max_results is not None and self.max_results < 1:
-            raise ValueError(f"max_results must be at least 1, not {self.max_results}")
+            raise _max_results_refused(type(self).__name__, self.max_results)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..seam import WebError, WebErrorCode
+from ..seam import InvalidValueError, WebError, WebErrorCode
 
 __all__ = [
     "INVALID_ARGUMENTS",
@@ -73,5 +73,8 @@ class ToolOptions:
 
     def __post_init__(self) -> None:
         for name in ("search_max_queries", "search_max_results", "fetch_max_chars"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer")
+            value = getattr(self, name)
+            if value < 1:
+                raise InvalidValueError(
+                    name, f"ToolOptions.{name} must be a positive integer, not {value!r}"
+                )

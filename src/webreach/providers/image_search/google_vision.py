@@ -19,8 +19,8 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
-from .._http import field, optional_field, optional_str, redact, request_json
-from .._text import optional_text
+from .._json_api import field, optional_field, optional_str, redact, request_json
+from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._matches import unique
 

@@ -15,14 +15,14 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
-from .._http import field, optional_str, redact
+from .._json_api import field, optional_str, redact
 from ..spec import (
     BaseUrl,
     NonEmpty,
     ProviderSettings,
     Secret,
 )
-from ._http import ModelProvider, keyed_spec
+from ._keyed import ModelProvider, keyed_spec
 
 __all__ = ["PROVIDER", "DeepSeekSearchProvider", "DeepSeekSettings"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...seam import SearchRequest, SearchResult, SearchSource
-from .._http import field, optional_str
+from .._json_api import field, optional_str
 from ..spec import BaseUrl, ProviderSettings, Secret
-from ._http import KeyedProvider, keyed_spec
+from ._keyed import KeyedProvider, keyed_spec
 
 __all__ = ["PROVIDER", "ExaSearchProvider", "ExaSettings"]
 

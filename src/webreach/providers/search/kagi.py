@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...seam import SearchRequest, SearchResult, SearchSource
-from .._http import field, optional_str
-from .._text import optional_text
+from .._json_api import field, optional_str
+from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderSettings, Secret
-from ._http import KeyedProvider, keyed_spec
-from ._text import url_of
+from ._keyed import KeyedProvider, keyed_spec
+from ._sources import url_of
 
 __all__ = ["PROVIDER", "KagiSearchProvider", "KagiSettings"]
 

@@ -16,10 +16,10 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
-from .._http import field, optional_str, request_json
-from .._text import optional_text
+from .._json_api import field, optional_str, request_json
+from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
-from ._text import sources_from
+from ._sources import sources_from
 
 __all__ = ["PROVIDER", "SearxngSearchProvider", "SearxngSettings"]
 

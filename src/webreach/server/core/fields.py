@@ -1,10 +1,10 @@
-"""Declared request shapes: field types that check themselves, and one validator.
+"""Declared request shapes: pydantic's strict types, refusals in the server's words, one validator.
 
 Each protocol declares its request as a pydantic model whose fields use these types, so the
 declaration is what gets checked, and a refusal names the field the way the server always has
 (``max_tokens: must be a positive integer``, ``messages.0.role: …``, ``model: Field
-required``). Types are checked exactly (no ``"1"`` → ``1``): ``stream: "yes"`` must not start
-a stream, nor ``max_tokens: -5`` reach a model.
+required``). Types are pydantic's strict ones (no ``"1"`` → ``1``): ``stream: "yes"`` must not
+start a stream, nor ``max_tokens: -5`` reach a model.
 """
 
 from __future__ import annotations
@@ -17,7 +17,14 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
     ValidationError,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
     model_validator,
 )
 
@@ -40,20 +47,39 @@ __all__ = [
     "checked",
     "validate",
     "when_missing",
+    "worded",
 ]
 
 M = TypeVar("M", bound=BaseModel)
 
 Check = tuple[Callable[[object], bool], str]
 
+_WORDING = {"missing": "Field required"}
+"""pydantic's error types the server words itself, so a new pydantic's wording never reaches
+a client."""
+
 
 def bad(path: str, problem: str) -> RequestError:
     return RequestError(f"{path}: {problem}", param=path.split(".", 1)[0])
 
 
+def worded(problem: str) -> WrapValidator:
+    """Every refusal of the type before it, whatever pydantic's error, as ``problem`` (the
+    server's words) at the field itself: a list of strings with a number in it is refused as a
+    whole, not at the item."""
+
+    def word(value: object, handler: ValidatorFunctionWrapHandler) -> object:
+        try:
+            return handler(value)
+        except ValidationError:
+            raise ValueError(problem) from None
+
+    return WrapValidator(word)
+
+
 def checked(test: Callable[[object], bool], problem: str, *more: Check) -> BeforeValidator:
-    """Field checks in the server's own words, run in order on the value exactly as sent;
-    the first that fails names the problem."""
+    """Checks pydantic has no type for (a value out of a list, say), in the server's own words,
+    run in order on the value exactly as sent; the first that fails names the problem."""
     tests = ((test, problem), *more)
 
     def check(value: object) -> object:
@@ -65,55 +91,25 @@ def checked(test: Callable[[object], bool], problem: str, *more: Check) -> Befor
     return BeforeValidator(check)
 
 
-def _integer(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+_StrictObject = Annotated[JSON, Strict()]
 
-
-def _strings(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(item, str) for item in value)
-
-
-PositiveInt = Annotated[
-    int, checked(lambda v: _integer(v) and v >= 1, "must be a positive integer")
-]
-NonNegativeInt = Annotated[
-    int, checked(lambda v: _integer(v) and v >= 0, "must be a non-negative integer")
-]
-Integer = Annotated[int, checked(_integer, "must be an integer")]
-Number = Annotated[
-    int | float,
-    checked(lambda v: isinstance(v, int | float) and not isinstance(v, bool), "must be a number"),
-]
-Boolean = Annotated[bool, checked(lambda v: isinstance(v, bool), "must be a boolean")]
-String = Annotated[str, checked(lambda v: isinstance(v, str), "must be a string")]
-NonEmptyString = Annotated[
-    str, checked(lambda v: isinstance(v, str) and bool(v), "must be a non-empty string")
-]
-ModelName = Annotated[
-    str,
-    checked(
-        lambda v: v is not None,
-        "Field required",
-        (lambda v: isinstance(v, str) and bool(v), "must be a non-empty string"),
-    ),
-]
+PositiveInt = Annotated[StrictInt, Field(gt=0), worded("must be a positive integer")]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0), worded("must be a non-negative integer")]
+Integer = Annotated[StrictInt, worded("must be an integer")]
+Number = Annotated[StrictInt | StrictFloat, worded("must be a number")]
+Boolean = Annotated[StrictBool, worded("must be a boolean")]
+String = Annotated[StrictStr, worded("must be a string")]
+NonEmptyString = Annotated[StrictStr, Field(min_length=1), worded("must be a non-empty string")]
+ModelName = Annotated[NonEmptyString, checked(lambda v: v is not None, "Field required")]
 """``model``: a null one counts as missing."""
-StringList = Annotated[list[str], checked(_strings, "must be a list of strings")]
-JsonObject = Annotated[JSON, checked(lambda v: isinstance(v, dict), "must be an object")]
-Objects = Annotated[
-    list[JSON],
-    checked(
-        lambda v: isinstance(v, list) and all(isinstance(item, dict) for item in v),
-        "must be an array of objects",
-    ),
-]
-Array = Annotated[list[object], checked(lambda v: isinstance(v, list), "must be an array")]
-StringOrObject = Annotated[
-    str | JSON, checked(lambda v: isinstance(v, str | dict), "must be a string or an object")
-]
+StringList = Annotated[list[StrictStr], Strict(), worded("must be a list of strings")]
+JsonObject = Annotated[_StrictObject, worded("must be an object")]
+Objects = Annotated[list[_StrictObject], Strict(), worded("must be an array of objects")]
+Array = Annotated[list[object], Strict(), worded("must be an array")]
+StringOrObject = Annotated[StrictStr | _StrictObject, worded("must be a string or an object")]
 Stop = Annotated[
-    str | list[str],
-    checked(lambda v: isinstance(v, str) or _strings(v), "must be a string or an array of strings"),
+    StrictStr | Annotated[list[StrictStr], Strict()],
+    worded("must be a string or an array of strings"),
 ]
 
 
@@ -147,7 +143,10 @@ def validate(shape: type[M], value: object, path: str = "") -> M:
         first = error.errors(include_url=False, include_input=False)[0]
         parts = [path] if path else []
         parts += [str(part) for part in first["loc"]]
-        # Our own checks raise ValueError; its text is the problem, in the server's words.
+        # worded() and checked() raise ValueError; its text is the problem, in the server's words.
         cause = first.get("ctx", {}).get("error")
-        problem = str(cause) if isinstance(cause, ValueError) else first["msg"]
+        if isinstance(cause, ValueError):
+            problem = str(cause)
+        else:
+            problem = _WORDING.get(first["type"], first["msg"])
         raise bad(".".join(parts) or "body", problem) from None

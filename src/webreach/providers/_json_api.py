@@ -1,5 +1,5 @@
-"""Request helpers shared by every HTTP provider (search, image search): one error vocabulary,
-no leaked keys."""
+"""Calling a JSON API, shared by every HTTP provider (search, image search): one request with one
+error vocabulary and no leaked keys, and the checked reading of the answer's fields."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Search results built from the items that have a URL (the plain-text helpers are
-:mod:`webreach.providers._text`'s)."""
+:mod:`webreach.providers._plain_text`'s)."""
 
 from __future__ import annotations
 

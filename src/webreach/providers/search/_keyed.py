@@ -1,7 +1,7 @@
 """What the keyed HTTP search providers share: a key, a client, an endpoint, and their spec.
 
-The request helpers themselves (errors, redaction) are :mod:`webreach.providers._http`'s, shared
-with the image search providers."""
+The request helpers themselves (errors, redaction) are :mod:`webreach.providers._json_api`'s,
+shared with the image search providers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypeVar
 import httpx
 
 from ...seam import SearchProvider, SearchRequest, SearchResult
-from .._http import request_json
+from .._json_api import request_json
 from ..spec import ProviderContext, ProviderSettings, ProviderSpec, secret
 
 __all__ = ["KeyedProvider", "ModelProvider", "keyed_spec"]

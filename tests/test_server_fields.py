@@ -1,0 +1,58 @@
+"""The declared field types of ``server.core.fields``: pydantic's strict types, refused in the
+server's words at the field itself, whatever pydantic says underneath."""
+
+from __future__ import annotations
+
+import pytest
+
+from webreach.server.core.errors import RequestError
+from webreach.server.core.fields import (
+    Boolean,
+    JsonObject,
+    ModelName,
+    Number,
+    PositiveInt,
+    Request,
+    StringList,
+    validate,
+    when_missing,
+)
+
+
+class Shape(Request):
+    model: ModelName = when_missing()
+    count: PositiveInt | None = None
+    ratio: Number | None = None
+    flag: Boolean | None = None
+    names: StringList | None = None
+    extra: JsonObject | None = None
+
+
+@pytest.mark.parametrize(
+    ("body", "refusal"),
+    [
+        ({}, "model: Field required"),
+        ({"model": None}, "model: Field required"),
+        ({"model": ""}, "model: must be a non-empty string"),
+        ({"model": "m", "count": "5"}, "count: must be a positive integer"),
+        ({"model": "m", "count": True}, "count: must be a positive integer"),
+        ({"model": "m", "count": 2.0}, "count: must be a positive integer"),
+        ({"model": "m", "count": 0}, "count: must be a positive integer"),
+        ({"model": "m", "ratio": False}, "ratio: must be a number"),
+        ({"model": "m", "flag": "yes"}, "flag: must be a boolean"),
+        ({"model": "m", "names": ["a", 1]}, "names: must be a list of strings"),
+        ({"model": "m", "names": "a"}, "names: must be a list of strings"),
+        ({"model": "m", "extra": []}, "extra: must be an object"),
+        ([], "body: must be an object"),
+    ],
+)
+def test_a_refusal_names_the_field_in_the_servers_words(body: object, refusal: str) -> None:
+    with pytest.raises(RequestError) as refused:
+        validate(Shape, body)
+    assert str(refused.value) == refusal
+
+
+def test_values_are_taken_exactly_as_sent() -> None:
+    shape = validate(Shape, {"model": "m", "count": 3, "ratio": 1, "flag": False, "names": []})
+    assert (shape.count, shape.ratio, shape.flag, shape.names) == (3, 1, False, [])
+    assert type(shape.ratio) is int
