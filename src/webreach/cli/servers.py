@@ -259,7 +259,7 @@ def serve(
 
     if not (settings.signing_key and settings.signing_key.get_secret_value()):
         warn(
-            "WEBREACH_SIGNING_KEY is not set; a random key seals read pages, "
+            "WEBREACH_SIGNING_KEY is not set; a random key encrypts read pages, "
             "so restoring them in later rounds works only within this process"
         )
     try:

@@ -24,7 +24,7 @@ from .cache import (
 from .errors import InvalidValueError, WebError, WebErrorCode
 from .links import web_matches, web_sources
 from .registry import FALLBACK_CODES, Disposer, Registry, parse_provider_ids, scoped_cache_key
-from .tasks import settled
+from .tasks import await_cleanly
 from .types import (
     CallTimeout,
     FetchPrecheck,
@@ -169,7 +169,7 @@ class WebRuntime:
             return dataclasses.replace(result, provider=provider.id)
 
         self._refuse_if_closed()
-        return await settled(self._search.run(call))
+        return await await_cleanly(self._search.run(call))
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
         """Fetch with the selected provider, from the cache when the same policy fetched it.
@@ -195,7 +195,7 @@ class WebRuntime:
             return dataclasses.replace(result, provider=provider.id)
 
         self._refuse_if_closed()
-        return await settled(self._fetch.run(call))
+        return await await_cleanly(self._fetch.run(call))
 
     async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult:
         """Find the pages that show an image, with the selected image search provider.
@@ -230,7 +230,7 @@ class WebRuntime:
             return dataclasses.replace(result, provider=provider.id)
 
         self._refuse_if_closed()
-        return await settled(self._image_search.run(call))
+        return await await_cleanly(self._image_search.run(call))
 
     @staticmethod
     async def _bounded(
@@ -239,7 +239,7 @@ class WebRuntime:
         """``attempt`` within ``limit``, or the provider's own :class:`CallTimeout`; past it, a
         provider error naming it.
 
-        The deadline cancels the attempt once, inside the call's own task (see ``settled``):
+        The deadline cancels the attempt once, inside the call's own task (see ``await_cleanly``):
         the provider's HTTP client closes the connection it was reading from.
         """
         if isinstance(provider, CallTimeout):

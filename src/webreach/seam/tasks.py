@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Iterable
 from typing import Any, TypeVar
 
-__all__ = ["cancel_and_wait", "settled"]
+__all__ = ["await_cleanly", "cancel_and_wait"]
 
 T = TypeVar("T")
 
@@ -43,7 +43,7 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]]) -> None:
         raise asyncio.CancelledError
 
 
-async def settled(awaitable: Awaitable[T]) -> T:
+async def await_cleanly(awaitable: Awaitable[T]) -> T:
     """Await ``awaitable`` in a task of its own that is cancelled at most once.
 
     The caller's cancellation is passed on once; the call is then waited for until its

@@ -1,7 +1,7 @@
 """The API server: Chat Completions, Responses and Messages with server-side web tools.
 
 ``core/`` is protocol-neutral (the turn, the loop, web calls, citations, the upstream,
-sealing); ``chat/``, ``responses/`` and ``messages/`` each parse their requests into a turn
+page encryption); ``chat/``, ``responses/`` and ``messages/`` each parse their requests into a turn
 and render the loop's events back. Imports tools and seam only, never a provider.
 
 ``create_app`` is loaded on first use: the shared settings extend :class:`ServerSettings`, and

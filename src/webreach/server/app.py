@@ -22,8 +22,8 @@ from .core.calls.base import ToolFactory
 from .core.calls.registry import BUILT_IN_TOOLS
 from .core.codec import Codec
 from .core.context import ServerContext
+from .core.page_cipher import PageCipher
 from .core.review import ModerationReviewer
-from .core.sealing import PageSealer
 from .core.secrets import Redactor
 from .core.store import ResponseStore
 from .core.turn import JSON
@@ -90,7 +90,7 @@ def create_app(
             upstream=upstream,
             runtime=runtime,
             options=options,
-            sealer=PageSealer(_revealed(settings.signing_key)),
+            cipher=PageCipher(_revealed(settings.signing_key)),
             settings=settings,
             store=kept,
             reviewer=reviewer,

@@ -65,7 +65,7 @@ class ServerSettings(BaseModel):
     moderation_api_key: SecretStr | None = None
     moderation_model: str = "omni-moderation-latest"
     signing_key: SecretStr | None = None
-    """Seals read pages; unset, a random key that lasts as long as the process."""
+    """Encrypts read pages; unset, a random key that lasts as long as the process."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["text", "json"] = "text"
 

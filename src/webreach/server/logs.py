@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any, Literal, TextIO
 
-from .core.journal import current_id
+from .core.operator_log import current_id
 
 __all__ = [
     "LOG_FORMATS",

@@ -17,10 +17,10 @@ from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .core.journal import RequestLog, begin_request, end_request
+from .core.operator_log import RequestLog, begin_request, end_request
+from .core.protocol_common import dumps
 from .core.store import scoped_to_key
 from .core.turn import JSON
-from .core.wire import dumps
 from .limits import TIMED_OUT
 
 __all__ = ["AccessLog", "InboundKeys", "ServerTiming"]

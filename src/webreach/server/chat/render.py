@@ -31,8 +31,8 @@ from ..core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
+from ..core.protocol_common import dumps, server_tool_use, sse_frame
 from ..core.turn import JSON, Turn
-from ..core.wire import dumps, server_tool_use, sse_frame
 
 __all__ = ["ChatRenderer", "action_json", "outcome_json", "usage_json"]
 

@@ -23,6 +23,13 @@ from ..core.fields import (
     validate,
     when_missing,
 )
+from ..core.protocol_common import (
+    CANNOT_CONTINUE,
+    DEEPSEEK_READ_URL,
+    DEEPSEEK_SEARCH,
+    DEEPSEEK_TOOLS,
+    refuse_deepseek_fields,
+)
 from ..core.turn import (
     ClientTool,
     DomainFilter,
@@ -33,13 +40,6 @@ from ..core.turn import (
     ToolChoice,
     Turn,
     WebTools,
-)
-from ..core.wire import (
-    CANNOT_CONTINUE,
-    DEEPSEEK_READ_URL,
-    DEEPSEEK_SEARCH,
-    DEEPSEEK_TOOLS,
-    refuse_deepseek_fields,
 )
 from .search_asks import OPENAI_SEARCH_TOOLS, asks_for_search, search_asked
 

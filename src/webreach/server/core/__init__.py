@@ -1,1 +1,1 @@
-"""The protocol-neutral core: the turn, the loop, web calls, citations, the upstream, sealing."""
+"""The protocol-neutral core: the turn, the loop, web calls, citations, the upstream."""

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from .errors import ServerFailure
 from .events import Event, Failed, Finished
-from .journal import request_log
+from .operator_log import request_log
 from .store import ResponseStore
 from .turn import JSON, Turn
 

@@ -9,8 +9,8 @@ from ...tools import ToolOptions
 from ..config import ServerSettings
 from .calls.base import ToolFactory
 from .calls.registry import BUILT_IN_TOOLS
+from .page_cipher import PageCipher
 from .review import Reviewer
-from .sealing import PageSealer
 from .store import ResponseStore
 from .upstream import Upstream
 
@@ -22,7 +22,7 @@ class ServerContext:
     upstream: Upstream
     runtime: WebRuntime
     options: ToolOptions
-    sealer: PageSealer
+    cipher: PageCipher
     settings: ServerSettings
     """The server's settings, whole, as ``create_app`` received them."""
     store: ResponseStore | None = None

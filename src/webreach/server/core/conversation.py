@@ -15,15 +15,15 @@ async def restore_pages(
     messages: list[JSON], pages: list[PageRef], context: ServerContext
 ) -> list[JSON]:
     """Pages read in earlier rounds, back at the end of the user message of their round: from
-    their sealed signature, or, when the client dropped it, from the store by the call id. An
+    their encrypted signature, or, when the client dropped it, from the store by the call id. An
     altered signature restores nothing."""
     messages = list(messages)
     store = context.store
     for ref in pages:
-        page = context.sealer.open(ref.signature) if ref.signature else None
+        page = context.cipher.decrypt(ref.signature) if ref.signature else None
         if ref.signature is None and ref.call_id and store is not None:
             kept = await store.page(ref.call_id)
-            page = context.sealer.open(kept) if kept else None
+            page = context.cipher.decrypt(kept) if kept else None
         if page is None or not 0 <= ref.round < len(messages):
             continue
         message = dict(messages[ref.round])

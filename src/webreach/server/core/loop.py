@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from openai import AsyncStream
 
-from ...seam import cancel_and_wait, settled
+from ...seam import await_cleanly, cancel_and_wait
 from .budgets import Budgets
 from .calls.base import ServerTool, SourceRegistry, ToolSetup
 from .calls.registry import turn_budgets
@@ -38,8 +38,8 @@ from .events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from .gate import reviewed, turn_review
 from .plans import Done, Planned, StepCalls, plan_calls
+from .reviewed_answer import reviewed, turn_review
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
 from .turn import JSON, Turn
@@ -164,7 +164,7 @@ class TurnRunner:
         """Close the first upstream stream if the loop never took it (a client that left)."""
         stream, self._first = self._first, None
         if stream is not None:
-            await settled(stream.close())
+            await await_cleanly(stream.close())
         title, self._title = self._title, None
         if title is not None:
             await title.aclose()
@@ -318,7 +318,8 @@ class TurnRunner:
             self.web_seconds += time.perf_counter() - started
 
     async def _keep_page(self, call_id: str, outcome: Outcome) -> None:
-        """A read page, kept by its call id for clients that send the call back unsealed."""
+        """A read page, kept by its call id for clients that send the call back without its
+        encrypted page."""
         store = self.context.store
         if not (store is not None and self.turn.store and isinstance(outcome, PageOutcome)):
             return

@@ -25,14 +25,14 @@ from .chunks import ChatChunk
 from .codec import Codec
 from .errors import UpstreamError
 from .inbound import until_disconnected
-from .journal import request_log, upstream_failure
+from .operator_log import request_log, upstream_failure
+from .protocol_common import dumps, sse_frame
 from .secrets import Redactor
 from .streaming import server_timing
 from .turn import JSON
 from .upstream import RawUpstreamResponse, Upstream
 from .upstream_failures import broken
 from .whole_stream import completion_frames
-from .wire import dumps, sse_frame
 
 __all__ = ["RELAY_CUT", "relay"]
 

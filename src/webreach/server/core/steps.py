@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from openai import AsyncStream
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ...seam import settled
+from ...seam import await_cleanly
 from .chunks import ChatChunk
 from .citations import CitationStream
 from .errors import UpstreamError
@@ -122,4 +122,4 @@ async def read_step(
         for event in citations.flush():
             yield event
     finally:
-        await settled(stream.close())
+        await await_cleanly(stream.close())

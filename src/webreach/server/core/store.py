@@ -5,7 +5,7 @@ whole conversation, so later requests may name them (``item_reference``,
 ``previous_response_id``); a page read from a link is kept by its tool-use id, for clients
 that send the call back without its ``signature``. Everything lives in the configured cache
 store (memory, SQLite or Redis, so replicas share it) for ``WEBREACH_STORE_TTL`` seconds. The
-sealed ``signature`` stays the stateless path: it needs no store at all.
+encrypted ``signature`` stays the stateless path: it needs no store at all.
 
 When the server has inbound keys, everything is kept under the key that made it (a hash of
 it, never the key): another key's ids are not found, and reusing one stores a separate copy.
@@ -148,7 +148,7 @@ class ResponseStore:
         await self._set_many({f"page:{call_id}": signature.encode()})
 
     async def page(self, call_id: str) -> str | None:
-        """The sealed page kept for ``call_id``; None when it is not (or the store fails:
+        """The encrypted page kept for ``call_id``; None when it is not (or the store fails:
         the page is then simply not restored)."""
         try:
             (raw,) = await self._get_many([f"page:{call_id}"], "page")

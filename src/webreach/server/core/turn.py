@@ -173,7 +173,7 @@ class ClientTool:
 @dataclass(frozen=True, slots=True)
 class PageRef:
     """A page read in an earlier round, to be put back at the end of its round's user message
-    (``round``: its index in ``Turn.messages``). The sealed ``signature`` restores it; without
+    (``round``: its index in ``Turn.messages``). The encrypted ``signature`` restores it; without
     one (a client that rebuilt the call from typed fields) the store may still hold it by
     ``call_id``."""
 
@@ -183,11 +183,11 @@ class PageRef:
 
     @classmethod
     def of(cls, round_index: int, signature: object, call_id: object) -> PageRef | None:
-        sealed = signature if isinstance(signature, str) and signature else None
+        encrypted = signature if isinstance(signature, str) and signature else None
         named = call_id if isinstance(call_id, str) and call_id else None
-        if sealed is None and named is None:
+        if encrypted is None and named is None:
             return None
-        return cls(round_index, sealed, named)
+        return cls(round_index, encrypted, named)
 
 
 @dataclass(slots=True)

@@ -16,7 +16,7 @@ import openai
 from openai import AsyncOpenAI, AsyncStream
 from pydantic import ValidationError
 
-from ...seam import settled
+from ...seam import await_cleanly
 from ..config import ServerSettings
 from .chunk_stream import ChunkStream, reported_error
 from .chunks import ChatChunk, CompletionBody, invalid
@@ -178,7 +178,7 @@ class Upstream:
         if not kind or kind == "text/event-stream":
             return stream
         if not kind.endswith("json"):
-            await settled(stream.close())
+            await await_cleanly(stream.close())
             message = f"upstream answered 200 with {kind[:80]}, not an event stream"
             raise stream.failed(message, "not_a_stream")
         stream.whole = await self._whole(stream, kind[:80])
@@ -195,7 +195,7 @@ class Upstream:
         except Exception as error:
             raise translate(error, self.redactor, self.where) from None
         finally:
-            await settled(stream.close())
+            await await_cleanly(stream.close())
         not_one = f"upstream answered 200 with {kind} that is not a completion"
         if len(data) > _MAX_WHOLE_ANSWER:
             raise stream.failed(f"{not_one} (larger than {_MAX_WHOLE_ANSWER} bytes)", "too_large")
@@ -245,7 +245,7 @@ class Upstream:
                 headers=passed_headers(response.headers),
             )
         finally:
-            await settled(response.aclose())
+            await await_cleanly(response.aclose())
 
     def status_error(self, status: int, message: str, headers: Mapping[str, str]) -> UpstreamError:
         return status_error(status, message, headers, self.redactor)

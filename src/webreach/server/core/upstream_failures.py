@@ -12,7 +12,7 @@ import openai
 
 from ...seam.causes import network_cause
 from .errors import UpstreamError
-from .journal import upstream_failure
+from .operator_log import upstream_failure
 from .secrets import Redactor
 
 __all__ = [

@@ -16,9 +16,9 @@ from pydantic import ValidationError
 
 from .chunk_stream import reported_error
 from .chunks import CompletionBody, invalid
+from .protocol_common import dumps, sse_frame
 from .upstream import Upstream
 from .upstream_failures import broken
-from .wire import dumps, sse_frame
 
 __all__ = ["completion_frames"]
 

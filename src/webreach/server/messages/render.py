@@ -20,8 +20,8 @@ from ..core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
+from ..core.protocol_common import dumps, error_type, sse_frame
 from ..core.turn import JSON, Turn
-from ..core.wire import dumps, error_type, sse_frame
 from .shapes import call_input, result_block, tool_input, usage_json
 
 __all__ = ["OWN_ERROR_TYPES", "MessageRenderer"]

@@ -1,7 +1,7 @@
 """Anthropic Messages request → :class:`Turn`.
 
 The conversation is translated into OpenAI Chat Completions messages, the upstream's language.
-Web blocks of earlier rounds are dropped (only answers stay in context); the sealed pages of
+Web blocks of earlier rounds are dropped (only answers stay in context); the encrypted pages of
 read links are kept aside in ``turn.pages`` for the loop to restore.
 """
 
@@ -22,6 +22,13 @@ from ..core.fields import (
     validate,
     when_missing,
 )
+from ..core.protocol_common import (
+    CANNOT_CONTINUE,
+    DEEPSEEK_READ_URL,
+    DEEPSEEK_SEARCH,
+    dumps,
+    refuse_deepseek_fields,
+)
 from ..core.turn import (
     ClientTool,
     DomainFilter,
@@ -32,13 +39,6 @@ from ..core.turn import (
     ToolChoice,
     Turn,
     WebTools,
-)
-from ..core.wire import (
-    CANNOT_CONTINUE,
-    DEEPSEEK_READ_URL,
-    DEEPSEEK_SEARCH,
-    dumps,
-    refuse_deepseek_fields,
 )
 from .shapes_in import (
     ImageBlock,

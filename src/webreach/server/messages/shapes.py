@@ -11,8 +11,8 @@ from typing import Any
 
 from ..core.display import image_field
 from ..core.events import CallFailed, PageOutcome, SearchOutcome, Usage, WebCall
+from ..core.protocol_common import server_tool_use
 from ..core.turn import JSON, Turn
-from ..core.wire import server_tool_use
 
 __all__ = ["call_input", "result_block", "tool_input", "usage_json"]
 

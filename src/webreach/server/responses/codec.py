@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..core.protocol_common import error_type
 from ..core.store import ResponseStore
 from ..core.turn import JSON, Turn
-from ..core.wire import error_type
 from .render import ResponseRenderer
 from .request import parse_request
 from .stored import expand, remember

@@ -6,8 +6,8 @@ stream writes them out (the ``sequence_number`` counts them either way).
 
 from __future__ import annotations
 
+from ..core.protocol_common import dumps, sse_frame
 from ..core.turn import JSON
-from ..core.wire import dumps, sse_frame
 
 __all__ = ["Frames"]
 

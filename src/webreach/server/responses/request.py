@@ -12,8 +12,8 @@ from typing import TypeVar
 from ..core.errors import RequestError
 from ..core.extensions import parse_extensions
 from ..core.fields import validate
+from ..core.protocol_common import dumps
 from ..core.turn import JSON, PageRef, Turn
-from ..core.wire import dumps
 from .echo import echo_of
 from .shapes_in import (
     AdditionalToolsItem,

@@ -10,8 +10,8 @@ import time
 from typing import Any
 
 from ..core.events import Action, ClientToolCall, Usage
+from ..core.protocol_common import server_tool_use
 from ..core.turn import JSON, Turn
-from ..core.wire import server_tool_use
 from .echo import ECHO_DEFAULTS
 
 __all__ = [

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from ..core.errors import RequestError
 from ..core.fields import Request
+from ..core.protocol_common import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
 from ..core.turn import (
     JSON,
     ClientTool,
@@ -27,7 +28,6 @@ from ..core.turn import (
     ToolChoice,
     WebTools,
 )
-from ..core.wire import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
 from .shapes_in import (
     CustomTool,
     DomainFilters,

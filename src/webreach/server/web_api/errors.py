@@ -16,7 +16,7 @@ from starlette.responses import Response
 from ...seam import WebError, WebErrorCode
 from ..core.errors import RequestError
 from ..core.fields import JSON
-from ..core.wire import dumps
+from ..core.protocol_common import dumps
 
 __all__ = [
     "INTERNAL_ERROR",

@@ -25,7 +25,7 @@ from ..core.context import ServerContext
 from ..core.errors import RequestError
 from ..core.fields import JSON
 from ..core.inbound import ClientGone, parse_json, read_body, until_disconnected
-from ..core.journal import request_log, web_failure
+from ..core.operator_log import request_log, web_failure
 from ..core.streaming import server_timing
 from .bodies import SearchCall, fetch_call, loader_urls, openwebui_search_call, search_call
 from .errors import (

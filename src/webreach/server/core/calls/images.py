@@ -13,10 +13,10 @@ from ....seam import ImageSearchRequest, WebError, WebRuntime, image_from_url
 from ....tools import ToolError, ToolOptions, fence
 from ..display import site_icon, site_name
 from ..events import Billing, CallFailed, Outcome, SearchAction, SearchOutcome, WebSource
-from ..journal import web_failure
+from ..operator_log import web_failure
+from ..protocol_common import DEEPSEEK_SEARCH
 from ..steps import PendingCall
 from ..turn import JSON, ForcedWeb, SearchSpec
-from ..wire import DEEPSEEK_SEARCH
 from .base import SEARCH_BUDGET, Plan, Slot, SourceRegistry, ToolSetup, invalid_input, over_budget
 from .search import CITE_WITH_MARKERS
 from .tool import ModelTool, function_tool, json_object

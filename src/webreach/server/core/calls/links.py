@@ -1,4 +1,4 @@
-"""``read_link`` for the model: the links of the user's last message, read and sealed."""
+"""``read_link`` for the model: the links of the user's last message, read and encrypted."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from ....tools import ToolError, fence, render_body
 from ....tools.fetch import page_piece
 from ..display import published
 from ..events import Billing, CallFailed, Outcome, PageOutcome, ReadLinkAction
-from ..journal import web_failure
+from ..operator_log import web_failure
+from ..page_cipher import PageCipher, ReadPage
 from ..review import ReviewText, ReviewUnavailable
-from ..sealing import PageSealer, SealedPage
 from ..steps import PendingCall
 from ..turn import JSON, ForcedWeb, ReadUrlSpec
 from .base import (
@@ -90,7 +90,7 @@ async def run_read_call(
     spec: ReadUrlSpec,
     runtime: WebRuntime,
     room: int,
-    sealer: PageSealer,
+    cipher: PageCipher,
     review: ReviewText | None = None,
 ) -> tuple[Outcome, str, int]:
     """Fetch and render one of the user's links; the model gets at most ``room`` characters.
@@ -117,8 +117,8 @@ async def run_read_call(
         refused = await _refused(url, piece.content, review)
         if refused is not None:
             return refused
-    page = SealedPage(result.url, rendered.title, date, piece.content)
-    outcome = PageOutcome(result.url, rendered.title, date, sealer.seal(page))
+    page = ReadPage(result.url, rendered.title, date, piece.content)
+    outcome = PageOutcome(result.url, rendered.title, date, cipher.encrypt(page))
     return outcome, page_text(page, cut=piece.truncated), 1
 
 
@@ -135,7 +135,7 @@ async def _refused(url: str, text: str, review: ReviewText) -> tuple[Outcome, st
 _NOT_ALLOWED = frozenset({"WEB_BLOCKED_URL", "WEB_INVALID_URL", "WEB_REDIRECT_BLOCKED"})
 
 
-def page_text(page: SealedPage, *, cut: bool = False) -> str:
+def page_text(page: ReadPage, *, cut: bool = False) -> str:
     """A read page as the model sees it, now and when restored in a later round."""
     head = f"Page: {page.url}"
     inside = f"Title: {page.title}\n\n{page.text}" if page.title else page.text
@@ -184,6 +184,6 @@ class ReadLink:
         context = self.setup.context
         room = context.options.fetch_max_chars // slot.count
         work = run_read_call(
-            url, self.declared, context.runtime, room, context.sealer, self.setup.review
+            url, self.declared, context.runtime, room, context.cipher, self.setup.review
         )
         return ReadLinkAction(url), work

@@ -17,8 +17,8 @@ from ..events import (
     Outcome,
     PageOutcome,
 )
-from ..journal import web_failure
-from ..sealing import SealedPage
+from ..operator_log import web_failure
+from ..page_cipher import ReadPage
 from ..steps import PendingCall
 from ..turn import JSON, ForcedWeb, SearchSpec
 from .base import (
@@ -153,7 +153,7 @@ async def run_open_call(
     except WebError as error:
         return _unopened(url, error)
     shown = opened.text[:max_chars]
-    page = SealedPage(opened.url, opened.title, opened.published_at, shown)
+    page = ReadPage(opened.url, opened.title, opened.published_at, shown)
     note = len(shown) < len(opened.text)
     outcome = PageOutcome(opened.url, opened.title, opened.published_at)
     return outcome, page_text(page, cut=note), int(fetched)

@@ -12,7 +12,7 @@ from ....tools import ToolError, ToolOptions, format_search, parse_queries, run_
 from ....tools.search import SearchToolResult, search_schema
 from ..display import published, site_icon, site_name
 from ..events import Billing, CallFailed, Outcome, SearchAction, SearchOutcome, WebSource
-from ..journal import web_failure
+from ..operator_log import web_failure
 from ..steps import PendingCall
 from ..turn import ForcedWeb, SearchSpec
 from .base import (
