@@ -30,6 +30,7 @@ from .common import (
 
 if TYPE_CHECKING:
     from ..seam import WebRuntime
+    from ..settings import Settings
 
 
 def _is_loopback(host: str) -> bool:
@@ -236,6 +237,30 @@ def serve(
     # From here on, warnings are log lines in the log's own format (JSON lines stay JSON).
     configure_logging(log_level or settings.log_level, log_format or settings.log_format)
     check_providers(settings, need=None, warn_unavailable=True)
+    _check_servable(settings, host)
+    from ..config import ConfigError, build_runtime, configured_secrets, open_response_store
+    from ..server.app import create_app
+    from ..server.serving import CannotListen, listen
+    from ..server.serving import serve as serve_app
+
+    try:
+        runtime = build_runtime(settings, default_cache="memory")
+    except ConfigError as error:
+        invalid_setting(error, as_json=False)
+    store = open_response_store(settings)
+    secrets = configured_secrets(settings)
+    server = create_app(settings, runtime, settings.tool_options(), store=store, secrets=secrets)
+    try:
+        sock = listen(host, port)
+    except CannotListen as error:
+        fail("CANNOT_LISTEN", str(error), as_json=False, exit_code=EXIT_TOOL_ERROR)
+    shown = f"[{host}]" if ":" in host else host
+    serve_app(server, sock, f"http://{shown}:{port}/v1", settings)
+
+
+def _check_servable(settings: Settings, host: str) -> None:
+    """Stop (exit 2) before anything starts when the server could not work or would be open to
+    anyone; warn when read pages would not survive a restart."""
     if not settings.upstream_base_url:
         fail(
             "INVALID_SETTING",
@@ -252,26 +277,8 @@ def serve(
             as_json=False,
             exit_code=EXIT_USAGE,
         )
-    from ..config import ConfigError, build_runtime, configured_secrets, open_response_store
-    from ..server.app import create_app
-    from ..server.serving import CannotListen, listen
-    from ..server.serving import serve as serve_app
-
     if not (settings.signing_key and settings.signing_key.get_secret_value()):
         warn(
             "WEBREACH_SIGNING_KEY is not set; a random key encrypts read pages, "
             "so restoring them in later rounds works only within this process"
         )
-    try:
-        runtime = build_runtime(settings, default_cache="memory")
-    except ConfigError as error:
-        invalid_setting(error, as_json=False)
-    store = open_response_store(settings)
-    secrets = configured_secrets(settings)
-    server = create_app(settings, runtime, settings.tool_options(), store=store, secrets=secrets)
-    try:
-        sock = listen(host, port)
-    except CannotListen as error:
-        fail("CANNOT_LISTEN", str(error), as_json=False, exit_code=EXIT_TOOL_ERROR)
-    shown = f"[{host}]" if ":" in host else host
-    serve_app(server, sock, f"http://{shown}:{port}/v1", settings)

@@ -7,7 +7,7 @@ themselves, so a framework's models and dependency injection would only add per-
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from pydantic import SecretStr
 from starlette.applications import Starlette
@@ -73,38 +73,13 @@ def create_app(
     secrets = (*settings.secrets(), *secrets)
     codecs = codecs if codecs is not None else default_codecs()
 
+    open_context = _context_opener(settings, runtime, options, store, secrets, tuple(tools))
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        upstream = Upstream(settings, Redactor(secrets))
-        kept = None
-        if store is not None and settings.store_ttl > 0:
-            kept = ResponseStore(store, settings.store_ttl)
-        reviewer = None
-        if settings.moderation_base_url:
-            reviewer = ModerationReviewer(
-                settings.moderation_base_url,
-                _revealed(settings.moderation_api_key),
-                settings.moderation_model,
-            )
-        app.state.context = ServerContext(
-            upstream=upstream,
-            runtime=runtime,
-            options=options,
-            cipher=PageCipher(_revealed(settings.signing_key)),
-            settings=settings,
-            store=kept,
-            reviewer=reviewer,
-            tools=tuple(tools),
-        )
-        try:
+        async with open_context() as context:
+            app.state.context = context
             yield
-        finally:
-            if reviewer is not None:
-                await reviewer.aclose()
-            await upstream.aclose()
-            await runtime.aclose()
-            if store is not None:
-                await store.aclose()
 
     routes = [
         Route(path, ProtocolEndpoint(codec, keepalive_seconds).handle, methods=["POST"])
@@ -128,6 +103,51 @@ def create_app(
         )
         middleware.append(inbound)
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+def _context_opener(
+    settings: ServerSettings,
+    runtime: WebRuntime,
+    options: ToolOptions,
+    store: CacheStore | None,
+    secrets: Sequence[str],
+    tools: tuple[ToolFactory, ...],
+) -> Callable[[], AbstractAsyncContextManager[ServerContext]]:
+    """What every request shares, opened when the server starts and closed when it stops."""
+
+    @asynccontextmanager
+    async def open_context() -> AsyncIterator[ServerContext]:
+        upstream = Upstream(settings, Redactor(secrets))
+        kept = None
+        if store is not None and settings.store_ttl > 0:
+            kept = ResponseStore(store, settings.store_ttl)
+        reviewer = None
+        if settings.moderation_base_url:
+            reviewer = ModerationReviewer(
+                settings.moderation_base_url,
+                _revealed(settings.moderation_api_key),
+                settings.moderation_model,
+            )
+        try:
+            yield ServerContext(
+                upstream=upstream,
+                runtime=runtime,
+                options=options,
+                cipher=PageCipher(_revealed(settings.signing_key)),
+                settings=settings,
+                store=kept,
+                reviewer=reviewer,
+                tools=tools,
+            )
+        finally:
+            if reviewer is not None:
+                await reviewer.aclose()
+            await upstream.aclose()
+            await runtime.aclose()
+            if store is not None:
+                await store.aclose()
+
+    return open_context
 
 
 def _revealed(secret: SecretStr | None) -> str | None:

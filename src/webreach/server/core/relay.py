@@ -84,10 +84,9 @@ async def relay(
         raise
     elapsed = time.perf_counter() - started
     headers = {"Server-Timing": server_timing(elapsed, elapsed, 0.0), **raw.headers}
-    redactor = upstream.redactor
     if content is None:
         headers.setdefault("X-Accel-Buffering", "no")
-        watch = _Watch(redactor, upstream.where)
+        watch = _Watch(upstream.redactor, upstream.where)
         return StreamingResponse(
             _frames(raw, codec, stack, watch),
             raw.status,
@@ -96,6 +95,19 @@ async def relay(
             background=BackgroundTask(stack.aclose),
         )
     await stack.aclose()
+    return _whole(raw, content, headers, media_type, upstream)
+
+
+def _whole(
+    raw: RawUpstreamResponse,
+    content: bytes,
+    headers: dict[str, str],
+    media_type: str,
+    upstream: Upstream,
+) -> Response:
+    """A whole upstream answer for the client, its secrets redacted; an error is logged, and
+    the upstream refusing the server's own key is the server's error, not the client's."""
+    redactor = upstream.redactor
     if raw.status < 400:
         if redactor.found_in(content):
             content = redactor.redacted_bytes(content)
