@@ -1,10 +1,11 @@
 """What a server tool is to the loop: one object per turn behind :class:`ServerTool`.
 
-The registry (``ServerContext.tools``) holds a factory per tool; each turn the loop asks every
-factory, in order, whether it offers its tool, and from then on only talks to the protocol: the
-definitions to give the model, how a call becomes an :class:`~..events.Action` and the work that
-answers it, which budget it draws on, which usage counters it bills. Renderers see only the
-neutral action and outcome, so a new tool needs no change outside its own module.
+The registry (``ServerContext.tools``, from ``create_app(tools=...)``) holds a factory per
+tool; each turn the loop asks every factory, in order, whether it offers its tool, and from then
+on only talks to the protocol: the definitions to give the model, how a call becomes an
+:class:`~..events.Action` and the work that answers it, which budget it draws on, which usage
+counters it bills. Renderers see only the neutral action and outcome, so a new tool needs no
+change outside its own module.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from ....tools import ToolError
+from ....seam import WebRuntime
+from ....tools import ToolError, ToolOptions
 from ..events import Action, Billing, CallFailed, CallKind, Outcome, WebSource
 from ..review import ReviewText
 from ..steps import PendingCall
@@ -22,7 +24,7 @@ from ..turn import JSON, ForcedWeb, Turn
 from .tool import ModelTool
 
 if TYPE_CHECKING:
-    from ..context import ServerContext
+    from ..page_cipher import PageCipher
 
 __all__ = [
     "FETCH_BILLING",
@@ -35,6 +37,7 @@ __all__ = [
     "ServerTool",
     "Slot",
     "SourceRegistry",
+    "ToolContext",
     "ToolFactory",
     "ToolSetup",
     "argument_url",
@@ -84,13 +87,27 @@ def deep_search(turn: Turn) -> bool:
     return turn.web.search is not None and not turn.tools_off and turn.thinking
 
 
+class ToolContext(Protocol):
+    """What the running server lends its tools (the server's ``ServerContext`` is one): the
+    tools see it through this, so the context that holds the registry is not imported here."""
+
+    @property
+    def runtime(self) -> WebRuntime: ...
+
+    @property
+    def options(self) -> ToolOptions: ...
+
+    @property
+    def cipher(self) -> PageCipher: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSetup:
     """What a tool's factory may look at to decide whether this turn offers it, and what the
     turn's tools share: the numbered sources and the content review."""
 
     turn: Turn
-    context: ServerContext
+    context: ToolContext
     sources: SourceRegistry
     review: ReviewText | None = None
     """Set under ``safety_check``: a read page must pass it before anyone sees it."""
