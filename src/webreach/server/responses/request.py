@@ -90,7 +90,7 @@ def parse_request(body: JSON) -> Turn:
         store=request.store is not False,
         previous_response_id=request.previous_response_id,
         extensions=parse_extensions(body),
-        echo=echo_of(request),
+        echo=echo_of(request, tool_choice),
     )
 
 
