@@ -7,8 +7,6 @@ Each mirrors the official SDK's model of the same name, field for field in wire 
 webreach's additions marked; the tests read every shape back with the SDK's strict validation.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from typing import Literal, NotRequired, TypedDict
 
