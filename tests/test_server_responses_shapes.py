@@ -1,5 +1,5 @@
-"""The Responses shapes declared once: what the renderer writes is what ``shapes_out`` says,
-and the input read whole is the input read item by item.
+"""The Responses shapes declared once: what the renderer writes is what ``shapes_out`` and
+``shapes_stream`` say, and the input read whole is the input read item by item.
 
 ``shapes_out`` is checked by mypy where the renderer builds it; here every frame and body of the
 scripted rounds is read back against those declarations (no key missing, none undeclared). The
@@ -23,7 +23,8 @@ from webreach.server.core.errors import RequestError
 from webreach.server.core.events import ClientToolCall, Finished, TextDelta
 from webreach.server.responses import request as responses_request
 from webreach.server.responses.request import parse_request
-from webreach.server.responses.shapes_out import Response, StreamEvent
+from webreach.server.responses.shapes_out import Response
+from webreach.server.responses.shapes_stream import StreamEvent
 
 
 def conforms(value: object, shape: Any) -> bool:

@@ -17,9 +17,9 @@ from .shapes_out import (
     OutputItem,
     OutputText,
     ReasoningText,
-    StreamEvent,
     WebSearchCall,
 )
+from .shapes_stream import StreamEvent
 
 __all__ = ["Frames"]
 

@@ -22,11 +22,8 @@ from .shapes_in import (
     FunctionCallItem,
     FunctionOutputItem,
     ImagePart,
-    InputItem,
-    InputMessage,
     ItemHead,
     MessageItem,
-    Part,
     PartHead,
     ReasoningInput,
     ReasoningParam,
@@ -38,7 +35,6 @@ from .shapes_in import (
     ToolSearchOutputItem,
     WebSearchCallItem,
     read,
-    read_items,
 )
 from .tools import (
     TOOL_SEARCH,
@@ -48,6 +44,7 @@ from .tools import (
     parse_tools,
     upstream_name,
 )
+from .whole_input import InputItem, InputMessage, Part, read_items
 
 __all__ = ["parse_request"]
 

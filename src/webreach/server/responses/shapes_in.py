@@ -16,12 +16,8 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    Discriminator,
-    Strict,
     StrictStr,
     StringConstraints,
-    Tag,
-    TypeAdapter,
     ValidationError,
 )
 
@@ -52,8 +48,6 @@ __all__ = [
     "FunctionTool",
     "Grammar",
     "ImagePart",
-    "InputItem",
-    "InputMessage",
     "ItemHead",
     "MessageItem",
     "NamespaceTool",
@@ -71,9 +65,7 @@ __all__ = [
     "ToolSearchTool",
     "WebSearchCallItem",
     "WebSearchTool",
-    "item_kind",
     "read",
-    "read_items",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -279,77 +271,12 @@ class WebSearchCallItem(_Item):
         return self.kind == "read_link" or bool(self.signature)
 
 
-# --- the whole input at once ---------------------------------------------------------------
-
-
-def item_kind(value: object) -> str | None:
-    """An input item's kind, as :attr:`ItemHead.kind` tells it (None when it has none)."""
-    if not isinstance(value, dict):
-        return None
-    kind = value.get("type")
-    if kind is None:
-        return "message" if "role" in value else None
-    return kind if isinstance(kind, str) else None
-
-
-_TEXT_KINDS = frozenset(("input_text", "output_text", "text"))
-
-
-def _part_kind(value: object) -> str | None:
-    kind = value.get("type") if isinstance(value, dict) else None
-    if not isinstance(kind, str):
-        return None
-    return "text" if kind in _TEXT_KINDS else kind
-
-
-Part = Annotated[
-    Annotated[TextPart, Tag("text")]
-    | Annotated[RefusalPart, Tag("refusal")]
-    | Annotated[ImagePart, Tag("input_image")],
-    Discriminator(_part_kind),
-]
-
-
-class InputMessage(MessageItem):
-    """A message whose content parts are read with it (``MessageItem`` leaves them raw)."""
-
-    content: StrictStr | Annotated[list[Part], Strict()] | None = None
-
-
 class CustomToolOutputItem(FunctionOutputItem):
     """A ``custom_tool_call_output``: a function output under its own kind."""
 
 
 class ReasoningInput(_Item):
     """A ``reasoning`` item: nothing of it reaches the upstream."""
-
-
-InputItem = Annotated[
-    Annotated[InputMessage, Tag("message")]
-    | Annotated[FunctionCallItem, Tag("function_call")]
-    | Annotated[CustomToolCallItem, Tag("custom_tool_call")]
-    | Annotated[FunctionOutputItem, Tag("function_call_output")]
-    | Annotated[CustomToolOutputItem, Tag("custom_tool_call_output")]
-    | Annotated[ToolSearchCallItem, Tag("tool_search_call")]
-    | Annotated[ToolSearchOutputItem, Tag("tool_search_output")]
-    | Annotated[AdditionalToolsItem, Tag("additional_tools")]
-    | Annotated[WebSearchCallItem, Tag("web_search_call")]
-    | Annotated[ReasoningInput, Tag("reasoning")],
-    Discriminator(item_kind),
-]
-"""Every input item the server takes, by its kind; an ``item_reference`` or an unknown kind is
-no member, so the list it is in is read item by item (and refused in that item's words)."""
-
-_INPUT = TypeAdapter(list[InputItem])
-
-
-def read_items(items: list[object]) -> list[InputItem] | None:
-    """The whole input read in one pass, or None when any item is wrong: the caller then reads
-    it item by item, so the refusal names the first wrong item as it always has."""
-    try:
-        return _INPUT.validate_python(items)
-    except ValidationError:
-        return None
 
 
 # --- tools ---------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
-"""The Responses API as the server writes it: the response object, its output items and the
-stream's events, declared once.
+"""The Responses API as the server writes it: the response object and its output items,
+declared once (the stream's events are in ``shapes_stream``).
 
-They are ``TypedDict``\\ s: mypy checks every dict the renderer builds against them, and at run
+They are TypedDicts: mypy checks every dict the renderer builds against them, and at run
 time they are the plain dicts that are written out (no model to build or dump on the hot path).
 Each mirrors the official SDK's model of the same name, field for field in wire order, with
 webreach's additions marked; the tests read every shape back with the SDK's strict validation.
@@ -13,35 +13,22 @@ from typing import Literal, NotRequired, TypedDict
 from ..core.turn import JSON
 
 __all__ = [
-    "AnnotationAdded",
-    "CallEvent",
-    "ContentPartEvent",
     "CustomToolCall",
     "Echo",
     "FindInPageAction",
-    "FunctionArgumentsDone",
     "FunctionCall",
     "FunctionChoice",
     "FunctionToolEcho",
-    "InputDelta",
-    "InputDone",
-    "ItemEvent",
     "ItemStatus",
     "OpenPageAction",
     "OutputItem",
     "OutputMessage",
     "OutputText",
-    "OutputTextDone",
     "ReasoningItem",
-    "ReasoningSummaryDone",
     "ReasoningText",
-    "ReasoningTextDone",
     "Response",
-    "ResponseEvent",
     "ResponseUsage",
     "SearchAction",
-    "StreamEvent",
-    "SummaryPartEvent",
     "SummaryText",
     "ToolChoiceEcho",
     "ToolEcho",
@@ -315,135 +302,3 @@ class Echo:
     truncation: str = "disabled"
     user: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
-
-
-# --- stream events -------------------------------------------------------------------------
-
-
-class ResponseEvent(TypedDict):
-    type: Literal[
-        "response.created",
-        "response.in_progress",
-        "response.completed",
-        "response.failed",
-        "response.incomplete",
-    ]
-    sequence_number: int
-    response: Response
-
-
-class ItemEvent(TypedDict):
-    type: Literal["response.output_item.added", "response.output_item.done"]
-    sequence_number: int
-    output_index: int
-    item: OutputItem
-
-
-class ContentPartEvent(TypedDict):
-    type: Literal["response.content_part.added", "response.content_part.done"]
-    sequence_number: int
-    item_id: str
-    output_index: int
-    content_index: int
-    part: OutputText | ReasoningText
-
-
-class SummaryPartEvent(TypedDict):
-    type: Literal["response.reasoning_summary_part.added", "response.reasoning_summary_part.done"]
-    sequence_number: int
-    item_id: str
-    output_index: int
-    summary_index: int
-    part: SummaryText
-
-
-class OutputTextDone(TypedDict):
-    type: Literal["response.output_text.done"]
-    sequence_number: int
-    item_id: str
-    output_index: int
-    content_index: int
-    text: str
-    logprobs: list[JSON]
-
-
-class ReasoningTextDone(TypedDict):
-    type: Literal["response.reasoning_text.done"]
-    sequence_number: int
-    item_id: str
-    output_index: int
-    content_index: int
-    text: str
-
-
-class ReasoningSummaryDone(TypedDict):
-    type: Literal["response.reasoning_summary_text.done"]
-    sequence_number: int
-    item_id: str
-    output_index: int
-    summary_index: int
-    text: str
-
-
-class AnnotationAdded(TypedDict):
-    type: Literal["response.output_text.annotation.added"]
-    sequence_number: int
-    item_id: str
-    output_index: int
-    content_index: int
-    annotation_index: int
-    annotation: UrlCitation
-
-
-class CallEvent(TypedDict):
-    type: Literal[
-        "response.web_search_call.in_progress",
-        "response.web_search_call.searching",
-        "response.web_search_call.completed",
-    ]
-    sequence_number: int
-    item_id: str
-    output_index: int
-
-
-class InputDelta(TypedDict):
-    type: Literal["response.function_call_arguments.delta", "response.custom_tool_call_input.delta"]
-    sequence_number: int
-    item_id: str
-    output_index: int
-    delta: str
-
-
-class FunctionArgumentsDone(TypedDict):
-    type: Literal["response.function_call_arguments.done"]
-    sequence_number: int
-    item_id: str
-    output_index: int
-    arguments: str
-    name: str
-
-
-class InputDone(TypedDict):
-    type: Literal["response.custom_tool_call_input.done"]
-    sequence_number: int
-    item_id: str
-    output_index: int
-    input: str
-
-
-StreamEvent = (
-    ResponseEvent
-    | ItemEvent
-    | ContentPartEvent
-    | SummaryPartEvent
-    | OutputTextDone
-    | ReasoningTextDone
-    | ReasoningSummaryDone
-    | AnnotationAdded
-    | CallEvent
-    | InputDelta
-    | FunctionArgumentsDone
-    | InputDone
-)
-"""Every event the stream writes as a dict; the text and reasoning deltas (the hot path) are
-formatted straight to their frames by ``Frames._emit_delta``, in the SDK's own shapes."""
