@@ -20,7 +20,7 @@ from starlette.responses import Response, StreamingResponse
 from ..seam import cancel_and_wait
 from .chat.request import check_chat, needs_loop
 from .config import ServerSettings
-from .core.codec import Codec, stream_frames, whole_body
+from .core.codec import Codec, Reply, stream_frames, whole_body
 from .core.context import ServerContext
 from .core.errors import RequestError, ServerFailure
 from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
@@ -40,7 +40,7 @@ CLIENT_GONE = 499
 """Nobody reads it: the status logged for a client that left before its answer."""
 
 
-def json_response(status: int, body: JSON, headers: dict[str, str] | None = None) -> Response:
+def json_response(status: int, body: Reply, headers: dict[str, str] | None = None) -> Response:
     return Response(dumps(body).encode(), status, headers, media_type="application/json")
 
 
@@ -163,7 +163,7 @@ class ProtocolEndpoint:
             raise
         store = runner.context.store
 
-        async def finished(reply: JSON) -> None:
+        async def finished(reply: Reply) -> None:
             await self.codec.remember(body, reply, store)
 
         frames = with_keepalive(
@@ -189,7 +189,7 @@ class ProtocolEndpoint:
         by newlines (valid leading JSON whitespace) so proxies do not cut a long deep search;
         from then on the status is sent, and a failure is the protocol's error body."""
 
-        async def answer() -> JSON:
+        async def answer() -> Reply:
             try:
                 await runner.start()
                 reply = await whole_body(self.codec, runner.turn, runner.events())
@@ -244,7 +244,7 @@ async def _relayed_within(
 
 
 async def _newlines_then(
-    work: asyncio.Future[JSON], codec: Codec, interval: float
+    work: asyncio.Future[Reply], codec: Codec, interval: float
 ) -> AsyncIterator[bytes]:
     """A newline every ``interval`` until the answer is ready, then the answer."""
     try:

@@ -10,7 +10,7 @@ always agree; :func:`stream_frames` and :func:`whole_body` drive it, with one fa
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Protocol
 
 from .errors import ServerFailure
@@ -19,12 +19,24 @@ from .operator_log import request_log
 from .store import ResponseStore
 from .turn import JSON, Turn
 
-__all__ = ["INTERNAL", "UNFINISHED", "Codec", "Renderer", "stream_frames", "whole_body"]
+__all__ = [
+    "INTERNAL",
+    "UNFINISHED",
+    "Codec",
+    "Renderer",
+    "Reply",
+    "stream_frames",
+    "whole_body",
+]
 
 logger = logging.getLogger("webreach.server")
 
 INTERNAL = "webreach failed while answering; please retry"
 UNFINISHED = "the response ended before it was complete; please retry"
+
+Reply = Mapping[str, object]
+"""A whole reply as a renderer made it: each protocol declares its own shape (a ``TypedDict``,
+say), which is read here only to be written out or kept."""
 
 
 class Renderer(Protocol):
@@ -42,7 +54,7 @@ class Renderer(Protocol):
 
     def feed(self, event: Event) -> str: ...
 
-    def body(self) -> JSON:
+    def body(self) -> Reply:
         """The whole reply, once ``Finished`` was fed."""
         ...
 
@@ -64,7 +76,7 @@ class Codec(Protocol):
         """The body with what it names from earlier responses filled in (before ``parse``)."""
         ...
 
-    async def remember(self, body: JSON, reply: JSON, store: ResponseStore | None) -> None:
+    async def remember(self, body: JSON, reply: Reply, store: ResponseStore | None) -> None:
         """Keep what a later request may name of this finished reply."""
         ...
 
@@ -73,7 +85,7 @@ async def stream_frames(
     codec: Codec,
     turn: Turn,
     events: AsyncIterator[Event],
-    finished: Callable[[JSON], Awaitable[None]] | None = None,
+    finished: Callable[[Reply], Awaitable[None]] | None = None,
 ) -> AsyncIterator[str]:
     """A streamed reply. Once the status line is sent a failure can only be told in-band: the
     loop's ``Failed``, an unexpected error, or events that stop before ``Finished`` all end the
@@ -106,7 +118,7 @@ def _failed_in_stream(message: str) -> None:
     request_log().note = f"failed in stream: {message}"
 
 
-async def whole_body(codec: Codec, turn: Turn, events: AsyncIterator[Event]) -> JSON:
+async def whole_body(codec: Codec, turn: Turn, events: AsyncIterator[Event]) -> Reply:
     """A non-streamed reply; nothing was sent yet, so a failure is an HTTP error instead."""
     renderer = codec.renderer(turn, streaming=False)
     async for event in events:

@@ -224,9 +224,9 @@ class Turn:
     is only the new part (Messages ending in an assistant message; Chat ``prefix: true``)."""
     extensions: Extensions = field(default_factory=Extensions)
     """``title`` and ``safety_check``, the reference's top-level asks."""
-    echo: JSON = field(default_factory=dict)
+    echo: object = None
     """Settings the response repeats back that nothing else reads (Responses ``instructions``,
-    ``metadata``, ``truncation`` …), by field name, as the client sent them."""
+    ``metadata``, ``truncation`` …): the protocol's own record of them, opaque to the rest."""
     citations: CitationStyle = "annotations"
     """Set by the endpoint from the setting or the ``X-Webreach-Citations`` header."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.codec import Reply
 from ..core.protocol_common import error_type
 from ..core.store import ResponseStore
 from ..core.turn import JSON, Turn
@@ -27,5 +28,5 @@ class MessagesCodec:
     async def prepare(self, body: JSON, store: ResponseStore | None) -> JSON:
         return body
 
-    async def remember(self, body: JSON, reply: JSON, store: ResponseStore | None) -> None:
+    async def remember(self, body: JSON, reply: Reply, store: ResponseStore | None) -> None:
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.codec import Reply
 from ..core.protocol_common import error_type
 from ..core.store import ResponseStore
 from ..core.turn import JSON, Turn
@@ -28,5 +29,5 @@ class ResponsesCodec:
     async def prepare(self, body: JSON, store: ResponseStore | None) -> JSON:
         return await expand(body, store)
 
-    async def remember(self, body: JSON, reply: JSON, store: ResponseStore | None) -> None:
+    async def remember(self, body: JSON, reply: Reply, store: ResponseStore | None) -> None:
         await remember(body, reply, store)

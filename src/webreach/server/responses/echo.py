@@ -7,52 +7,63 @@ OpenAI's default.
 
 from __future__ import annotations
 
-from ..core.turn import JSON
+from typing import TypeVar
+
+from ..core.turn import ToolChoice
 from .shapes_in import ResponsesRequest
+from .shapes_out import Echo, TextEcho, ToolChoiceEcho
 
-__all__ = ["ECHO_DEFAULTS", "echo_of"]
+__all__ = ["NO_ECHO", "echo_of"]
 
-ECHO_DEFAULTS: JSON = {
-    "background": False,
-    "instructions": None,
-    "max_tool_calls": None,
-    "parallel_tool_calls": True,
-    "prompt_cache_key": None,
-    "prompt_cache_retention": None,
-    "reasoning": {"effort": None, "summary": None},
-    "safety_identifier": None,
-    "service_tier": None,
-    "text": {"format": {"type": "text"}},
-    "top_logprobs": 0,
-    "truncation": "disabled",
-    "user": None,
-    "metadata": {},
-}
-"""What the response says of each setting the client left out."""
+T = TypeVar("T")
+
+NO_ECHO = Echo()
+"""What the response says when the request set nothing it repeats."""
 
 
-def echo_of(request: ResponsesRequest) -> JSON:
-    """The settings of ``request`` the response repeats, those it left out as defaults."""
-    echo = dict(ECHO_DEFAULTS)
-    for name in (
-        "background",
-        "instructions",
-        "max_tool_calls",
-        "parallel_tool_calls",
-        "prompt_cache_key",
-        "prompt_cache_retention",
-        "safety_identifier",
-        "service_tier",
-        "truncation",
-        "user",
-        "metadata",
-    ):
-        value = getattr(request, name)
-        if value is not None:
-            echo[name] = value
-    if request.reasoning is not None:
-        reasoning = request.reasoning
-        echo["reasoning"] = {"effort": reasoning.effort, "summary": reasoning.summary}
-    if request.text is not None and request.text.verbosity is not None:
-        echo["text"] = {"format": {"type": "text"}, "verbosity": request.text.verbosity}
-    return echo
+def _given(value: T | None, default: T) -> T:
+    return default if value is None else value
+
+
+def echo_of(request: ResponsesRequest, tool_choice: ToolChoice) -> Echo:
+    """The settings of ``request`` the response repeats, those it left out as defaults;
+    ``tool_choice`` as the upstream is asked it (a function by its upstream name)."""
+    reasoning = request.reasoning
+    text = request.text
+    verbosity = text.verbosity if text is not None else None
+    return Echo(
+        background=_given(request.background, NO_ECHO.background),
+        instructions=request.instructions,
+        max_output_tokens=request.max_output_tokens,
+        max_tool_calls=request.max_tool_calls,
+        parallel_tool_calls=_given(request.parallel_tool_calls, NO_ECHO.parallel_tool_calls),
+        prompt_cache_key=request.prompt_cache_key,
+        prompt_cache_retention=request.prompt_cache_retention,
+        reasoning=(
+            NO_ECHO.reasoning
+            if reasoning is None
+            else {"effort": reasoning.effort, "summary": reasoning.summary}
+        ),
+        safety_identifier=request.safety_identifier,
+        service_tier=request.service_tier,
+        temperature=request.temperature,
+        text=NO_ECHO.text if verbosity is None else _verbose(verbosity),
+        tool_choice=_tool_choice_echo(tool_choice),
+        top_p=request.top_p,
+        truncation=_given(request.truncation, NO_ECHO.truncation),
+        user=request.user,
+        metadata=_given(request.metadata, NO_ECHO.metadata),
+    )
+
+
+def _verbose(verbosity: str) -> TextEcho:
+    return {"format": {"type": "text"}, "verbosity": verbosity}
+
+
+def _tool_choice_echo(choice: ToolChoice) -> ToolChoiceEcho:
+    """A forced function in the SDK's shape (``{"type": "function", "name": …}``)."""
+    if isinstance(choice, dict):
+        function = choice["function"]
+        if isinstance(function, dict):
+            return {"type": "function", "name": str(function["name"])}
+    return choice if isinstance(choice, str) and choice else "auto"

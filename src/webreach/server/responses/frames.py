@@ -6,10 +6,28 @@ stream writes them out (the ``sequence_number`` counts them either way).
 
 from __future__ import annotations
 
+from typing import Literal
+
+from ..core.events import ClientToolCall
 from ..core.protocol_common import dumps, sse_frame
-from ..core.turn import JSON
+from .shapes import summary_part
+from .shapes_out import (
+    CustomToolCall,
+    FunctionCall,
+    OutputItem,
+    OutputText,
+    ReasoningText,
+    WebSearchCall,
+)
+from .shapes_stream import StreamEvent
 
 __all__ = ["Frames"]
+
+_CallStage = Literal[
+    "response.web_search_call.in_progress",
+    "response.web_search_call.searching",
+    "response.web_search_call.completed",
+]
 
 
 class Frames:
@@ -19,13 +37,13 @@ class Frames:
         self._frames = streaming
         self._out: list[str] = []
         self._seq = 0
-        self._items: list[JSON | None] = []
+        self._items: list[OutputItem | None] = []
         """Each output item once done; None while it is still being written."""
 
-    def _emit(self, kind: str, payload: JSON) -> None:
+    def _emit(self, event: StreamEvent) -> None:
+        """``event`` carries the next ``sequence_number`` (``self._seq``) and is counted here."""
         if self._frames:
-            data = {"type": kind, "sequence_number": self._seq, **payload}
-            self._out.append(sse_frame(dumps(data), kind))
+            self._out.append(sse_frame(dumps(event), event["type"]))
         self._seq += 1
 
     def _emit_delta(
@@ -51,16 +69,141 @@ class Frames:
         self._out.clear()
         return out
 
-    def _add_item(self, item: JSON) -> int:
+    def _add_item(self, item: OutputItem) -> int:
         index = len(self._items)
         self._items.append(None)
-        self._emit("response.output_item.added", {"output_index": index, "item": item})
+        self._emit(
+            {
+                "type": "response.output_item.added",
+                "sequence_number": self._seq,
+                "output_index": index,
+                "item": item,
+            }
+        )
         return index
 
-    def _done_item(self, index: int, item: JSON) -> None:
+    def _done_item(self, index: int, item: OutputItem) -> None:
         self._items[index] = item
-        self._emit("response.output_item.done", {"output_index": index, "item": item})
+        self._emit(
+            {
+                "type": "response.output_item.done",
+                "sequence_number": self._seq,
+                "output_index": index,
+                "item": item,
+            }
+        )
 
-    def _emit_part(self, kind: str, item_id: str, index: int, part: JSON) -> None:
-        payload = {"item_id": item_id, "output_index": index, "content_index": 0, "part": part}
-        self._emit(kind, payload)
+    def _emit_part(
+        self,
+        kind: Literal["response.content_part.added", "response.content_part.done"],
+        item_id: str,
+        index: int,
+        part: OutputText | ReasoningText,
+    ) -> None:
+        self._emit(
+            {
+                "type": kind,
+                "sequence_number": self._seq,
+                "item_id": item_id,
+                "output_index": index,
+                "content_index": 0,
+                "part": part,
+            }
+        )
+
+    def _emit_summary(
+        self,
+        kind: Literal[
+            "response.reasoning_summary_part.added", "response.reasoning_summary_part.done"
+        ],
+        item_id: str,
+        index: int,
+        text: str,
+    ) -> None:
+        """Reasoning is also the item's summary: clients show ``summary``, not ``content``."""
+        self._emit(
+            {
+                "type": kind,
+                "sequence_number": self._seq,
+                "item_id": item_id,
+                "output_index": index,
+                "summary_index": 0,
+                "part": summary_part(text),
+            }
+        )
+
+    def _call_event(self, kind: _CallStage, item_id: str, index: int) -> None:
+        self._emit(
+            {"type": kind, "sequence_number": self._seq, "item_id": item_id, "output_index": index}
+        )
+
+    def _call_done(self, call_id: str, index: int, item: WebSearchCall) -> None:
+        self._call_event("response.web_search_call.completed", call_id, index)
+        self._done_item(index, item)
+
+    def _function_call(self, call: ClientToolCall, item_id: str) -> None:
+        """A ``function_call`` item, with its argument events."""
+        started: FunctionCall = {
+            "id": item_id,
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": "",
+            "status": "in_progress",
+        }
+        if call.namespace is not None:
+            started["namespace"] = call.namespace
+        index = self._add_item(started)
+        self._emit(
+            {
+                "type": "response.function_call_arguments.delta",
+                "sequence_number": self._seq,
+                "item_id": item_id,
+                "output_index": index,
+                "delta": call.arguments,
+            }
+        )
+        self._emit(
+            {
+                "type": "response.function_call_arguments.done",
+                "sequence_number": self._seq,
+                "item_id": item_id,
+                "output_index": index,
+                "arguments": call.arguments,
+                "name": call.name,
+            }
+        )
+        self._done_item(index, {**started, "arguments": call.arguments, "status": "completed"})
+
+    def _custom_call(self, call: ClientToolCall, item_id: str) -> None:
+        """A ``custom_tool_call`` item, with its input events."""
+        started: CustomToolCall = {
+            "id": item_id,
+            "type": "custom_tool_call",
+            "call_id": call.id,
+            "name": call.name,
+            "input": "",
+            "status": "in_progress",
+        }
+        if call.namespace is not None:
+            started["namespace"] = call.namespace
+        index = self._add_item(started)
+        self._emit(
+            {
+                "type": "response.custom_tool_call_input.delta",
+                "sequence_number": self._seq,
+                "item_id": item_id,
+                "output_index": index,
+                "delta": call.arguments,
+            }
+        )
+        self._emit(
+            {
+                "type": "response.custom_tool_call_input.done",
+                "sequence_number": self._seq,
+                "item_id": item_id,
+                "output_index": index,
+                "input": call.arguments,
+            }
+        )
+        self._done_item(index, {**started, "input": call.arguments, "status": "completed"})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import assert_never
+from typing import Literal, assert_never
 
 from ..core.display import url_source
 from ..core.events import (
@@ -32,7 +32,7 @@ from ..core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from ..core.turn import JSON, Turn
+from ..core.turn import Turn
 from .frames import Frames
 from .shapes import (
     action_shape,
@@ -42,6 +42,14 @@ from .shapes import (
     text_part,
     tool_search_item,
     usage_shape,
+)
+from .shapes_out import (
+    ItemStatus,
+    OutputMessage,
+    ReasoningItem,
+    Response,
+    UrlCitation,
+    WebSearchCall,
 )
 
 __all__ = ["ResponseRenderer"]
@@ -62,7 +70,7 @@ class _Message:
     """Code points of the whole answer before this message's text."""
     chunks: list[str] = field(default_factory=list)
     length: int = 0
-    annotations: list[JSON] = field(default_factory=list)
+    annotations: list[UrlCitation] = field(default_factory=list)
 
 
 class ResponseRenderer(Frames):
@@ -74,7 +82,7 @@ class ResponseRenderer(Frames):
         self._reasoning: _Reasoning | None = None
         self._message: _Message | None = None
         self._messages: list[_Message] = []
-        self._calls: dict[str, tuple[int, JSON]] = {}
+        self._calls: dict[str, tuple[int, WebSearchCall]] = {}
         self._answer_length = 0
         self.done = False
         self._titled = turn.extensions.title
@@ -82,8 +90,11 @@ class ResponseRenderer(Frames):
 
     def start(self) -> str:
         """``response.created`` then ``response.in_progress``: the stream's first frames."""
-        for kind in ("response.created", "response.in_progress"):
-            self._emit(kind, {"response": self.response})
+        response = self.response
+        self._emit({"type": "response.created", "sequence_number": self._seq, "response": response})
+        self._emit(
+            {"type": "response.in_progress", "sequence_number": self._seq, "response": response}
+        )
         return self._take()
 
     def feed(self, event: Event) -> str:
@@ -119,7 +130,7 @@ class ResponseRenderer(Frames):
                 assert_never(event)
         return self._take()
 
-    def body(self) -> JSON:
+    def body(self) -> Response:
         return self.response
 
     # --- reasoning and text ----------------------------------------------------------------
@@ -130,15 +141,14 @@ class ResponseRenderer(Frames):
         if self._reasoning is None:
             self._close_message("completed")
             item_id = f"rs_{self._hex}_{len(self._items)}"
-            index = self._add_item(
-                {
-                    "id": item_id,
-                    "type": "reasoning",
-                    "summary": [],
-                    "content": [],
-                    "status": "in_progress",
-                }
-            )
+            started: ReasoningItem = {
+                "id": item_id,
+                "type": "reasoning",
+                "summary": [],
+                "content": [],
+                "status": "in_progress",
+            }
+            index = self._add_item(started)
             self._emit_part("response.content_part.added", item_id, index, reasoning_part(""))
             self._emit_summary("response.reasoning_summary_part.added", item_id, index, "")
             self._reasoning = _Reasoning(index, item_id)
@@ -154,28 +164,36 @@ class ResponseRenderer(Frames):
             "summary_index",
         )
 
-    def _emit_summary(self, kind: str, item_id: str, index: int, text: str) -> None:
-        """Reasoning is also the item's summary: clients show ``summary``, not ``content``."""
-        part = summary_part(text)
-        self._emit(
-            kind, {"item_id": item_id, "output_index": index, "summary_index": 0, "part": part}
-        )
-
     def _close_reasoning(self) -> None:
         reasoning, self._reasoning = self._reasoning, None
         if reasoning is None:
             return
         text = "".join(reasoning.chunks)
-        common = {"item_id": reasoning.id, "output_index": reasoning.index, "content_index": 0}
-        self._emit("response.reasoning_text.done", {**common, "text": text})
-        part = reasoning_part(text)
-        self._emit_part("response.content_part.done", reasoning.id, reasoning.index, part)
-        summary = {"item_id": reasoning.id, "output_index": reasoning.index, "summary_index": 0}
-        self._emit("response.reasoning_summary_text.done", {**summary, "text": text})
-        self._emit_summary(
-            "response.reasoning_summary_part.done", reasoning.id, reasoning.index, text
+        item_id, index = reasoning.id, reasoning.index
+        self._emit(
+            {
+                "type": "response.reasoning_text.done",
+                "sequence_number": self._seq,
+                "item_id": item_id,
+                "output_index": index,
+                "content_index": 0,
+                "text": text,
+            }
         )
-        item: JSON = {
+        part = reasoning_part(text)
+        self._emit_part("response.content_part.done", item_id, index, part)
+        self._emit(
+            {
+                "type": "response.reasoning_summary_text.done",
+                "sequence_number": self._seq,
+                "item_id": item_id,
+                "output_index": index,
+                "summary_index": 0,
+                "text": text,
+            }
+        )
+        self._emit_summary("response.reasoning_summary_part.done", item_id, index, text)
+        item: ReasoningItem = {
             "id": reasoning.id,
             "type": "reasoning",
             "summary": [summary_part(text)],
@@ -190,15 +208,14 @@ class ResponseRenderer(Frames):
         if self._message is None:
             self._close_reasoning()
             item_id = f"msg_{self._hex}_{len(self._items)}"
-            index = self._add_item(
-                {
-                    "id": item_id,
-                    "type": "message",
-                    "role": "assistant",
-                    "status": "in_progress",
-                    "content": [],
-                }
-            )
+            started: OutputMessage = {
+                "id": item_id,
+                "type": "message",
+                "role": "assistant",
+                "status": "in_progress",
+                "content": [],
+            }
+            index = self._add_item(started)
             self._emit_part("response.content_part.added", item_id, index, text_part("", []))
             self._message = _Message(index, item_id, self._answer_length)
             self._messages.append(self._message)
@@ -218,7 +235,7 @@ class ResponseRenderer(Frames):
         )
         if message is None:
             return
-        annotation = {
+        annotation: UrlCitation = {
             "type": "url_citation",
             "url": citation.url,
             "title": citation.title or "",
@@ -227,26 +244,36 @@ class ResponseRenderer(Frames):
         }
         message.annotations.append(annotation)
         self._emit(
-            "response.output_text.annotation.added",
             {
+                "type": "response.output_text.annotation.added",
+                "sequence_number": self._seq,
                 "item_id": message.id,
                 "output_index": message.index,
                 "content_index": 0,
                 "annotation_index": len(message.annotations) - 1,
                 "annotation": annotation,
-            },
+            }
         )
 
-    def _close_message(self, status: str) -> None:
+    def _close_message(self, status: ItemStatus) -> None:
         message, self._message = self._message, None
         if message is None:
             return
         text = "".join(message.chunks)
-        common = {"item_id": message.id, "output_index": message.index, "content_index": 0}
-        self._emit("response.output_text.done", {**common, "text": text, "logprobs": []})
+        self._emit(
+            {
+                "type": "response.output_text.done",
+                "sequence_number": self._seq,
+                "item_id": message.id,
+                "output_index": message.index,
+                "content_index": 0,
+                "text": text,
+                "logprobs": [],
+            }
+        )
         part = text_part(text, message.annotations)
         self._emit_part("response.content_part.done", message.id, message.index, part)
-        item: JSON = {
+        item: OutputMessage = {
             "id": message.id,
             "type": "message",
             "role": "assistant",
@@ -255,7 +282,7 @@ class ResponseRenderer(Frames):
         }
         self._done_item(message.index, item)
 
-    def _close_open(self, message_status: str) -> None:
+    def _close_open(self, message_status: ItemStatus) -> None:
         self._close_reasoning()
         self._close_message(message_status)
 
@@ -263,7 +290,7 @@ class ResponseRenderer(Frames):
 
     def _call_started(self, call: WebCall) -> None:
         self._close_open("completed")
-        item: JSON = {
+        item: WebSearchCall = {
             "id": call.id,
             "type": "web_search_call",
             "status": "in_progress",
@@ -272,18 +299,19 @@ class ResponseRenderer(Frames):
         }
         index = self._add_item(item)
         self._calls[call.id] = (index, item)
-        for kind in ("response.web_search_call.in_progress", "response.web_search_call.searching"):
-            self._emit(kind, {"item_id": call.id, "output_index": index})
+        self._call_event("response.web_search_call.in_progress", call.id, index)
+        self._call_event("response.web_search_call.searching", call.id, index)
 
     def _call_completed(self, call: WebCall, outcome: Outcome) -> None:
         if call.id not in self._calls:
             self._call_started(call)
         index, started = self._calls.pop(call.id)
         action = action_shape(call.action)
-        item: JSON = {**started, "action": action, "status": "completed"}
+        item: WebSearchCall = {**started, "action": action, "status": "completed"}
         match outcome:
             case SearchOutcome(sources=sources):
-                action["sources"] = [url_source(s) for s in sources]
+                if action["type"] == "search":
+                    action["sources"] = [url_source(s) for s in sources]
             case PageOutcome():
                 item["page"] = {
                     "url": outcome.url,
@@ -297,58 +325,35 @@ class ResponseRenderer(Frames):
                 item["error"] = {"code": code}
             case _:
                 assert_never(outcome)
-        self._emit(
-            "response.web_search_call.completed", {"item_id": call.id, "output_index": index}
-        )
-        self._done_item(index, item)
+        self._call_done(call.id, index, item)
 
     def _fail_open_calls(self) -> None:
         for call_id in list(self._calls):
             index, started = self._calls.pop(call_id)
-            item = {**started, "status": "failed", "error": {"code": "unavailable"}}
-            self._emit(
-                "response.web_search_call.completed", {"item_id": call_id, "output_index": index}
-            )
-            self._done_item(index, item)
+            item: WebSearchCall = {**started, "status": "failed", "error": {"code": "unavailable"}}
+            self._call_done(call_id, index, item)
 
     def _client_call(self, call: ClientToolCall) -> None:
         """A ``function_call`` item (with its namespace), a ``custom_tool_call`` carrying the
         free-form input, with the argument events each has, or a ``tool_search_call``."""
         self._close_open("completed")
         if call.kind == "tool_search":
-            item = tool_search_item(call, f"tsc_{self._hex}_{len(self._items)}")
-            self._done_item(self._add_item(item), item)
-            return
-        custom = call.kind == "custom"
-        item_id = f"{'ctc' if custom else 'fc'}_{self._hex}_{len(self._items)}"
-        field, event = (
-            ("input", "custom_tool_call_input")
-            if custom
-            else ("arguments", "function_call_arguments")
-        )
-        started: JSON = {
-            "id": item_id,
-            "type": "custom_tool_call" if custom else "function_call",
-            "call_id": call.id,
-            "name": call.name,
-            field: "",
-            "status": "in_progress",
-        }
-        if call.namespace is not None:
-            started["namespace"] = call.namespace
-        index = self._add_item(started)
-        common = {"item_id": item_id, "output_index": index}
-        self._emit(f"response.{event}.delta", {**common, "delta": call.arguments})
-        done: JSON = {**common, field: call.arguments}
-        if not custom:
-            done["name"] = call.name
-        self._emit(f"response.{event}.done", done)
-        self._done_item(index, {**started, field: call.arguments, "status": "completed"})
+            found = tool_search_item(call, f"tsc_{self._hex}_{len(self._items)}")
+            self._done_item(self._add_item(found), found)
+        elif call.kind == "custom":
+            self._custom_call(call, f"ctc_{self._hex}_{len(self._items)}")
+        else:
+            self._function_call(call, f"fc_{self._hex}_{len(self._items)}")
 
     # --- the end ---------------------------------------------------------------------------
 
     def _finish(
-        self, status: str, usage: Usage, *, incomplete: str | None = None, error: str | None = None
+        self,
+        status: _End,
+        usage: Usage,
+        *,
+        incomplete: Literal["max_output_tokens", "content_filter"] | None = None,
+        error: str | None = None,
     ) -> None:
         self._close_open("incomplete" if status != "completed" else "completed")
         self._fail_open_calls()
@@ -366,4 +371,14 @@ class ResponseRenderer(Frames):
         if error is not None:
             response["error"] = {"code": "server_error", "message": error}
         self.done = True
-        self._emit(f"response.{status}", {"response": response})
+        self._emit(
+            {"type": _END_EVENTS[status], "sequence_number": self._seq, "response": response}
+        )
+
+
+_End = Literal["completed", "failed", "incomplete"]
+_END_EVENTS: dict[_End, Literal["response.completed", "response.failed", "response.incomplete"]] = {
+    "completed": "response.completed",
+    "failed": "response.failed",
+    "incomplete": "response.incomplete",
+}

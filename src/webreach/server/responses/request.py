@@ -7,7 +7,7 @@ only ever sees requests it can answer.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TypeVar
+from typing import TypeVar, assert_never
 
 from ..core.errors import RequestError
 from ..core.extensions import parse_extensions
@@ -18,12 +18,14 @@ from .echo import echo_of
 from .shapes_in import (
     AdditionalToolsItem,
     CustomToolCallItem,
+    CustomToolOutputItem,
     FunctionCallItem,
     FunctionOutputItem,
     ImagePart,
     ItemHead,
     MessageItem,
     PartHead,
+    ReasoningInput,
     ReasoningParam,
     RefusalPart,
     ResponsesRequest,
@@ -42,6 +44,7 @@ from .tools import (
     parse_tools,
     upstream_name,
 )
+from .whole_input import InputItem, InputMessage, Part, read_items
 
 __all__ = ["parse_request"]
 
@@ -90,7 +93,7 @@ def parse_request(body: JSON) -> Turn:
         store=request.store is not False,
         previous_response_id=request.previous_response_id,
         extensions=parse_extensions(body),
-        echo=echo_of(request),
+        echo=echo_of(request, tool_choice),
     )
 
 
@@ -142,22 +145,56 @@ class _Input:
         items = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw
         if not isinstance(items, list):
             raise RequestError("input: must be a string or an array of items", param="input")
-        last: ItemHead | None = None
-        for item in items:
-            last = read(ItemHead, item, "input: every item must be an object")
-            self._item(last, item)
-        if last is not None:
-            _refuse_continuation(last)
+        whole = read_items(items)
+        if whole is not None:
+            for model in whole:
+                self._read_item(model)
+            if whole:
+                _refuse_continuation(*_ending(whole[-1]))
+        else:
+            last: ItemHead | None = None
+            for item in items:
+                last = _head(item)
+                self._item(last, item)
+            if last is not None:
+                _refuse_continuation(last.kind, last.role)
         if not self.system:
             return self.messages, self.pages
         lead: JSON = {"role": "system", "content": "\n\n".join(self.system)}
         shifted = [replace(page, round=page.round + 1) for page in self.pages]
         return [lead, *self.messages], shifted
 
+    def _read_item(self, item: InputItem) -> None:
+        """One item of an input read whole (:func:`read_items`). Its exact class tells its kind
+        (several are subclasses of another), most frequent first: this runs per item of a long
+        history, and a miss of ``isinstance`` on a model class costs more than the rest."""
+        if type(item) is InputMessage:
+            self._message(item.role, _read_content(item.content, item.role))
+        elif type(item) is FunctionCallItem:
+            self._function_call(item)
+        elif type(item) is FunctionOutputItem:
+            self._function_output(item, "function_call_output")
+        elif type(item) is ReasoningInput:
+            return
+        elif type(item) is CustomToolCallItem:
+            self._function_call(item, custom_arguments(item.input or ""))
+        elif type(item) is CustomToolOutputItem:
+            self._function_output(item, "custom_tool_call_output")
+        elif type(item) is WebSearchCallItem:
+            self._web_search_call(item)
+        elif type(item) is ToolSearchCallItem:
+            self._tool_search_call(item)
+        elif type(item) is ToolSearchOutputItem:
+            self._tool_search_output(item)
+        elif type(item) is AdditionalToolsItem:
+            self.loaded.extend(item.tools)
+
     def _item(self, head: ItemHead, item: object) -> None:
+        """One item of an input read item by item: the first wrong one is refused in its words."""
         kind = head.kind
         if kind == "message":
-            self._message(read(MessageItem, item, ""))
+            message = read(MessageItem, item, "")
+            self._message(message.role, _content(message.content, message.role))
         elif kind == "function_call":
             self._function_call(_call(FunctionCallItem, item, kind))
         elif kind == "custom_tool_call":
@@ -172,11 +209,7 @@ class _Input:
         elif kind == "additional_tools":
             self.loaded.extend(_tools_item(AdditionalToolsItem, item, kind).tools)
         elif kind == "web_search_call":
-            web = read(WebSearchCallItem, item, "")
-            if web.read_link and self.last_user is not None:
-                page = PageRef.of(self.last_user, web.signature, web.id)
-                if page is not None:
-                    self.pages.append(page)
+            self._web_search_call(read(WebSearchCallItem, item, ""))
         elif kind == "reasoning":
             return
         elif kind == "item_reference":
@@ -184,9 +217,13 @@ class _Input:
         else:
             raise RequestError(f"input: item type `{kind}` is not supported", param="input")
 
-    def _message(self, item: MessageItem) -> None:
-        role = item.role
-        content = _content(item.content, role)
+    def _web_search_call(self, web: WebSearchCallItem) -> None:
+        if web.read_link and self.last_user is not None:
+            page = PageRef.of(self.last_user, web.signature, web.id)
+            if page is not None:
+                self.pages.append(page)
+
+    def _message(self, role: object, content: str | list[JSON]) -> None:
         if role in ("system", "developer"):
             if not isinstance(content, str):
                 raise RequestError(
@@ -259,9 +296,24 @@ def _tools_item(shape: type[L], item: object, kind: str) -> L:
     return read(shape, item, f"input: a `{kind}` item needs a `tools` array")
 
 
-def _refuse_continuation(last: ItemHead) -> None:
-    kind = last.kind
-    if kind == "message" and last.role == "assistant":
+def _head(item: object) -> ItemHead:
+    return read(ItemHead, item, "input: every item must be an object")
+
+
+def _ending(item: InputItem) -> tuple[str, object]:
+    """The kind and role of the last item read whole, as its :class:`ItemHead` tells them."""
+    match item:
+        case InputMessage(role=role):
+            return "message", role
+        case WebSearchCallItem():
+            return "web_search_call", None
+        case ReasoningInput():
+            return "reasoning", None
+    return "", None
+
+
+def _refuse_continuation(kind: object, role: object) -> None:
+    if kind == "message" and role == "assistant":
         what = "an assistant `message`"
     elif kind in ("reasoning", "web_search_call"):
         what = f"a `{kind}` item"
@@ -281,12 +333,33 @@ def _content(raw: object, role: object) -> str | list[JSON]:
         return ""
     if not isinstance(raw, list):
         raise RequestError("input: content must be a string or an array of parts", param="input")
-    parts = [_part(part) for part in raw]
+    return _joined([_part(part) for part in raw], role)
+
+
+def _read_content(content: str | list[Part] | None, role: object) -> str | list[JSON]:
+    """Message content read with its item (:class:`InputMessage`), as :func:`_content` makes it."""
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    return _joined([_read_part(part) for part in content], role)
+
+
+def _joined(parts: list[JSON], role: object) -> str | list[JSON]:
     texts = [part["text"] for part in parts if part["type"] == "text"]
     if len(texts) == len(parts):
         separator = "" if role == "assistant" else "\n"
         return separator.join(map(str, texts))
     return parts
+
+
+def _read_part(part: Part) -> JSON:
+    match part:
+        case TextPart(text=text) | RefusalPart(refusal=text):
+            return {"type": "text", "text": text}
+        case ImagePart():
+            return _image(part)
+    assert_never(part)
 
 
 def _part(part: object) -> JSON:
@@ -301,8 +374,12 @@ def _part(part: object) -> JSON:
             part,
             "input: `input_image` needs an `image_url`; `file_id` is not supported",
         )
-        url: JSON = {"url": image.image_url}
-        if image.detail is not None:
-            url["detail"] = image.detail
-        return {"type": "image_url", "image_url": url}
+        return _image(image)
     raise RequestError(f"input: content part type `{kind}` is not supported", param="input")
+
+
+def _image(image: ImagePart) -> JSON:
+    url: JSON = {"url": image.image_url}
+    if image.detail is not None:
+        url["detail"] = image.detail
+    return {"type": "image_url", "image_url": url}

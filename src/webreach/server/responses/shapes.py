@@ -1,4 +1,4 @@
-"""The JSON shapes of the Responses API that the renderer fills in: plain dicts, cheap to build.
+"""The parts of a Responses reply the renderer fills in, built as the types of ``shapes_out``.
 
 Every shape here is one the official SDK's models accept, also with strict validation.
 """
@@ -7,12 +7,26 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 from ..core.events import Action, ClientToolCall, Usage
 from ..core.protocol_common import server_tool_use
-from ..core.turn import JSON, Turn
-from .echo import ECHO_DEFAULTS
+from ..core.turn import Turn
+from .echo import NO_ECHO
+from .shapes_out import (
+    Echo,
+    FindInPageAction,
+    OpenPageAction,
+    OutputText,
+    ReasoningText,
+    Response,
+    ResponseUsage,
+    SearchAction,
+    SummaryText,
+    ToolEcho,
+    ToolSearchCall,
+    UrlCitation,
+    WebSearchToolEcho,
+)
 
 __all__ = [
     "action_shape",
@@ -29,85 +43,77 @@ _SDK_WEB_SEARCH_TYPES = frozenset(
 )
 
 
-def base_response(turn: Turn, response_id: str) -> JSON:
+def base_response(turn: Turn, response_id: str) -> Response:
     """Every field the SDK's ``Response`` requires, and the request's settings echoed back.
 
     ``store`` says whether the server keeps this response (``previous_response_id`` and
     ``item_reference`` can then name it and its items).
     """
-    params = turn.params
-    echo = turn.echo or ECHO_DEFAULTS
+    echo = turn.echo if isinstance(turn.echo, Echo) else NO_ECHO
     return {
         "id": response_id,
         "object": "response",
         "created_at": int(time.time()),
         "status": "in_progress",
-        "background": echo["background"],
+        "background": echo.background,
         "error": None,
         "incomplete_details": None,
-        "instructions": echo["instructions"],
-        "max_output_tokens": params.get("max_tokens"),
-        "max_tool_calls": echo["max_tool_calls"],
+        "instructions": echo.instructions,
+        "max_output_tokens": echo.max_output_tokens,
+        "max_tool_calls": echo.max_tool_calls,
         "model": turn.model,
         "output": [],
-        "parallel_tool_calls": echo["parallel_tool_calls"],
+        "parallel_tool_calls": echo.parallel_tool_calls,
         "previous_response_id": turn.previous_response_id,
-        "prompt_cache_key": echo["prompt_cache_key"],
-        "prompt_cache_retention": echo["prompt_cache_retention"],
-        "reasoning": echo["reasoning"],
-        "safety_identifier": echo["safety_identifier"],
-        "service_tier": echo["service_tier"],
+        "prompt_cache_key": echo.prompt_cache_key,
+        "prompt_cache_retention": echo.prompt_cache_retention,
+        "reasoning": echo.reasoning,
+        "safety_identifier": echo.safety_identifier,
+        "service_tier": echo.service_tier,
         "store": turn.store,
-        "temperature": params.get("temperature"),
-        "text": echo["text"],
-        "tool_choice": _tool_choice_echo(turn.tool_choice),
+        "temperature": echo.temperature,
+        "text": echo.text,
+        "tool_choice": echo.tool_choice,
         "tools": _tools_echo(turn),
-        "top_logprobs": echo["top_logprobs"],
-        "top_p": params.get("top_p"),
-        "truncation": echo["truncation"],
+        "top_logprobs": echo.top_logprobs,
+        "top_p": echo.top_p,
+        "truncation": echo.truncation,
         "usage": None,
-        "user": echo["user"],
-        "metadata": echo["metadata"],
+        "user": echo.user,
+        "metadata": echo.metadata,
     }
 
 
-def _tool_choice_echo(choice: Any) -> Any:
-    if isinstance(choice, dict):
-        return {"type": "function", "name": choice["function"]["name"]}
-    return choice or "auto"
-
-
-def _tools_echo(turn: Turn) -> list[JSON]:
+def _tools_echo(turn: Turn) -> list[ToolEcho]:
     """The declared tools as the SDK's ``Tool`` union knows them.
 
     DeepSeek tool types are left out: a client with strict response validation rejects a
     ``tools`` entry whose type is not one of the SDK's own.
     """
-    tools: list[JSON] = []
-    for tool in turn.client_tools:
-        tools.append(
-            {
-                "type": "function",
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": tool.parameters,
-                "strict": tool.strict,
-            }
-        )
+    tools: list[ToolEcho] = [
+        {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+            "strict": tool.strict,
+        }
+        for tool in turn.client_tools
+    ]
     search = turn.web.search
     if search is not None and search.declared_type in _SDK_WEB_SEARCH_TYPES:
-        echo: JSON = {"type": search.declared_type}
+        echo: WebSearchToolEcho = {"type": search.declared_type}
         if search.domains.allowed and not search.declared_type.startswith("web_search_preview"):
             echo["filters"] = {"allowed_domains": list(search.domains.allowed)}
         tools.append(echo)
     return tools
 
 
-def action_shape(action: Action) -> JSON:
+def action_shape(action: Action) -> SearchAction | OpenPageAction | FindInPageAction:
     """The action in the SDK's own vocabulary (``search``, ``open_page``, ``find_in_page``),
     which strict clients validate: whatever a tool calls it, it finds sources or reads a page."""
     if action.finds == "sources":
-        rendered: JSON = {"type": "search", "queries": list(action.queries)}
+        rendered: SearchAction = {"type": "search", "queries": list(action.queries)}
         if action.queries:
             rendered["query"] = action.queries[0]
         return rendered
@@ -116,19 +122,19 @@ def action_shape(action: Action) -> JSON:
     return {"type": "open_page", "url": action.url}
 
 
-def reasoning_part(text: str) -> JSON:
+def reasoning_part(text: str) -> ReasoningText:
     return {"type": "reasoning_text", "text": text}
 
 
-def summary_part(text: str) -> JSON:
+def summary_part(text: str) -> SummaryText:
     return {"type": "summary_text", "text": text}
 
 
-def text_part(text: str, annotations: list[JSON]) -> JSON:
+def text_part(text: str, annotations: list[UrlCitation]) -> OutputText:
     return {"type": "output_text", "text": text, "annotations": annotations, "logprobs": []}
 
 
-def tool_search_item(call: ClientToolCall, item_id: str) -> JSON:
+def tool_search_item(call: ClientToolCall, item_id: str) -> ToolSearchCall:
     """A ``tool_search_call`` the client runs itself (Codex's deferred tools)."""
     try:
         arguments = json.loads(call.arguments)
@@ -144,9 +150,9 @@ def tool_search_item(call: ClientToolCall, item_id: str) -> JSON:
     }
 
 
-def usage_shape(usage: Usage) -> JSON:
+def usage_shape(usage: Usage) -> ResponseUsage:
     """Both token-detail objects are required by the SDK, ``cache_write_tokens`` included."""
-    rendered: JSON = {
+    rendered: ResponseUsage = {
         "input_tokens": usage.input_tokens,
         "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
         "output_tokens": usage.output_tokens,

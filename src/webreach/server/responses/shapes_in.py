@@ -41,6 +41,7 @@ __all__ = [
     "AdditionalToolsItem",
     "CustomTool",
     "CustomToolCallItem",
+    "CustomToolOutputItem",
     "DomainFilters",
     "FunctionCallItem",
     "FunctionOutputItem",
@@ -51,6 +52,7 @@ __all__ = [
     "MessageItem",
     "NamespaceTool",
     "PartHead",
+    "ReasoningInput",
     "ReasoningParam",
     "RefusalPart",
     "ResponsesRequest",
@@ -267,6 +269,14 @@ class WebSearchCallItem(_Item):
     @property
     def read_link(self) -> bool:
         return self.kind == "read_link" or bool(self.signature)
+
+
+class CustomToolOutputItem(FunctionOutputItem):
+    """A ``custom_tool_call_output``: a function output under its own kind."""
+
+
+class ReasoningInput(_Item):
+    """A ``reasoning`` item: nothing of it reaches the upstream."""
 
 
 # --- tools ---------------------------------------------------------------------------------

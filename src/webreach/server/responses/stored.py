@@ -8,6 +8,7 @@ when it still holds them, and answers 400 naming the id when it does not.
 
 from __future__ import annotations
 
+from ..core.codec import Reply
 from ..core.errors import RequestError
 from ..core.fields import NonEmptyString, Request, when_missing
 from ..core.store import ResponseStore
@@ -109,7 +110,7 @@ def _gone(store: ResponseStore) -> str:
     )
 
 
-async def remember(body: JSON, response: JSON, store: ResponseStore | None) -> None:
+async def remember(body: JSON, response: Reply, store: ResponseStore | None) -> None:
     """Keep a finished response (its input and output) unless the client said ``store: false``."""
     chained = _Chained.model_validate(body)
     if store is None or chained.store is False:
