@@ -38,6 +38,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         {"model": "m", "stream": True, "messages": QUESTION},
     ),
     "responses json": ("/v1/responses", {"model": "m", "input": QUESTION[0]["content"]}),
+    "responses stream": (
+        "/v1/responses",
+        {"model": "m", "stream": True, "input": QUESTION[0]["content"]},
+    ),
     "messages stream": (
         "/v1/messages",
         {"model": "m", "max_tokens": 64, "stream": True, "messages": QUESTION},
