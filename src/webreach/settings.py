@@ -6,7 +6,7 @@ Loading them with every provider's own settings, and reporting problems, is :mod
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
 from pydantic_settings import SettingsConfigDict
@@ -37,6 +37,8 @@ class WebSettings(BaseModel):
     search_max_queries: PositiveInt = 4
     search_max_results: PositiveInt = 8
     search_timeout: Annotated[float, Field(gt=0)] = 30.0
+    search_context_size: Literal["low", "medium", "high"] = "medium"
+    search_page_timeout: Annotated[float, Field(gt=0)] = 3.0
     fetch_max_chars: PositiveInt = 40_000
     fetch_timeout: Annotated[float, Field(gt=0)] = 30.0
     fetch_max_bytes: PositiveInt = 10 * 1024 * 1024
@@ -67,6 +69,8 @@ class WebSettings(BaseModel):
             search_max_queries=self.search_max_queries,
             search_max_results=self.search_max_results,
             fetch_max_chars=self.fetch_max_chars,
+            search_context_size=self.search_context_size,
+            search_page_timeout=self.search_page_timeout,
         )
 
 

@@ -22,6 +22,7 @@ from .cache import (
     encode,
 )
 from .errors import InvalidValueError, WebError, WebErrorCode
+from .filters import apply_after, asked_of_provider, native_filters
 from .links import web_matches, web_sources
 from .registry import FALLBACK_CODES, Disposer, Registry, parse_provider_ids, scoped_cache_key
 from .tasks import await_cleanly
@@ -155,14 +156,14 @@ class WebRuntime:
         """
 
         async def call(provider: SearchProvider) -> SearchResult:
-            key = scoped_cache_key("search", provider, request.query, request.max_results)
+            native = native_filters(provider)
+            asked = asked_of_provider(request, native)
+            key = scoped_cache_key("search", provider, *_search_key(asked))
             result = await self._cached(key, decode_search)
             if result is None:
-                result = await self._bounded(
-                    provider, self._search_timeout, provider.search(request)
-                )
+                result = await self._bounded(provider, self._search_timeout, provider.search(asked))
                 await self._store(key, result)
-            result = web_sources(result)
+            result = apply_after(web_sources(result), request, native)
             limit = request.max_results
             if limit is not None and len(result.sources) > limit:
                 result = dataclasses.replace(result, sources=result.sources[:limit], truncated=True)
@@ -297,3 +298,21 @@ class WebRuntime:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _search_key(request: SearchRequest) -> tuple[object, ...]:
+    """What a cached search is keyed by: the query and its limit, then each filter set (an
+    unfiltered search keeps the key it had before filters existed)."""
+    filters = {
+        "recency": request.recency,
+        "include_domains": list(request.include_domains),
+        "exclude_domains": list(request.exclude_domains),
+        "country": request.country,
+        "language": request.language,
+    }
+    named = {name: value for name, value in filters.items() if value}
+    return (
+        (request.query, request.max_results, named)
+        if named
+        else (request.query, request.max_results)
+    )

@@ -6,7 +6,7 @@ import base64
 import binascii
 import hashlib
 from dataclasses import dataclass
-from typing import Protocol, assert_never, runtime_checkable
+from typing import Literal, Protocol, assert_never, get_args, runtime_checkable
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from .errors import InvalidValueError, WebError, WebErrorCode
@@ -29,6 +29,8 @@ __all__ = [
     "ImageSearchResult",
     "ImageUrl",
     "PdfBody",
+    "Recency",
+    "SearchFilter",
     "SearchProvider",
     "SearchRequest",
     "SearchResult",
@@ -45,16 +47,87 @@ def _max_results_refused(owner: str, value: int) -> InvalidValueError:
     return InvalidValueError("max_results", f"{owner}.max_results must be at least 1, not {value}")
 
 
+Recency = Literal["day", "week", "month", "year"]
+"""How recent a source must be: published within the last day, week, month or year."""
+SearchFilter = Literal["recency", "include_domains", "exclude_domains", "country", "language"]
+"""The filters of a :class:`SearchRequest`, by name: what a provider declares it passes to its
+API (``SearchProvider.filters``) and what a result says was applied, and by whom."""
+RECENCIES: tuple[Recency, ...] = get_args(Recency)
+
+
+def _domains(owner: str, name: str, value: object) -> tuple[str, ...]:
+    """Host names, lower-cased, without a scheme, path, port or leading ``*.``/``.``."""
+    items = (value,) if isinstance(value, str) else value
+    if not isinstance(items, (tuple, list)):
+        raise InvalidValueError(name, f"{owner}.{name} must be a list of domains")
+    domains: list[str] = []
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            raise InvalidValueError(name, f"{owner}.{name} must hold non-empty domain names")
+        host = item.strip().lower()
+        host = (urlsplit(host).hostname or "") if "://" in host else host.split("/")[0]
+        host = host.split(":")[0].removeprefix("*.").strip(".")
+        if not host or " " in host:
+            raise InvalidValueError(name, f"{owner}.{name}: {item!r} is not a domain name")
+        if host not in domains:
+            domains.append(host)
+    return tuple(domains)
+
+
+def _code(owner: str, name: str, value: str | None, what: str) -> str | None:
+    if value is None:
+        return None
+    code = value.strip() if isinstance(value, str) else ""
+    if len(code) != 2 or not code.isascii() or not code.isalpha():
+        raise InvalidValueError(name, f"{owner}.{name} must be {what}, not {value!r}")
+    return code
+
+
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
-    """One query. Nothing provider-specific ever goes here."""
+    """One query, and the filters a search may narrow it with. Nothing provider-specific ever
+    goes here: each provider passes the filters its API takes, the seam applies what it can of
+    the rest after it (:mod:`webreach.seam.filters`)."""
 
     query: str
     max_results: int | None = None
+    recency: Recency | None = None
+    include_domains: tuple[str, ...] = ()
+    """Only sources on these sites (a domain matches itself and its subdomains)."""
+    exclude_domains: tuple[str, ...] = ()
+    country: str | None = None
+    """Where the results should come from, ISO 3166-1 alpha-2 (``DE``), upper-cased here."""
+    language: str | None = None
+    """The results' language, ISO 639-1 (``de``), lower-cased here."""
 
     def __post_init__(self) -> None:
+        owner = type(self).__name__
         if self.max_results is not None and self.max_results < 1:
-            raise _max_results_refused(type(self).__name__, self.max_results)
+            raise _max_results_refused(owner, self.max_results)
+        if self.recency is not None and self.recency not in RECENCIES:
+            choices = ", ".join(RECENCIES)
+            raise InvalidValueError(
+                "recency", f"{owner}.recency must be one of {choices}, not {self.recency!r}"
+            )
+        include = _domains(owner, "include_domains", self.include_domains)
+        exclude = _domains(owner, "exclude_domains", self.exclude_domains)
+        country = _code(owner, "country", self.country, "an ISO 3166-1 alpha-2 code like DE")
+        language = _code(owner, "language", self.language, "an ISO 639-1 code like de")
+        object.__setattr__(self, "include_domains", include)
+        object.__setattr__(self, "exclude_domains", exclude)
+        object.__setattr__(self, "country", country.upper() if country else None)
+        object.__setattr__(self, "language", language.lower() if language else None)
+
+    def filters(self) -> frozenset[SearchFilter]:
+        """The filters this request sets."""
+        named: dict[SearchFilter, object] = {
+            "recency": self.recency,
+            "include_domains": self.include_domains,
+            "exclude_domains": self.exclude_domains,
+            "country": self.country,
+            "language": self.language,
+        }
+        return frozenset(name for name, value in named.items() if value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +151,12 @@ class SearchResult:
     content: str | None = None
     truncated: bool = False
     provider: str | None = None
+    filtered_by_provider: frozenset[SearchFilter] = frozenset()
+    """The request's filters the provider's API applied (stamped by the runtime)."""
+    filtered_after: frozenset[SearchFilter] = frozenset()
+    """The request's filters the seam applied to the provider's sources."""
+    unfiltered: frozenset[SearchFilter] = frozenset()
+    """The request's filters nobody could apply (a ``country`` the provider cannot take, say)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +345,12 @@ def _check_image_url(url: str) -> None:
 
 @runtime_checkable
 class SearchProvider(Protocol):
-    """A search backend. ``available()`` is cheap and local: it never does network I/O."""
+    """A search backend. ``available()`` is cheap and local: it never does network I/O.
+
+    A provider whose API takes some of :class:`SearchRequest`'s filters says which in a
+    ``filters`` attribute (a ``frozenset`` of :data:`SearchFilter`); the seam applies the others
+    it can after it. Without the attribute the provider takes none.
+    """
 
     @property
     def id(self) -> str: ...

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from ..seam import InvalidValueError, WebError, WebErrorCode
 
+ContextSize = Literal["low", "medium", "high"]
+"""How much of the found pages a search gives the model (``WEBREACH_SEARCH_CONTEXT_SIZE``)."""
+CONTEXT_SIZES: tuple[ContextSize, ...] = get_args(ContextSize)
+
 __all__ = [
+    "CONTEXT_SIZES",
     "INVALID_ARGUMENTS",
+    "ContextSize",
     "StructuredResult",
     "ToolDefinition",
     "ToolError",
@@ -70,6 +76,12 @@ class ToolOptions:
     search_max_queries: int = 4
     search_max_results: int = 8
     fetch_max_chars: int = 40_000
+    search_context_size: ContextSize = "medium"
+    """``low``: sources with snippets; ``medium`` / ``high``: the top sources' pages are read too
+    and their passages most relevant to the queries added, within a budget for the output."""
+    search_page_timeout: float = 3.0
+    """Seconds the pages of ``medium`` / ``high`` may take, all together; a slower page keeps
+    its snippet."""
 
     def __post_init__(self) -> None:
         for name in ("search_max_queries", "search_max_results", "fetch_max_chars"):
@@ -78,3 +90,15 @@ class ToolOptions:
                 raise InvalidValueError(
                     name, f"ToolOptions.{name} must be a positive integer, not {value!r}"
                 )
+        if self.search_context_size not in CONTEXT_SIZES:
+            raise InvalidValueError(
+                "search_context_size",
+                "ToolOptions.search_context_size must be low, medium or high, "
+                f"not {self.search_context_size!r}",
+            )
+        if not self.search_page_timeout > 0:
+            raise InvalidValueError(
+                "search_page_timeout",
+                "ToolOptions.search_page_timeout must be positive, "
+                f"not {self.search_page_timeout!r}",
+            )

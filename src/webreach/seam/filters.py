@@ -1,0 +1,116 @@
+"""The filters of a search that its provider's API did not apply, applied by the seam.
+
+Domains are matched on the source's host (a domain matches itself and its subdomains); recency
+on the source's ``published_at`` when it parses as a date. A source without a date is kept: the
+seam cannot tell its age, and dropping every undated source would empty most results. ``country``
+and ``language`` cannot be judged from a source, so a provider that cannot take them leaves them
+unapplied, and the result says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import email.utils
+import re
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
+
+from .types import Recency, SearchFilter, SearchRequest, SearchResult, SearchSource
+
+__all__ = [
+    "AFTER_FILTERS",
+    "OVERFETCH",
+    "apply_after",
+    "asked_of_provider",
+    "host_matches",
+    "native_filters",
+    "published",
+]
+
+AFTER_FILTERS: frozenset[SearchFilter] = frozenset(
+    {"recency", "include_domains", "exclude_domains"}
+)
+"""What the seam can apply to sources a provider returned."""
+OVERFETCH = 4
+"""How many times more sources are asked for when the seam filters after the provider, so a
+narrow filter still leaves sources."""
+OVERFETCH_CAP = 50
+
+_AGES: dict[Recency, timedelta] = {
+    "day": timedelta(days=1),
+    "week": timedelta(days=7),
+    "month": timedelta(days=31),
+    "year": timedelta(days=366),
+}
+_DATE_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def host_matches(url: str, domains: tuple[str, ...]) -> bool:
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    return any(host == domain or host.endswith("." + domain) for domain in domains)
+
+
+def published(value: str | None) -> datetime | None:
+    """A source's date, from the ISO 8601 or RFC 2822 strings providers send; None otherwise."""
+    if not value:
+        return None
+    text = value.strip()
+    moment: datetime
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        if match := _DATE_PREFIX.match(text):
+            moment = datetime.fromisoformat(match.group())
+        else:
+            try:
+                moment = email.utils.parsedate_to_datetime(text)
+            except (TypeError, ValueError, IndexError):
+                return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _recent(source: SearchSource, cutoff: datetime) -> bool:
+    moment = published(source.published_at)
+    return moment is None or moment >= cutoff
+
+
+def asked_of_provider(request: SearchRequest, native: frozenset[SearchFilter]) -> SearchRequest:
+    """The request as the provider gets it: more results when the seam will filter after."""
+    if not (request.filters() - native) & AFTER_FILTERS:
+        return request
+    wanted = request.max_results or 10
+    return dataclasses.replace(request, max_results=min(wanted * OVERFETCH, OVERFETCH_CAP))
+
+
+def apply_after(
+    result: SearchResult,
+    request: SearchRequest,
+    native: frozenset[SearchFilter],
+    now: datetime | None = None,
+) -> SearchResult:
+    """``result`` with the filters the provider did not apply applied, and each filter's fate
+    recorded."""
+    asked = request.filters()
+    by_provider = asked & native
+    after = (asked - native) & AFTER_FILTERS
+    sources = result.sources
+    if "include_domains" in after:
+        sources = tuple(s for s in sources if host_matches(s.url, request.include_domains))
+    if "exclude_domains" in after:
+        sources = tuple(s for s in sources if not host_matches(s.url, request.exclude_domains))
+    if "recency" in after and request.recency is not None:
+        cutoff = (now or datetime.now(UTC)) - _AGES[request.recency]
+        sources = tuple(s for s in sources if _recent(s, cutoff))
+    return dataclasses.replace(
+        result,
+        sources=sources,
+        filtered_by_provider=by_provider,
+        filtered_after=after,
+        unfiltered=asked - by_provider - after,
+    )
+
+
+def native_filters(provider: object) -> frozenset[SearchFilter]:
+    """The filters a provider declares its API takes (none when it declares nothing)."""
+    declared = getattr(provider, "filters", None)
+    return frozenset(declared) if isinstance(declared, (frozenset, set, tuple)) else frozenset()
