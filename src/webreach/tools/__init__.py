@@ -16,7 +16,10 @@ from .adapters import (
     tool_error_text,
 )
 from .base import (
+    CONTEXT_SIZES,
     INVALID_ARGUMENTS,
+    ContextSize,
+    SearchFilters,
     ToolDefinition,
     ToolError,
     ToolOptions,
@@ -39,11 +42,14 @@ if TYPE_CHECKING:
     from .render import RenderedPage, render_html, render_page
 
 __all__ = [
+    "CONTEXT_SIZES",
     "INVALID_ARGUMENTS",
     "WEB_FETCH",
     "WEB_SEARCH",
+    "ContextSize",
     "FetchToolResult",
     "RenderedPage",
+    "SearchFilters",
     "SearchToolResult",
     "ToolDefinition",
     "ToolError",

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
-from ..seam import InvalidValueError, WebError, WebErrorCode
+from ..seam import InvalidValueError, Recency, SearchRequest, WebError, WebErrorCode
 
 ContextSize = Literal["low", "medium", "high"]
 """How much of the found pages a search gives the model (``WEBREACH_SEARCH_CONTEXT_SIZE``)."""
@@ -102,3 +102,26 @@ class ToolOptions:
                 "ToolOptions.search_page_timeout must be positive, "
                 f"not {self.search_page_timeout!r}",
             )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    """The filters one ``web_search`` call applies to each of its queries (the model's
+    ``recency``, a request's domains and location); checked when a query's request is made."""
+
+    recency: Recency | None = None
+    include_domains: tuple[str, ...] = ()
+    exclude_domains: tuple[str, ...] = ()
+    country: str | None = None
+    language: str | None = None
+
+    def request(self, query: str, max_results: int | None = None) -> SearchRequest:
+        return SearchRequest(
+            query,
+            max_results,
+            recency=self.recency,
+            include_domains=self.include_domains,
+            exclude_domains=self.exclude_domains,
+            country=self.country,
+            language=self.language,
+        )

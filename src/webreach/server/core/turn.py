@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ...tools import ContextSize, SearchFilters
 from .extensions import Extensions
 
 __all__ = [
@@ -77,6 +78,11 @@ class SearchSpec:
     """Sources per search the model sees (``search_context_size``, say); None: the setting."""
     location: str | None = None
     """Where the user is, roughly, as the client said (``user_location``): a hint for the model."""
+    filters: SearchFilters = field(default_factory=SearchFilters)
+    """What the request's own fields ask of every search (domains, country, recency), pushed to
+    the provider through the seam."""
+    context_size: ContextSize | None = None
+    """How much of the found pages the model gets (``search_context_size``); None: the setting."""
 
     @property
     def budget(self) -> int:
