@@ -22,6 +22,7 @@ __all__ = [
     "OVERFETCH",
     "apply_after",
     "asked_of_provider",
+    "cutoff",
     "host_matches",
     "native_filters",
     "published",
@@ -45,7 +46,13 @@ _AGES: dict[Recency, timedelta] = {
 _DATE_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def cutoff(recency: Recency, now: datetime | None = None) -> datetime:
+    """The oldest moment a source may be published at to be within ``recency``."""
+    return (now or datetime.now(UTC)) - _AGES[recency]
+
+
 def host_matches(url: str, domains: tuple[str, ...]) -> bool:
+    """Whether ``url``'s host is one of ``domains`` or a subdomain of one."""
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
     return any(host == domain or host.endswith("." + domain) for domain in domains)
 
@@ -89,18 +96,22 @@ def apply_after(
     now: datetime | None = None,
 ) -> SearchResult:
     """``result`` with the filters the provider did not apply applied, and each filter's fate
-    recorded."""
+    recorded.
+
+    A provider that declares a filter but could not pass it this time (a country its API has no
+    code for) says so in its result's ``unfiltered``; the seam then treats it as undeclared.
+    """
     asked = request.filters()
-    by_provider = asked & native
-    after = (asked - native) & AFTER_FILTERS
+    by_provider = asked & native - result.unfiltered
+    after = (asked - by_provider) & AFTER_FILTERS
     sources = result.sources
     if "include_domains" in after:
         sources = tuple(s for s in sources if host_matches(s.url, request.include_domains))
     if "exclude_domains" in after:
         sources = tuple(s for s in sources if not host_matches(s.url, request.exclude_domains))
     if "recency" in after and request.recency is not None:
-        cutoff = (now or datetime.now(UTC)) - _AGES[request.recency]
-        sources = tuple(s for s in sources if _recent(s, cutoff))
+        oldest = cutoff(request.recency, now)
+        sources = tuple(s for s in sources if _recent(s, oldest))
     return dataclasses.replace(
         result,
         sources=sources,
