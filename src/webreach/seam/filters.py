@@ -58,7 +58,11 @@ def host_matches(url: str, domains: tuple[str, ...]) -> bool:
 
 
 def published(value: str | None) -> datetime | None:
-    """A source's date, from the ISO 8601 or RFC 2822 strings providers send; None otherwise."""
+    """A source's date, from the ISO 8601 or RFC 2822 strings providers send; None otherwise.
+
+    A date that does not exist (``2024-13-45``) is no date: one provider's bad field must not fail
+    the search.
+    """
     if not value:
         return None
     text = value.strip()
@@ -66,13 +70,13 @@ def published(value: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        if match := _DATE_PREFIX.match(text):
-            moment = datetime.fromisoformat(match.group())
-        else:
-            try:
+        try:
+            if match := _DATE_PREFIX.match(text):
+                moment = datetime.fromisoformat(match.group())
+            else:
                 moment = email.utils.parsedate_to_datetime(text)
-            except (TypeError, ValueError, IndexError):
-                return None
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
