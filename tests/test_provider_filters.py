@@ -275,7 +275,12 @@ async def test_perplexity_filters(
 ) -> None:
     provider = PerplexitySearchProvider(api_key=KEY, base_url=replay.url, client=client)
     recorded, _ = await sent(
-        replay, "POST", "/chat/completions", pplx_reply(), provider, SearchRequest(Q, **FILTERS[name])
+        replay,
+        "POST",
+        "/chat/completions",
+        pplx_reply(),
+        provider,
+        SearchRequest(Q, **FILTERS[name]),
     )
     assert recorded.json() == {**PPLX_BASE, **extra}
     assert provider.filters == {
@@ -292,8 +297,12 @@ async def test_perplexity_sends_the_allow_list_and_applies_the_deny_list_itself(
 ) -> None:
     """``search_domain_filter`` is an allow list or a deny list, never both."""
     provider = PerplexitySearchProvider(api_key=KEY, base_url=replay.url, client=client)
-    request = SearchRequest(Q, include_domains=("python.org",), exclude_domains=("wiki.python.org",))
-    reply = pplx_reply("https://docs.python.org/3/", "https://wiki.python.org/moin/", "https://x.io")
+    request = SearchRequest(
+        Q, include_domains=("python.org",), exclude_domains=("wiki.python.org",)
+    )
+    reply = pplx_reply(
+        "https://docs.python.org/3/", "https://wiki.python.org/moin/", "https://x.io"
+    )
     recorded, result = await sent(replay, "POST", "/chat/completions", reply, provider, request)
     assert recorded.json()["search_domain_filter"] == ["python.org"]
     assert [s.url for s in result.sources] == ["https://docs.python.org/3/"]
@@ -349,7 +358,12 @@ async def test_searxng_time_ranges(
 ) -> None:
     provider = SearxngSearchProvider(base_url=replay.url, client=client)
     recorded, _ = await sent(
-        replay, "GET", "/search", {"results": []}, provider, SearchRequest(Q, recency=recency)  # type: ignore[arg-type]
+        replay,
+        "GET",
+        "/search",
+        {"results": []},
+        provider,
+        SearchRequest(Q, recency=recency),  # type: ignore[arg-type]
     )
     assert recorded.query["time_range"] == [time_range]
 

@@ -88,7 +88,9 @@ async def test_excluded_domains_drop_the_host_and_its_subdomains() -> None:
 
 async def test_a_provider_that_declares_domains_is_trusted_with_them() -> None:
     provider = scripted(*SITES, filters=frozenset({"include_domains"}))
-    result = await search(provider, SearchRequest(Q, max_results=5, include_domains=("python.org",)))
+    result = await search(
+        provider, SearchRequest(Q, max_results=5, include_domains=("python.org",))
+    )
     assert len(result.sources) == 5
     assert result.filtered_by_provider == {"include_domains"}
     assert result.filtered_after == frozenset()

@@ -12,7 +12,7 @@ import pytest
 from replay_server import ReplayServer, Reply
 from webreach.config import build_runtime
 from webreach.net import create_client
-from webreach.net.tls import shared_ssl_context  # noqa
+from webreach.net.tls import shared_ssl_context
 from webreach.seam import SearchRequest
 
 

@@ -11,8 +11,8 @@ __all__ = ["COUNTRY_LANGUAGE", "COUNTRY_NAMES", "LANGUAGE_COUNTRY"]
 
 
 def _table(text: str) -> dict[str, str]:
-    pairs = (item.strip().split(" ", 1) for item in text.split(";") if item.strip())
-    return {code: value for code, value in pairs}
+    parts = (item.strip().partition(" ") for item in text.split(";") if item.strip())
+    return {code: value for code, _, value in parts}
 
 
 COUNTRY_NAMES = _table(

@@ -23,15 +23,17 @@ __all__ = ["PROVIDER", "BraveSearchProvider", "BraveSettings"]
 _MAX_COUNT = 20
 """Brave rejects a larger ``count``."""
 _FRESHNESS: dict[Recency, str] = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
-_COUNTRIES = frozenset(
+_COUNTRY_CODES = (
     "AR AU AT BE BR CA CL DK FI FR DE HK IN ID IT JP KR MY MX NL NZ NO CN PL PT PH RU SA ZA ES"
-    " SE CH TW TR GB US".split()
+    " SE CH TW TR GB US"
 )
+_COUNTRIES = frozenset(_COUNTRY_CODES.split())
 """The ``country`` codes Brave documents; it rejects others."""
-_LANGUAGES = frozenset(
+_LANGUAGE_CODES_AS_ISO = (
     "ar eu bn bg ca hr cs da nl en et fi fr gl de gu he hi hu is it kn ko lv lt ms ml mr nb pl"
-    " pa ro ru sr sk sl es sv ta te th tr uk vi".split()
+    " pa ro ru sr sk sl es sv ta te th tr uk vi"
 )
+_LANGUAGES = frozenset(_LANGUAGE_CODES_AS_ISO.split())
 """The ``search_lang`` codes Brave documents that are ISO 639-1 codes as they are."""
 _LANGUAGE_CODES = {"ja": "jp", "no": "nb", "zh": "zh-hans", "pt": "pt-pt"}
 """ISO 639-1 codes Brave spells its own way (``zh``/``pt`` by country, see ``_search_lang``)."""

@@ -30,13 +30,11 @@ from ._filters import locale, not_passed, with_sites
 __all__ = ["PROVIDER", "DuckDuckGoSearchProvider", "DuckDuckGoSettings", "TextSearch"]
 
 
-
 class TextSearch(Protocol):
     """``(query, max_results, **options) -> ddgs rows``: the library boundary, replaceable in
     tests. ``options`` are ``ddgs.text``'s ``region`` and ``timelimit``, passed only when set."""
 
-    def __call__(self, query: str, max_results: int, /, **options: str) -> list[dict[str, Any]]:
-        ...
+    def __call__(self, query: str, max_results: int, /, **options: str) -> list[dict[str, Any]]: ...
 
 
 _DEFAULT_MAX_RESULTS = 10
