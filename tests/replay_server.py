@@ -24,6 +24,8 @@ class Recorded:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: bytes
+    raw_query: str = ""
+    """The query string as sent, for byte-for-byte checks (``query`` drops empty values)."""
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -99,6 +101,7 @@ class ReplayServer:
                     query=parse_qs(parts.query),
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body,
+                    raw_query=parts.query,
                 )
                 with server._lock:
                     server.requests.append(recorded)

@@ -17,6 +17,8 @@ from aiohttp.client_proto import ResponseHandler
 from aiohttp.client_reqrep import ConnectionKey
 from httpx_aiohttp import AiohttpTransport
 
+from .tls import shared_ssl_context
+
 __all__ = ["IDLE_PER_HOST", "POOL_LIMITS", "AioTransport"]
 
 IDLE_PER_HOST = 20
@@ -96,10 +98,12 @@ class _Body(httpx.AsyncByteStream):
 
 class AioTransport(AiohttpTransport):
     """``AiohttpTransport`` with failures named as httpx names them, a bounded idle pool, and no
-    ambient settings."""
+    ambient settings. Its TLS context is the process's shared one (:mod:`.tls`)."""
 
     def __init__(self) -> None:
-        super().__init__(trust_env=False, limits=POOL_LIMITS, client=self._session)
+        super().__init__(
+            verify=shared_ssl_context(), trust_env=False, limits=POOL_LIMITS, client=self._session
+        )
 
     def _session(self) -> aiohttp.ClientSession:
         """The session, made on first use (inside the event loop, as aiohttp wants)."""

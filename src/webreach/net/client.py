@@ -6,6 +6,7 @@ import httpx
 
 from .._version import __version__
 from .aio import AioTransport
+from .tls import shared_ssl_context
 
 __all__ = ["USER_AGENT", "create_client"]
 
@@ -24,7 +25,8 @@ def create_client(
     Its connections are aiohttp's (:class:`AioTransport`), which stay cheap under hundreds of
     concurrent searches; a ``proxy`` or an explicit ``transport`` uses httpx's own instead.
     Environment proxies are ignored (``trust_env=False``) so a stray ``HTTPS_PROXY`` cannot
-    silently reroute API keys; pass ``proxy`` to use one on purpose.
+    silently reroute API keys; pass ``proxy`` to use one on purpose. Every client verifies TLS
+    with the process's one shared context, so building a client loads no certificates.
     """
     if transport is None and proxy is None:
         transport = AioTransport()
@@ -35,4 +37,5 @@ def create_client(
         trust_env=False,
         proxy=proxy,
         transport=transport,
+        verify=shared_ssl_context(),
     )

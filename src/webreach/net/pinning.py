@@ -21,6 +21,7 @@ from ..seam import WebError, WebErrorCode
 from .addresses import IPAddress, parse_ip_literal
 from .allow import AllowList
 from .guard import address_allowed, blocked_error
+from .tls import ssl_context_for
 
 __all__ = [
     "PinnedTransport",
@@ -132,7 +133,7 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
         verify: ssl.SSLContext | bool = True,
         limits: httpx.Limits | None = None,
     ) -> None:
-        ssl_context = httpx.create_ssl_context(verify=verify, trust_env=False)
+        ssl_context = ssl_context_for(verify)
         limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
         super().__init__(verify=ssl_context, trust_env=False, limits=limits)
         replace_connection_pool(

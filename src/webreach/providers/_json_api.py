@@ -6,7 +6,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -87,7 +87,7 @@ async def request_json(
     *,
     secrets: Iterable[str | None],
     headers: Mapping[str, str] | None = None,
-    params: Mapping[str, str | int] | None = None,
+    params: Mapping[str, str | int | Sequence[str]] | None = None,
     json_body: Any = None,
     key_refused: Callable[[httpx.Response], bool] | None = None,
 ) -> Any:

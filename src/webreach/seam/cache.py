@@ -86,6 +86,9 @@ def encode(result: SearchResult | FetchResult | ImageSearchResult) -> bytes:
             "content": result.content,
             "truncated": result.truncated,
         }
+        if result.unfiltered:
+            # What the provider could not pass to its API (an unknown country, say).
+            data["unfiltered"] = sorted(result.unfiltered)
     elif isinstance(result, ImageSearchResult):
         data = {
             "matches": [
@@ -110,6 +113,7 @@ def decode_search(raw: bytes) -> SearchResult:
         sources=tuple(SearchSource(*row) for row in data["sources"]),
         content=data["content"],
         truncated=data["truncated"],
+        unfiltered=frozenset(data.get("unfiltered", ())),
     )
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "OVERFETCH",
     "apply_after",
     "asked_of_provider",
+    "cutoff",
     "host_matches",
     "native_filters",
     "published",
@@ -45,13 +46,23 @@ _AGES: dict[Recency, timedelta] = {
 _DATE_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
+def cutoff(recency: Recency, now: datetime | None = None) -> datetime:
+    """The oldest moment a source may be published at to be within ``recency``."""
+    return (now or datetime.now(UTC)) - _AGES[recency]
+
+
 def host_matches(url: str, domains: tuple[str, ...]) -> bool:
+    """Whether ``url``'s host is one of ``domains`` or a subdomain of one."""
     host = (urlsplit(url).hostname or "").lower().rstrip(".")
     return any(host == domain or host.endswith("." + domain) for domain in domains)
 
 
 def published(value: str | None) -> datetime | None:
-    """A source's date, from the ISO 8601 or RFC 2822 strings providers send; None otherwise."""
+    """A source's date, from the ISO 8601 or RFC 2822 strings providers send; None otherwise.
+
+    A date that does not exist (``2024-13-45``) is no date: one provider's bad field must not fail
+    the search.
+    """
     if not value:
         return None
     text = value.strip()
@@ -59,13 +70,13 @@ def published(value: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        if match := _DATE_PREFIX.match(text):
-            moment = datetime.fromisoformat(match.group())
-        else:
-            try:
+        try:
+            if match := _DATE_PREFIX.match(text):
+                moment = datetime.fromisoformat(match.group())
+            else:
                 moment = email.utils.parsedate_to_datetime(text)
-            except (TypeError, ValueError, IndexError):
-                return None
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
@@ -89,18 +100,22 @@ def apply_after(
     now: datetime | None = None,
 ) -> SearchResult:
     """``result`` with the filters the provider did not apply applied, and each filter's fate
-    recorded."""
+    recorded.
+
+    A provider that declares a filter but could not pass it this time (a country its API has no
+    code for) says so in its result's ``unfiltered``; the seam then treats it as undeclared.
+    """
     asked = request.filters()
-    by_provider = asked & native
-    after = (asked - native) & AFTER_FILTERS
+    by_provider = asked & native - result.unfiltered
+    after = (asked - by_provider) & AFTER_FILTERS
     sources = result.sources
     if "include_domains" in after:
         sources = tuple(s for s in sources if host_matches(s.url, request.include_domains))
     if "exclude_domains" in after:
         sources = tuple(s for s in sources if not host_matches(s.url, request.exclude_domains))
     if "recency" in after and request.recency is not None:
-        cutoff = (now or datetime.now(UTC)) - _AGES[request.recency]
-        sources = tuple(s for s in sources if _recent(s, cutoff))
+        oldest = cutoff(request.recency, now)
+        sources = tuple(s for s in sources if _recent(s, oldest))
     return dataclasses.replace(
         result,
         sources=sources,

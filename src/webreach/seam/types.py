@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Literal, Protocol, assert_never, get_args, runtime_checkable
 from urllib.parse import unquote_to_bytes, urlsplit
@@ -53,6 +54,8 @@ SearchFilter = Literal["recency", "include_domains", "exclude_domains", "country
 """The filters of a :class:`SearchRequest`, by name: what a provider declares it passes to its
 API (``SearchProvider.filters``) and what a result says was applied, and by whom."""
 RECENCIES: tuple[Recency, ...] = get_args(Recency)
+_HOST = re.compile(r"[^\W_](?:[\w-]*[^\W_])?(?:\.[^\W_](?:[\w-]*[^\W_])?)*")
+"""Dot-separated labels of letters (any script), digits and inner hyphens."""
 
 
 def _domains(owner: str, name: str, value: object) -> tuple[str, ...]:
@@ -67,7 +70,7 @@ def _domains(owner: str, name: str, value: object) -> tuple[str, ...]:
         host = item.strip().lower()
         host = (urlsplit(host).hostname or "") if "://" in host else host.split("/")[0]
         host = host.split(":")[0].removeprefix("*.").strip(".")
-        if not host or " " in host:
+        if not _HOST.fullmatch(host):
             raise InvalidValueError(name, f"{owner}.{name}: {item!r} is not a domain name")
         if host not in domains:
             domains.append(host)
@@ -104,7 +107,8 @@ class SearchRequest:
         owner = type(self).__name__
         if self.max_results is not None and self.max_results < 1:
             raise _max_results_refused(owner, self.max_results)
-        if self.recency is not None and self.recency not in RECENCIES:
+        recency = self.recency.strip().lower() if isinstance(self.recency, str) else self.recency
+        if recency is not None and recency not in RECENCIES:
             choices = ", ".join(RECENCIES)
             raise InvalidValueError(
                 "recency", f"{owner}.recency must be one of {choices}, not {self.recency!r}"
@@ -113,6 +117,7 @@ class SearchRequest:
         exclude = _domains(owner, "exclude_domains", self.exclude_domains)
         country = _code(owner, "country", self.country, "an ISO 3166-1 alpha-2 code like DE")
         language = _code(owner, "language", self.language, "an ISO 639-1 code like de")
+        object.__setattr__(self, "recency", recency)
         object.__setattr__(self, "include_domains", include)
         object.__setattr__(self, "exclude_domains", exclude)
         object.__setattr__(self, "country", country.upper() if country else None)

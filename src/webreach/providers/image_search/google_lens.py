@@ -11,6 +11,7 @@ import httpx
 
 from ...net.aio import AioTransport
 from ...net.client import create_client
+from ...net.tls import shared_ssl_context
 from ...seam import (
     ImageBytes,
     ImageMatch,
@@ -79,7 +80,11 @@ class GoogleLensImageSearchProvider:
     ) -> None:
         self._api_key = api_key or None
         self._base_url = (base_url or self.default_base_url).rstrip("/")
-        inner = AioTransport() if proxy is None else httpx.AsyncHTTPTransport(proxy=proxy)
+        inner = (
+            AioTransport()
+            if proxy is None
+            else httpx.AsyncHTTPTransport(proxy=proxy, verify=shared_ssl_context())
+        )
         self._client = create_client(timeout=timeout, transport=_KeyInQuery(inner, self._api_key))
 
     def __repr__(self) -> str:

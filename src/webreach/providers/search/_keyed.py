@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import httpx
 
-from ...seam import SearchProvider, SearchRequest, SearchResult
+from ...seam import SearchFilter, SearchProvider, SearchRequest, SearchResult
 from .._json_api import request_json
 from ..spec import ProviderContext, ProviderSettings, ProviderSpec, secret
 
@@ -27,6 +27,8 @@ class KeyedProvider(ABC):
 
     id: ClassVar[str]
     default_base_url: ClassVar[str]
+    filters: ClassVar[frozenset[SearchFilter]] = frozenset()
+    """The request filters its API applies (see ``seam.SearchProvider``)."""
 
     def __init__(
         self,
@@ -62,7 +64,7 @@ class KeyedProvider(ABC):
         path: str,
         *,
         headers: Mapping[str, str],
-        params: Mapping[str, str | int] | None = None,
+        params: Mapping[str, str | int | Sequence[str]] | None = None,
         json_body: Any = None,
     ) -> Any:
         return await request_json(

@@ -2,15 +2,21 @@
 
 ``ddgs`` is synchronous, so each search runs in a worker thread; a cancelled search stops
 waiting at once, and the thread ends by itself within the library's own timeout.
+
+Filters: ``region`` (``de-de``: country and language together, the half not given taken from
+the other). Recency (``timelimit`` ``d``/``w``/``m``/``y``) and domains (``site:`` operators in
+the query) are hints the seam checks after: several of the engines ``ddgs`` asks ignore them.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+import dataclasses
+from typing import Any, Protocol
 
 from ...seam import (
+    Recency,
+    SearchFilter,
     SearchProvider,
     SearchRequest,
     SearchResult,
@@ -19,17 +25,25 @@ from ...seam import (
     WebErrorCode,
 )
 from ..spec import NonEmpty, ProviderContext, ProviderSettings, ProviderSpec
+from ._filters import locale, not_passed, with_sites
 
 __all__ = ["PROVIDER", "DuckDuckGoSearchProvider", "DuckDuckGoSettings", "TextSearch"]
 
-TextSearch = Callable[[str, int], list[dict[str, Any]]]
-"""``(query, max_results) -> ddgs rows``: the library boundary, replaceable in tests."""
+
+class TextSearch(Protocol):
+    """``(query, max_results, **options) -> ddgs rows``: the library boundary, replaceable in
+    tests. ``options`` are ``ddgs.text``'s ``region`` and ``timelimit``, passed only when set."""
+
+    def __call__(self, query: str, max_results: int, /, **options: str) -> list[dict[str, Any]]: ...
+
 
 _DEFAULT_MAX_RESULTS = 10
+_TIMELIMIT: dict[Recency, str] = {"day": "d", "week": "w", "month": "m", "year": "y"}
 
 
 class DuckDuckGoSearchProvider:
     id = "duckduckgo"
+    filters: frozenset[SearchFilter] = frozenset({"country", "language"})
 
     def __init__(
         self,
@@ -47,21 +61,32 @@ class DuckDuckGoSearchProvider:
     def available(self) -> bool:
         return True
 
-    def _ddgs_text(self, query: str, max_results: int) -> list[dict[str, Any]]:
+    def _ddgs_text(self, query: str, max_results: int, /, **options: str) -> list[dict[str, Any]]:
         from ddgs import DDGS
 
         ddgs = DDGS(proxy=self._proxy, timeout=max(1, round(self._timeout)))
-        return ddgs.text(query, max_results=max_results, backend=self._backend)
+        return ddgs.text(query, max_results=max_results, backend=self._backend, **options)
 
     async def search(self, request: SearchRequest) -> SearchResult:
         limit = request.max_results or _DEFAULT_MAX_RESULTS
+        options: dict[str, str] = {}
+        if (both := locale(request)) is not None:
+            options["region"] = "-".join(both)
+        if request.recency is not None:
+            options["timelimit"] = _TIMELIMIT[request.recency]
         try:
-            rows = await asyncio.to_thread(self._text_search, request.query, limit)
+            rows = await asyncio.to_thread(self._text_search, with_sites(request), limit, **options)
         except Exception as error:
             if _is_no_results(error):
-                return SearchResult(sources=())
-            raise _map_error(error) from None
-        return SearchResult(sources=tuple(_source(row) for row in rows if _has_href(row)))
+                rows = []
+            else:
+                raise _map_error(error) from None
+        result = SearchResult(sources=tuple(_source(row) for row in rows if _has_href(row)))
+        if "region" not in options:
+            result = dataclasses.replace(
+                result, unfiltered=not_passed(request, "country", "language")
+            )
+        return result
 
 
 def _is_no_results(error: Exception) -> bool:

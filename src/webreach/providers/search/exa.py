@@ -1,10 +1,15 @@
-"""Exa: ``POST {base}/search`` with highlights; a flat ``results[]``, no generated answer."""
+"""Exa: ``POST {base}/search`` with highlights; a flat ``results[]``, no generated answer.
+
+Filters: ``includeDomains``, ``excludeDomains``, ``startPublishedDate`` (the recency's oldest
+moment) and ``userLocation`` (the country code); Exa has no language filter.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ...seam import SearchRequest, SearchResult, SearchSource
+from ...seam.filters import cutoff
 from .._json_api import field, optional_str
 from ..spec import BaseUrl, ProviderSettings, Secret
 from ._keyed import KeyedProvider, keyed_spec
@@ -15,6 +20,7 @@ __all__ = ["PROVIDER", "ExaSearchProvider", "ExaSettings"]
 class ExaSearchProvider(KeyedProvider):
     id = "exa"
     default_base_url = "https://api.exa.ai"
+    filters = frozenset({"recency", "include_domains", "exclude_domains", "country"})
 
     async def search(self, request: SearchRequest) -> SearchResult:
         body: dict[str, Any] = {
@@ -24,6 +30,15 @@ class ExaSearchProvider(KeyedProvider):
         }
         if request.max_results is not None:
             body["numResults"] = request.max_results
+        if request.include_domains:
+            body["includeDomains"] = list(request.include_domains)
+        if request.exclude_domains:
+            body["excludeDomains"] = list(request.exclude_domains)
+        if request.recency is not None:
+            since = cutoff(request.recency).replace(microsecond=0, tzinfo=None)
+            body["startPublishedDate"] = since.isoformat() + ".000Z"
+        if request.country is not None:
+            body["userLocation"] = request.country
         data = await self._call(
             "POST",
             "/search",

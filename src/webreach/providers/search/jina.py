@@ -1,8 +1,13 @@
 """Jina Search: ``GET {base}/?q=`` as JSON; only titles and descriptions are asked for,
-since fetching every result page would cost time and tokens that a search does not use."""
+since fetching every result page would cost time and tokens that a search does not use.
+
+Filters: ``site`` (one per included domain), ``gl`` (the country, lower-case) and ``hl`` (the
+language); Jina takes no recency and no excluded domains.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ...seam import SearchRequest, SearchResult, SearchSource
@@ -18,8 +23,16 @@ __all__ = ["PROVIDER", "JinaSearchProvider", "JinaSettings"]
 class JinaSearchProvider(KeyedProvider):
     id = "jina"
     default_base_url = "https://s.jina.ai"
+    filters = frozenset({"include_domains", "country", "language"})
 
     async def search(self, request: SearchRequest) -> SearchResult:
+        params: dict[str, str | int | Sequence[str]] = {"q": request.query}
+        if request.include_domains:
+            params["site"] = list(request.include_domains)
+        if request.country is not None:
+            params["gl"] = request.country.lower()
+        if request.language is not None:
+            params["hl"] = request.language
         data = await self._call(
             "GET",
             "/",
@@ -28,7 +41,7 @@ class JinaSearchProvider(KeyedProvider):
                 "Accept": "application/json",
                 "X-Respond-With": "no-content",
             },
-            params={"q": request.query},
+            params=params,
         )
         items = field(self.id, data, "data", list)
         return sources_from(items, _source)

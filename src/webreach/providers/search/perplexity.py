@@ -1,6 +1,11 @@
 """Perplexity: a Sonar chat completion that searches as it answers.
 
 Sources keep the response's order, so the answer's ``[n]`` markers still point at them.
+
+Filters: ``search_recency_filter``, ``search_domain_filter`` (included domains as they are,
+excluded ones with a leading ``-``), ``search_language_filter`` and
+``web_search_options.user_location.country``. The domain filter holds at most 20 entries and is
+an allow list or a deny list, never both: what does not fit is applied here, to the sources.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
+from ...seam.filters import host_matches
 from .._json_api import field, optional_str
 from ..spec import (
     BaseUrl,
@@ -25,25 +31,40 @@ from ._keyed import ModelProvider, keyed_spec
 
 __all__ = ["PROVIDER", "PerplexitySearchProvider", "PerplexitySettings"]
 
+_MAX_DOMAINS = 20
+"""Perplexity's limit on ``search_domain_filter`` entries."""
+
 
 class PerplexitySearchProvider(ModelProvider):
     id = "perplexity"
     default_base_url = "https://api.perplexity.ai"
     default_model = "sonar"
     model_setting = "perplexity_model"
+    filters = frozenset({"recency", "include_domains", "exclude_domains", "country", "language"})
 
     async def search(self, request: SearchRequest) -> SearchResult:
+        body: dict[str, Any] = {
+            "model": self._model,
+            "messages": [{"role": "user", "content": request.query}],
+        }
+        if request.recency is not None:
+            body["search_recency_filter"] = request.recency
+        if domains := _domain_filter(request):
+            body["search_domain_filter"] = domains
+        if request.language is not None:
+            body["search_language_filter"] = [request.language]
+        if request.country is not None:
+            body["web_search_options"] = {"user_location": {"country": request.country}}
         data = await self._call(
             "POST",
             "/chat/completions",
             headers={"Authorization": f"Bearer {self._api_key or ''}"},
-            json_body={
-                "model": self._model,
-                "messages": [{"role": "user", "content": request.query}],
-            },
+            json_body=body,
         )
         message = self._first_message(data)
-        return SearchResult(sources=_sources(data), content=optional_str(message, "content"))
+        return SearchResult(
+            sources=_on_sites(_sources(data), request), content=optional_str(message, "content")
+        )
 
     def _first_message(self, data: Any) -> dict[str, Any]:
         choices = field(self.id, data, "choices", list)
@@ -56,6 +77,27 @@ class PerplexitySearchProvider(ModelProvider):
                 provider=self.id,
             )
         return message
+
+
+def _domain_filter(request: SearchRequest) -> list[str]:
+    """The allow list when domains are included (it fits or it is not sent), else the deny list
+    (its first 20)."""
+    if request.include_domains:
+        fits = len(request.include_domains) <= _MAX_DOMAINS
+        return list(request.include_domains) if fits else []
+    return [f"-{domain}" for domain in request.exclude_domains[:_MAX_DOMAINS]]
+
+
+def _on_sites(
+    sources: tuple[SearchSource, ...], request: SearchRequest
+) -> tuple[SearchSource, ...]:
+    """The sources within the request's domains: what ``search_domain_filter`` could not say
+    (a deny list beside an allow list, more than 20 domains) is applied here."""
+    if request.include_domains:
+        sources = tuple(s for s in sources if host_matches(s.url, request.include_domains))
+    if request.exclude_domains:
+        sources = tuple(s for s in sources if not host_matches(s.url, request.exclude_domains))
+    return sources
 
 
 def _sources(data: dict[str, Any]) -> tuple[SearchSource, ...]:

@@ -1,14 +1,23 @@
 """SearXNG, usually self-hosted: ``GET {base}/search?format=json``, with an optional token
-for instances behind an authenticating proxy."""
+for instances behind an authenticating proxy.
+
+Filters: ``language`` (``de``, or ``de-DE`` with a country; a country alone takes its main
+language). Recency and domains are hints the seam checks after: SearXNG documents ``time_range``
+as ``day``/``month``/``year`` for the engines that support it (a week asks for a month), and
+``site:`` operators reach only the engines that honour them.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 import httpx
 
 from ...seam import (
+    Recency,
+    SearchFilter,
     SearchProvider,
     SearchRequest,
     SearchResult,
@@ -19,13 +28,17 @@ from ...seam import (
 from .._json_api import field, optional_str, request_json
 from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
+from ._filters import locale, not_passed, with_sites
 from ._sources import sources_from
 
 __all__ = ["PROVIDER", "SearxngSearchProvider", "SearxngSettings"]
 
+_TIME_RANGE: dict[Recency, str] = {"day": "day", "week": "month", "month": "month", "year": "year"}
+
 
 class SearxngSearchProvider:
     id = "searxng"
+    filters: frozenset[SearchFilter] = frozenset({"country", "language"})
 
     def __init__(
         self,
@@ -66,7 +79,7 @@ class SearxngSearchProvider:
                 f"{self._base_url}/search",
                 secrets=[self._token],
                 headers=headers,
-                params={"q": request.query, "format": "json"},
+                params=_params(request),
             )
         except WebError as error:
             if error.status != 403:
@@ -79,7 +92,21 @@ class SearxngSearchProvider:
                 status=error.status,
             ) from None
         items = field(self.id, data, "results", list)
-        return sources_from(items, _source)
+        result = sources_from(items, _source)
+        if (request.country or request.language) and locale(request) is None:
+            result = dataclasses.replace(result, unfiltered=not_passed(request, "country"))
+        return result
+
+
+def _params(request: SearchRequest) -> dict[str, str | int]:
+    params: dict[str, str | int] = {"q": with_sites(request), "format": "json"}
+    if request.recency is not None:
+        params["time_range"] = _TIME_RANGE[request.recency]
+    if request.country is not None and (both := locale(request)) is not None:
+        params["language"] = f"{both[1]}-{both[0].upper()}"
+    elif request.language is not None:
+        params["language"] = request.language
+    return params
 
 
 def _source(url: str, item: dict[str, Any]) -> SearchSource:

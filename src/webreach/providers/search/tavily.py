@@ -1,14 +1,20 @@
-"""Tavily: ``POST {base}/search`` asking for a generated answer beside the ranked results."""
+"""Tavily: ``POST {base}/search`` asking for a generated answer beside the ranked results.
+
+Filters: ``time_range``, ``include_domains``, ``exclude_domains`` and ``country``, which Tavily
+takes as an English name (a country it has no name for is not sent, and the result says so);
+Tavily has no language filter.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchRequest, SearchResult, SearchSource
+from ...seam import SearchFilter, SearchRequest, SearchResult, SearchSource
 from .._json_api import field, optional_str
 from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderSettings, Secret
 from ._keyed import KeyedProvider, keyed_spec
+from ._regions import COUNTRY_NAMES
 from ._sources import url_of
 
 __all__ = ["PROVIDER", "TavilySearchProvider", "TavilySettings"]
@@ -20,11 +26,24 @@ _MAX_RESULTS = 20
 class TavilySearchProvider(KeyedProvider):
     id = "tavily"
     default_base_url = "https://api.tavily.com"
+    filters = frozenset({"recency", "include_domains", "exclude_domains", "country"})
 
     async def search(self, request: SearchRequest) -> SearchResult:
         body: dict[str, Any] = {"query": request.query, "include_answer": True}
         if request.max_results is not None:
             body["max_results"] = min(request.max_results, _MAX_RESULTS)
+        if request.recency is not None:
+            body["time_range"] = request.recency
+        if request.include_domains:
+            body["include_domains"] = list(request.include_domains)
+        if request.exclude_domains:
+            body["exclude_domains"] = list(request.exclude_domains)
+        skipped: frozenset[SearchFilter] = frozenset()
+        if request.country is not None:
+            if name := COUNTRY_NAMES.get(request.country):
+                body["country"] = name
+            else:
+                skipped = frozenset({"country"})
         data = await self._call(
             "POST",
             "/search",
@@ -35,6 +54,7 @@ class TavilySearchProvider(KeyedProvider):
         return SearchResult(
             sources=tuple(_source(url, item) for item in items if (url := url_of(item))),
             content=optional_str(data, "answer"),
+            unfiltered=skipped,
         )
 
 
