@@ -85,7 +85,8 @@ def test_system_messages_between_turns_reach_the_upstream_where_they_were(
     message = send_messages(messages_client(webreach_url), request, stream=stream)
     assert message.stop_reason == "end_turn"
     sent = upstream.requests[0]["messages"]
-    assert [(m["role"], m["content"]) for m in sent[1:]] == [
+    assert sent[1]["role"] == "system" and sent[1]["content"].startswith("Today is ")
+    assert [(m["role"], m["content"]) for m in sent[2:]] == [
         ("user", "Hi"),
         ("assistant", "Hello."),
         ("system", "The user is in Reykjavík."),

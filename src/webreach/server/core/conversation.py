@@ -1,14 +1,17 @@
 """The conversation the upstream reads, apart from the loop that drives it: earlier rounds'
-pages put back, the user's location told, each step's calls and results appended."""
+pages put back, today's date and the user's location told, each step's calls and results
+appended."""
 
 from __future__ import annotations
+
+from datetime import UTC, date, datetime
 
 from .calls.links import page_text
 from .context import ServerContext
 from .steps import PendingCall, StepState
 from .turn import JSON, PageRef, SearchSpec
 
-__all__ = ["ends_with_reply", "restore_pages", "step_messages", "with_location"]
+__all__ = ["ends_with_reply", "restore_pages", "step_messages", "with_web_note"]
 
 
 async def restore_pages(
@@ -37,16 +40,25 @@ async def restore_pages(
     return messages
 
 
-def with_location(messages: list[JSON], search: SearchSpec | None) -> list[JSON]:
-    """The user's rough location, as the client gave it, told to the model after the leading
-    system messages (a search about the weather or news near them needs it)."""
-    if search is None or not search.location:
+def with_web_note(
+    messages: list[JSON], search: SearchSpec | None, today: date | None = None
+) -> list[JSON]:
+    """Today's date (UTC) and the user's rough location, as the client gave it, told to the
+    model after the leading system messages when it may search: "the latest" means nothing to
+    a model that does not know when now is, and the weather or news near the user needs where."""
+    if search is None:
         return messages
-    note: JSON = {
-        "role": "system",
-        "content": f"The user's approximate location: {search.location}. Use it when a "
-        "search depends on where the user is.",
-    }
+    day = today or datetime.now(UTC).date()
+    text = (
+        f"Today is {day.isoformat()} (UTC). Search results and pages show their publication "
+        "dates where known."
+    )
+    if search.location:
+        text += (
+            f" The user's approximate location: {search.location}. Use it when a search "
+            "depends on where the user is."
+        )
+    note: JSON = {"role": "system", "content": text}
     lead = next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))
     return [*messages[:lead], note, *messages[lead:]]
 

@@ -23,7 +23,7 @@ from .calls.registry import turn_budgets
 from .calls.tool import ModelTool
 from .citations import CitationStream
 from .context import ServerContext
-from .conversation import ends_with_reply, restore_pages, step_messages, with_location
+from .conversation import ends_with_reply, restore_pages, step_messages, with_web_note
 from .errors import ServerFailure, UpstreamError
 from .events import (
     Event,
@@ -144,7 +144,7 @@ class TurnRunner:
         becomes an HTTP error."""
         async with within(self.limits):
             self._messages = await restore_pages(self._messages, self.turn.pages, self.context)
-            self._messages = with_location(self._messages, self.turn.web.search)
+            self._messages = with_web_note(self._messages, self.turn.web.search)
             if self.turn.extensions.title:
                 self._title = TitleTask(self.context.upstream, self.turn)
             self._steps += 1

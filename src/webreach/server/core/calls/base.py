@@ -22,6 +22,7 @@ from ..review import ReviewText
 from ..steps import PendingCall
 from ..turn import JSON, ForcedWeb, Turn
 from .tool import ModelTool
+from .turn_searches import TurnSearches
 
 if TYPE_CHECKING:
     from ..page_cipher import PageCipher
@@ -112,6 +113,8 @@ class ToolSetup:
     review: ReviewText | None = None
     """Set under ``safety_check``: a read page must pass it before anyone sees it."""
     client_names: frozenset[str] = frozenset()
+    searches: TurnSearches = field(default_factory=TurnSearches)
+    """The turn's searches, so a query the model repeats is answered from its results."""
 
     @property
     def deep(self) -> bool:

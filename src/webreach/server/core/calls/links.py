@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 from ....seam import FetchRequest, WebError, WebRuntime
 from ....tools import ToolError, fence, render_body
 from ....tools.fetch import page_piece
-from ..display import published
-from ..events import Billing, CallFailed, Outcome, PageOutcome, ReadLinkAction
+from ..display import published, site_icon, site_name
+from ..events import Billing, CallFailed, Outcome, PageOutcome, ReadLinkAction, WebSource
 from ..operator_log import web_failure
 from ..page_cipher import PageCipher, ReadPage
 from ..review import ReviewText, ReviewUnavailable
@@ -21,6 +21,7 @@ from .base import (
     READ_BUDGET,
     Plan,
     Slot,
+    SourceRegistry,
     ToolSetup,
     argument_url,
     over_budget,
@@ -32,6 +33,7 @@ __all__ = [
     "READ_LINKS_LIMIT",
     "ReadLink",
     "links_in",
+    "numbered_page",
     "page_text",
     "parse_read_arguments",
     "read_tool",
@@ -92,10 +94,12 @@ async def run_read_call(
     room: int,
     cipher: PageCipher,
     review: ReviewText | None = None,
+    sources: SourceRegistry | None = None,
 ) -> tuple[Outcome, str, int]:
     """Fetch and render one of the user's links; the model gets at most ``room`` characters.
     Under ``safety_check`` the page is shown (to the model and the client) only once it passed
-    ``review``; a page that fails, or could not be reviewed, is still a billed fetch."""
+    ``review``; a page that fails, or could not be reviewed, is still a billed fetch. A page
+    shown is numbered among the round's ``sources``, so the model can cite it."""
     if not spec.domains.admits(urlsplit(url).hostname):
         return CallFailed("url_not_allowed"), f"ERROR: reading {url} is not allowed.", 0
     try:
@@ -119,7 +123,8 @@ async def run_read_call(
             return refused
     page = ReadPage(result.url, rendered.title, date, piece.content)
     outcome = PageOutcome(result.url, rendered.title, date, cipher.encrypt(page))
-    return outcome, page_text(page, cut=piece.truncated), 1
+    number = numbered_page(page, sources)
+    return outcome, page_text(page, cut=piece.truncated, number=number), 1
 
 
 async def _refused(url: str, text: str, review: ReviewText) -> tuple[Outcome, str, int] | None:
@@ -135,12 +140,41 @@ async def _refused(url: str, text: str, review: ReviewText) -> tuple[Outcome, st
 _NOT_ALLOWED = frozenset({"WEB_BLOCKED_URL", "WEB_INVALID_URL", "WEB_REDIRECT_BLOCKED"})
 
 
-def page_text(page: ReadPage, *, cut: bool = False) -> str:
-    """A read page as the model sees it, now and when restored in a later round."""
-    head = f"Page: {page.url}"
+_PAGE_SNIPPET = 240
+"""Characters of a page's start that stand for it where a source's snippet is shown."""
+
+
+def numbered_page(page: ReadPage, sources: SourceRegistry | None) -> int | None:
+    """The page's number among the round's sources (a page the search found keeps its own)."""
+    if sources is None:
+        return None
+    snippet = " ".join(page.text[: _PAGE_SNIPPET * 2].split())[:_PAGE_SNIPPET]
+    source = WebSource(
+        url=page.url,
+        title=page.title,
+        snippet=snippet or None,
+        published_at=page.published_at,
+        number=0,
+        site_name=site_name(page.url),
+        site_icon=site_icon(page.url),
+    )
+    return sources.add(source).number
+
+
+def page_text(page: ReadPage, *, cut: bool = False, number: int | None = None) -> str:
+    """A read page as the model sees it, now and, without a number, when restored in a later
+    round; its number and date stand outside the fence, as the server's own words."""
+    head = [f"Page: {page.url}"]
+    if number is not None:
+        head.append(f"Source number: [{number}]")
+    if page.published_at:
+        head.append(f"Published: {page.published_at}")
     inside = f"Title: {page.title}\n\n{page.text}" if page.title else page.text
     note = "\n\n[The page is longer; only its first part is shown.]" if cut else ""
-    return f"{head}\n\n{fence(inside, source='read_link')}{note}"
+    if number is not None:
+        note += f"\n\nCite this page as 【{number}】 right after the statements it supports."
+    lines = "\n".join(head)
+    return f"{lines}\n\n{fence(inside, source='read_link')}{note}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +218,12 @@ class ReadLink:
         context = self.setup.context
         room = context.options.fetch_max_chars // slot.count
         work = run_read_call(
-            url, self.declared, context.runtime, room, context.cipher, self.setup.review
+            url,
+            self.declared,
+            context.runtime,
+            room,
+            context.cipher,
+            self.setup.review,
+            self.setup.sources,
         )
         return ReadLinkAction(url), work

@@ -26,12 +26,13 @@ from .base import (
     SEARCH_BUDGET,
     Plan,
     Slot,
+    SourceRegistry,
     ToolSetup,
     argument_url,
     invalid_input,
     over_budget,
 )
-from .links import page_text
+from .links import numbered_page, page_text
 from .tool import ModelTool, function_tool, json_object, required_string
 
 __all__ = [
@@ -146,8 +147,13 @@ def _unopened(url: str, error: WebError) -> tuple[Outcome, str, int]:
 
 
 async def run_open_call(
-    url: str, pages: OpenedPages, runtime: WebRuntime, max_chars: int
+    url: str,
+    pages: OpenedPages,
+    runtime: WebRuntime,
+    max_chars: int,
+    sources: SourceRegistry | None = None,
 ) -> tuple[Outcome, str, int]:
+    """Open a page for the model, numbered among the round's ``sources`` so it can be cited."""
     try:
         opened, fetched = await pages.open(url, runtime)
     except WebError as error:
@@ -156,12 +162,18 @@ async def run_open_call(
     page = ReadPage(opened.url, opened.title, opened.published_at, shown)
     note = len(shown) < len(opened.text)
     outcome = PageOutcome(opened.url, opened.title, opened.published_at)
-    return outcome, page_text(page, cut=note), int(fetched)
+    number = numbered_page(page, sources)
+    return outcome, page_text(page, cut=note, number=number), int(fetched)
 
 
 async def run_find_call(
-    url: str, pattern: str, pages: OpenedPages, runtime: WebRuntime
+    url: str,
+    pattern: str,
+    pages: OpenedPages,
+    runtime: WebRuntime,
+    sources: SourceRegistry | None = None,
 ) -> tuple[Outcome, str, int]:
+    """Lines of a page around a pattern; the page is numbered as when opened."""
     try:
         opened, fetched = await pages.open(url, runtime)
     except WebError as error:
@@ -180,7 +192,13 @@ async def run_find_call(
         body = f"{len(snippets)} match(es) of {pattern!r}:\n\n{fence(found, source='find_in_page')}"
     else:
         body = f"No match for {pattern!r} in the page."
-    return PageOutcome(final, None, None), f"Page: {final}\n\n{body}", int(fetched)
+    page = ReadPage(final, opened.title, opened.published_at, text)
+    head = f"Page: {final}"
+    number = numbered_page(page, sources)
+    if number is not None:
+        head += f"\nSource number: [{number}]"
+        body += f"\n\nCite this page as 【{number}】 right after the statements it supports."
+    return PageOutcome(final, None, None), f"{head}\n\n{body}", int(fetched)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,8 +235,9 @@ class PageTools:
             return action(argument_url(call.arguments), ""), invalid_input(error)
         if not slot.within_budget:
             return action(url, pattern), over_budget("search")
-        runtime = self.setup.context.runtime
+        runtime, sources = self.setup.context.runtime, self.setup.sources
         if finding:
-            return action(url, pattern), run_find_call(url, pattern, self.opened, runtime)
+            work = run_find_call(url, pattern, self.opened, runtime, sources)
+            return action(url, pattern), work
         max_chars = self.setup.context.options.fetch_max_chars
-        return action(url, pattern), run_open_call(url, self.opened, runtime, max_chars)
+        return action(url, pattern), run_open_call(url, self.opened, runtime, max_chars, sources)

@@ -26,6 +26,7 @@ from .base import (
     over_budget,
 )
 from .tool import ModelTool, function_tool
+from .turn_searches import TurnSearches
 
 __all__ = [
     "CITE_WITH_MARKERS",
@@ -68,8 +69,12 @@ async def run_search_call(
     runtime: WebRuntime,
     options: ToolOptions,
     registry: SourceRegistry,
+    searches: TurnSearches | None = None,
 ) -> tuple[Outcome, str, int]:
-    """Run one call; returns the client-facing outcome, the model's text and billed queries."""
+    """Run one call; returns the client-facing outcome, the model's text and billed queries.
+    A query ``searches`` already ran this turn is answered from its result, and not billed."""
+    memo = (searches or TurnSearches()).around(runtime)
+    runtime = memo.runtime
     try:
         limit = min(spec.max_results or options.search_max_results, options.search_max_results)
         result = await run_search(runtime, queries, max_results=limit)
@@ -101,7 +106,7 @@ async def run_search_call(
     text = format_search(
         filtered, numbers=[s.number for s in numbered], cite_line=CITE_WITH_MARKERS
     )
-    billed = len(queries) if numbered or result.content else 0
+    billed = memo.ran if numbered or result.content else 0
     return SearchOutcome(numbered), text, billed
 
 
@@ -137,6 +142,11 @@ class WebSearch:
         if not slot.within_budget:
             return SearchAction(queries), over_budget("search")
         work = run_search_call(
-            queries, self.declared, context.runtime, context.options, self.setup.sources
+            queries,
+            self.declared,
+            context.runtime,
+            context.options,
+            self.setup.sources,
+            self.setup.searches,
         )
         return SearchAction(queries), work
