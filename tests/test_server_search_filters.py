@@ -7,14 +7,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
 
 from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from test_server_web_api import conforms
 from webreach.seam import SearchFilter, SearchRequest, SearchResult, SearchSource
 from webreach.server.chat.request import parse_chat
 from webreach.server.responses.request import parse_request as parse_responses_request
+from webreach.server.web_api import replies
 
 QUESTION = "Where do I download Python?"
 USER = [{"role": "user", "content": QUESTION}]
@@ -340,3 +343,84 @@ def test_bad_messages_filters_are_a_400_naming_the_field(
     assert isinstance(caught.value.body, dict)
     assert caught.value.body["error"]["message"].startswith(message), caught.value.body
     assert upstream.requests == []
+
+
+# --- /v1/search -----------------------------------------------------------------------------
+
+
+def test_v1_search_takes_filters_and_says_who_applied_them(
+    webreach_url: str, search: Engine
+) -> None:
+    body = {
+        "query": "python download",
+        "recency": "week",
+        "include_domains": ["python.org"],
+        "exclude_domains": ["docs.python.org"],
+        "country": "de",
+        "language": "DE",
+    }
+    reply = httpx.post(webreach_url + "/search", json=body, timeout=30)
+    assert reply.status_code == 200, reply.text
+    data = reply.json()
+    document = httpx.get(webreach_url + "/openapi.json", timeout=30).json()
+    conforms(data, replies.SearchResult, document)
+    assert [s["url"] for s in data["sources"]] == ["https://www.python.org/downloads/"]
+    (request,) = search.calls
+    assert (request.recency, request.include_domains, request.exclude_domains) == (
+        "week",
+        ("python.org",),
+        ("docs.python.org",),
+    )
+    assert (request.country, request.language) == ("DE", "de")
+    by_engine = ["include_domains"] if search.native else []
+    assert data["filtered_by_provider"] == by_engine
+    assert data["filtered_after"] == [
+        name for name in ("recency", "include_domains", "exclude_domains") if name not in by_engine
+    ]
+    assert data["unfiltered"] == ["country", "language"]
+
+
+def test_v1_search_without_filters_reports_none(webreach_url: str, search: Engine) -> None:
+    reply = httpx.post(webreach_url + "/search", json={"query": "python"}, timeout=30)
+    data = reply.json()
+    assert (data["filtered_by_provider"], data["filtered_after"], data["unfiltered"]) == (
+        [],
+        [],
+        [],
+    )
+    assert search.calls[0].filters() == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("extra", "param", "message"),
+    [
+        ({"recency": "hour"}, "recency", "recency: must be `day`, `week`, `month` or `year`"),
+        ({"include_domains": "python.org"}, "include_domains", "must be an array of domain"),
+        ({"exclude_domains": ["a b"]}, "exclude_domains", "'a b' is not a domain name"),
+        ({"country": "Germany"}, "country", "country: must be an ISO 3166-1 alpha-2 code"),
+        ({"country": 49}, "country", "country: must be a string"),
+        ({"language": "deu"}, "language", "language: must be an ISO 639-1 code like de"),
+    ],
+)
+def test_v1_search_refuses_a_bad_filter_naming_it(
+    webreach_url: str, search: Engine, extra: dict[str, Any], param: str, message: str
+) -> None:
+    reply = httpx.post(webreach_url + "/search", json={"query": "q", **extra}, timeout=30)
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert (error["code"], error["param"]) == ("INVALID_ARGUMENTS", param)
+    assert message in error["message"]
+    assert search.calls == []
+
+
+def test_the_openapi_document_publishes_the_filters(webreach_url: str) -> None:
+    document = httpx.get(webreach_url + "/openapi.json", timeout=30).json()
+    schemas = document["components"]["schemas"]
+    fields = schemas["SearchRequest"]["properties"]
+    assert fields["recency"]["anyOf"][0]["enum"] == ["day", "week", "month", "year"]
+    assert {"include_domains", "exclude_domains", "country", "language"} <= set(fields)
+    assert fields["country"]["anyOf"][0]["pattern"] == "^[A-Za-z]{2}$"
+    result = schemas["SearchResult"]
+    assert {"filtered_by_provider", "filtered_after", "unfiltered"} <= set(result["required"])
+    validator = pytest.importorskip("openapi_spec_validator")
+    validator.validate(document)
