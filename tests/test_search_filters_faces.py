@@ -16,7 +16,6 @@ from webreach.tools import (
     INVALID_ARGUMENTS,
     SearchFilters,
     ToolError,
-    ToolOptions,
     run_search,
     web_search_tool,
 )
@@ -196,9 +195,9 @@ async def test_no_results_under_a_filter_says_which_filter() -> None:
 async def test_a_narrow_site_filter_still_finds_sources_on_a_mixed_provider() -> None:
     """The seam asks for more when it filters after, so python.org sources ranked below the
     first few still come back."""
-    many = tuple(
-        SearchSource(f"https://other{n}.example/") for n in range(6)
-    ) + sources("https://www.python.org/")
+    many = tuple(SearchSource(f"https://other{n}.example/") for n in range(6)) + sources(
+        "https://www.python.org/"
+    )
     provider = ScriptedSearch(answers={"q": SearchResult(sources=many)})
     result = await run_search(
         runtime_over(provider),
