@@ -78,6 +78,9 @@ def test_json_output(tmp_path: Path) -> None:
         ],
         "truncated": False,
         "provider": "duckduckgo",
+        "filtered_by_provider": [],
+        "filtered_after": [],
+        "unfiltered": [],
         "cached": False,
     }
 

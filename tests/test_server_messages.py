@@ -59,6 +59,7 @@ from webreach.server.core.events import (
     WebCallStarted,
 )
 from webreach.server.core.turn import DomainFilter, PageRef, ReadUrlSpec, SearchSpec
+from webreach.tools import SearchFilters
 
 
 def parse(**body: Any) -> Any:
@@ -381,6 +382,8 @@ def test_anthropic_native_web_tools() -> None:
         "web_search_20250305",
         3,
         DomainFilter(allowed=("statice.is",), blocked=("spam.example",)),
+        location="Reykjavik",
+        filters=SearchFilters(include_domains=("statice.is",), exclude_domains=("spam.example",)),
     )
     assert turn.web.read_url == ReadUrlSpec(
         "web_fetch", "web_fetch_20250910", None, DomainFilter(blocked=("x.test",))

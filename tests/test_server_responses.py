@@ -42,6 +42,7 @@ from webreach.server.core.events import (
     WebCallStarted,
 )
 from webreach.server.core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn
+from webreach.tools import SearchFilters
 
 WEB = [{"type": "deepseek_web_search"}]
 WEATHER = {
@@ -277,7 +278,12 @@ def test_openai_web_search_tools_are_accepted(kind: str) -> None:
         ]
     )
     assert turn.web.search == SearchSpec(
-        "web_search", kind, domains=DomainFilter(allowed=("hagstofa.is",))
+        "web_search",
+        kind,
+        domains=DomainFilter(allowed=("hagstofa.is",)),
+        location="IS",
+        filters=SearchFilters(include_domains=("hagstofa.is",), country="IS"),
+        context_size="high",
     )
     assert parse(tools=[{"type": kind}]).web.search == SearchSpec("web_search", kind)
 

@@ -38,7 +38,13 @@ def test_schema_states_the_bound() -> None:
                 "items": {"type": "string", "minLength": 1},
                 "minItems": 1,
                 "maxItems": 3,
-            }
+            },
+            "recency": {
+                "type": "string",
+                "enum": ["day", "week", "month", "year"],
+                "description": "Only sources published within the last day, week, month or "
+                "year. Leave it out unless the question is about recent events.",
+            },
         },
         "required": ["queries"],
         "additionalProperties": False,
@@ -318,4 +324,7 @@ async def test_structured_result_for_programs() -> None:
         ],
         "truncated": False,
         "provider": "exa",
+        "filtered_by_provider": [],
+        "filtered_after": [],
+        "unfiltered": [],
     }

@@ -38,15 +38,21 @@ def _one_line(text: str) -> str:
 def search_text(result: SearchToolResult, *, cached: bool) -> Text:
     from rich.text import Text
 
+    from ..tools.search_filters import filters_line
+
     quoted = " · ".join(f'"{_one_line(q)}"' for q in result.queries)
     out = Text()
     if not result.sources and not result.content:
         out.append(f"No results for {quoted}. Try other wording or fewer terms.")
+        if filtered := filters_line(result):
+            out.append(f"\n{_one_line(filtered)}", style="dim")
         return out
     count = len(result.sources)
     out.append(f"{count} source{'s' if count != 1 else ''} for {quoted}", style="bold")
     origin = [result.provider] if result.provider else []
     out.append(f" ({', '.join([*origin, 'cached'] if cached else origin)})" if origin else "")
+    if filtered := filters_line(result):
+        out.append(f"\n{_one_line(filtered)}", style="dim")
     if result.content:
         out.append("\n\n" + clean(result.content.strip()))
     for number, source in enumerate(result.sources, 1):

@@ -33,6 +33,7 @@ from .common import (
 if TYPE_CHECKING:
     from ..config import Settings
     from ..seam import CacheStore, SearchResult, WebRuntime
+    from ..tools import SearchFilters
 
 T = TypeVar("T")
 
@@ -146,6 +147,39 @@ def _turned_off(settings: Settings, field: str, what: str, as_json: bool) -> NoR
     )
 
 
+def _filters(
+    recency: str | None,
+    sites: list[str] | None,
+    excluded: list[str] | None,
+    country: str | None,
+    language: str | None,
+    *,
+    as_json: bool,
+) -> SearchFilters:
+    """The filters the options ask for; a bad value stops here, one line, exit 2."""
+    from ..seam import InvalidValueError
+    from ..tools import SearchFilters
+
+    options = {
+        "recency": "--recency",
+        "include_domains": "--site",
+        "exclude_domains": "--exclude-site",
+        "country": "--country",
+        "language": "--language",
+    }
+    asked = SearchFilters(
+        recency,  # type: ignore[arg-type]  # checked just below
+        tuple(sites or ()),
+        tuple(excluded or ()),
+        country,
+        language,
+    )
+    try:
+        return asked.check()
+    except InvalidValueError as error:
+        usage(f"{options.get(error.field, error.field)}: {error}", as_json=as_json)
+
+
 def _print_json(data: dict[str, Any], cached: bool) -> None:
     print(json.dumps({**data, "cached": cached}, ensure_ascii=False, indent=2))
 
@@ -172,6 +206,40 @@ def search(
         int | None,
         typer.Option("--max-results", metavar="N", min=1, help="Sources to return [8]."),
     ] = None,
+    recency: Annotated[
+        str | None,
+        typer.Option(
+            "--recency",
+            metavar="day|week|month|year",
+            help="Only sources published within the last day, week, month or year.",
+        ),
+    ] = None,
+    site: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--site",
+            metavar="DOMAIN",
+            help="Only sources on this site (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    exclude_site: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude-site",
+            metavar="DOMAIN",
+            help="No sources from this site (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    country: Annotated[
+        str | None,
+        typer.Option("--country", metavar="CODE", help="Results from this country (DE)."),
+    ] = None,
+    language: Annotated[
+        str | None,
+        typer.Option("--language", metavar="CODE", help="Results in this language (de)."),
+    ] = None,
     output: FormatOption = None,
     as_json: JsonOption = False,
     no_cache: NoCacheOption = False,
@@ -181,6 +249,7 @@ def search(
 
     form = _format(output, as_json)
     as_json = form is Format.json
+    filters = _filters(recency, site, exclude_site, country, language, as_json=as_json)
     settings = startup(
         as_json,
         search_provider=provider,
@@ -201,7 +270,7 @@ def search(
         result = _run(
             settings,
             lambda runtime: web_search_tool(
-                runtime, settings.tool_options(), on_query_done=on_done
+                runtime, settings.tool_options(), on_query_done=on_done, filters=filters
             ).execute({"queries": list(queries)}),
             watch,
             as_json=as_json,

@@ -18,6 +18,7 @@ from .adapters import (
 from .base import (
     CONTEXT_SIZES,
     INVALID_ARGUMENTS,
+    RECENCIES,
     ContextSize,
     SearchFilters,
     ToolDefinition,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONTEXT_SIZES",
     "INVALID_ARGUMENTS",
+    "RECENCIES",
     "WEB_FETCH",
     "WEB_SEARCH",
     "ContextSize",

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
-from ..seam import InvalidValueError, Recency, SearchRequest, WebError, WebErrorCode
+from ..seam import (
+    InvalidValueError,
+    Recency,
+    SearchRequest,
+    WebError,
+    WebErrorCode,
+)
 
 ContextSize = Literal["low", "medium", "high"]
 """How much of the found pages a search gives the model (``WEBREACH_SEARCH_CONTEXT_SIZE``)."""
 CONTEXT_SIZES: tuple[ContextSize, ...] = get_args(ContextSize)
+RECENCIES: tuple[Recency, ...] = get_args(Recency)
+"""From the narrowest to the widest."""
 
 __all__ = [
     "CONTEXT_SIZES",
     "INVALID_ARGUMENTS",
+    "RECENCIES",
     "ContextSize",
+    "SearchFilters",
     "StructuredResult",
     "ToolDefinition",
     "ToolError",
@@ -124,4 +135,31 @@ class SearchFilters:
             exclude_domains=self.exclude_domains,
             country=self.country,
             language=self.language,
+        )
+
+    def narrowed(self, recency: Recency | None) -> SearchFilters:
+        """These filters with ``recency`` as well: the narrower of it and the one set here (a
+        request's recency bounds the model's)."""
+        if recency is None or (
+            self.recency is not None and RECENCIES.index(self.recency) <= RECENCIES.index(recency)
+        ):
+            return self
+        return dataclasses.replace(self, recency=recency)
+
+    def check(self) -> SearchFilters:
+        """These filters normalised as a request holds them (domains as hosts, ``DE``, ``de``),
+        or an :class:`InvalidValueError` naming the first bad one (``field``) whose message is
+        the problem alone (``must be an ISO 3166-1 alpha-2 code like DE, not 'Germany'``), for
+        the caller to put after its own name for the field."""
+        try:
+            request = self.request("-")
+        except InvalidValueError as error:
+            problem = str(error).removeprefix(f"SearchRequest.{error.field}").lstrip(": ")
+            raise InvalidValueError(error.field, problem) from None
+        return SearchFilters(
+            request.recency,
+            request.include_domains,
+            request.exclude_domains,
+            request.country,
+            request.language,
         )

@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..seam import (
-    SearchRequest,
+    InvalidValueError,
+    Recency,
+    SearchFilter,
     SearchResult,
     SearchSource,
     WebError,
     WebRuntime,
     cancel_and_wait,
 )
-from .base import INVALID_ARGUMENTS, ToolDefinition, ToolError, ToolOptions, ToolResult
+from .base import (
+    INVALID_ARGUMENTS,
+    RECENCIES,
+    SearchFilters,
+    ToolDefinition,
+    ToolError,
+    ToolOptions,
+    ToolResult,
+)
+from .search_filters import filter_fates, filters_line
 from .untrusted import fence
 
 __all__ = [
@@ -25,6 +36,7 @@ __all__ = [
     "SearchToolResult",
     "format_search",
     "parse_queries",
+    "parse_search_arguments",
     "run_search",
     "web_search_tool",
 ]
@@ -45,6 +57,14 @@ class SearchToolResult:
     sources: tuple[SearchSource, ...]
     truncated: bool
     provider: str | None = None
+    filters: SearchFilters = field(default_factory=SearchFilters)
+    """The filters every query ran with."""
+    filtered_by_provider: tuple[SearchFilter, ...] = ()
+    """Those the provider's API applied (for every query)."""
+    filtered_after: tuple[SearchFilter, ...] = ()
+    """Those the seam applied to the provider's sources (for some query)."""
+    unfiltered: tuple[SearchFilter, ...] = ()
+    """Those nobody could apply (for some query): a ``country`` the provider cannot take."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +81,9 @@ class SearchToolResult:
             ],
             "truncated": self.truncated,
             "provider": self.provider,
+            "filtered_by_provider": list(self.filtered_by_provider),
+            "filtered_after": list(self.filtered_after),
+            "unfiltered": list(self.unfiltered),
         }
 
 
@@ -84,7 +107,13 @@ def search_schema(max_queries: int) -> dict[str, Any]:
                 "items": {"type": "string", "minLength": 1},
                 "minItems": 1,
                 "maxItems": max_queries,
-            }
+            },
+            "recency": {
+                "type": "string",
+                "enum": list(RECENCIES),
+                "description": "Only sources published within the last day, week, month or "
+                "year. Leave it out unless the question is about recent events.",
+            },
         },
         "required": ["queries"],
         "additionalProperties": False,
@@ -127,6 +156,34 @@ def parse_queries(arguments: object, max_queries: int) -> tuple[str, ...]:
             raise _invalid(f"`queries[{index}]` is empty")
         cleaned.append(query.strip())
     return tuple(dict.fromkeys(cleaned))
+
+
+def parse_search_arguments(
+    arguments: object, max_queries: int
+) -> tuple[tuple[str, ...], Recency | None]:
+    """Validate ``{"queries": [...], "recency": "week"}`` (``recency`` optional): the distinct
+    queries and the recency. Everything is checked before any provider is called."""
+    if not isinstance(arguments, Mapping):
+        raise _invalid('arguments must be an object like {"queries": ["…"]}')
+    extra = sorted(str(key) for key in arguments if key not in ("queries", "recency"))
+    if extra:
+        raise _invalid(
+            f"unknown argument(s) {', '.join(extra)}; web_search takes `queries`, an array of "
+            'strings, and optionally `recency`, e.g. {"queries": ["…"], "recency": "week"}'
+        )
+    queries = parse_queries({k: v for k, v in arguments.items() if k == "queries"}, max_queries)
+    return queries, parse_recency(arguments.get("recency"))
+
+
+def parse_recency(value: object) -> Recency | None:
+    """The model's ``recency``: null or absent is none."""
+    if value is None:
+        return None
+    for recency in RECENCIES:
+        if value == recency:
+            return recency
+    shown = repr(value) if isinstance(value, str) else _json_type(value)
+    raise _invalid(f"`recency` must be one of {', '.join(RECENCIES)}, not {shown}")
 
 
 def _json_type(value: object) -> str:
@@ -188,13 +245,19 @@ async def run_search(
     queries: Sequence[str],
     *,
     max_results: int,
+    filters: SearchFilters | None = None,
     on_query_done: QueryDone | None = None,
 ) -> SearchToolResult:
-    """Run validated queries through the seam and combine their results."""
+    """Run validated queries through the seam, each with ``filters``, and combine their
+    results."""
+    try:
+        filters = (filters or SearchFilters()).check()
+    except InvalidValueError as error:
+        raise _invalid(f"search filter `{error.field}`: {error}") from error
 
     def one(query: str) -> Callable[[], Awaitable[SearchResult]]:
         async def call() -> SearchResult:
-            result = await runtime.search(SearchRequest(query, max_results=max_results))
+            result = await runtime.search(filters.request(query, max_results))
             if on_query_done is not None:
                 on_query_done(query, result)
             return result
@@ -207,11 +270,12 @@ async def run_search(
         raise ToolError.from_web_error(error) from error
     providers = {r.provider for r in results if r.provider}
     provider = providers.pop() if len(providers) == 1 else None
+    fates = filter_fates(results)
     if len(results) == 1:
         only = results[0]
         sources, cut = only.sources[:max_results], len(only.sources) > max_results
         return SearchToolResult(
-            tuple(queries), only.content, sources, only.truncated or cut, provider
+            tuple(queries), only.content, sources, only.truncated or cut, provider, filters, *fates
         )
     sections = [
         f"### {query}\n\n{result.content.strip()}"
@@ -225,6 +289,10 @@ async def run_search(
         sources=sources,
         truncated=cut or any(r.truncated for r in results),
         provider=provider,
+        filters=filters,
+        filtered_by_provider=fates[0],
+        filtered_after=fates[1],
+        unfiltered=fates[2],
     )
 
 
@@ -251,12 +319,16 @@ def format_search(
     several searches (the API server does); by default they count from 1.
     """
     quoted = " · ".join(f'"{q}"' for q in result.queries)
+    filtered = filters_line(result)
     if not result.sources and not result.content:
-        return f"Web search for {quoted}: no results. Try other wording or fewer terms."
+        empty = f"Web search for {quoted}: no results. Try other wording or fewer terms."
+        return f"{empty}\n{filtered}" if filtered else empty
     count = len(result.sources)
     head = f"Web search for {quoted}: {count} source{'s' if count != 1 else ''}"
     if result.truncated:
         head += " (more were found; the list was cut)"
+    if filtered:
+        head += f"\n{filtered}"
     parts: list[str] = []
     if result.content:
         parts.append(result.content.strip())
@@ -279,15 +351,20 @@ def web_search_tool(
     options: ToolOptions | None = None,
     *,
     on_query_done: QueryDone | None = None,
+    filters: SearchFilters | None = None,
 ) -> ToolDefinition:
+    """``filters`` are the caller's, applied to every call (``webreach search --site``); the
+    model's ``recency`` narrows them."""
     options = options or ToolOptions()
+    given = filters or SearchFilters()
 
     async def execute(arguments: Mapping[str, Any]) -> ToolResult:
-        queries = parse_queries(arguments, options.search_max_queries)
+        queries, recency = parse_search_arguments(arguments, options.search_max_queries)
         result = await run_search(
             runtime,
             queries,
             max_results=options.search_max_results,
+            filters=given.narrowed(recency),
             on_query_done=on_query_done,
         )
         return ToolResult(text=format_search(result), data=result)

@@ -41,7 +41,7 @@ from ..core.turn import (
     Turn,
     WebTools,
 )
-from .search_asks import OPENAI_SEARCH_TOOLS, asks_for_search, search_asked
+from .search_asks import OPENAI_SEARCH_TOOLS, PERPLEXITY_FIELDS, asks_for_search, search_asked
 
 __all__ = ["LATEST_REMINDER", "ChatRequest", "check_chat", "needs_loop", "parse_chat"]
 
@@ -62,6 +62,7 @@ _OWN_FIELDS = frozenset(
         "title",
         "web_search_options",
         "plugins",
+        *PERPLEXITY_FIELDS,
     }
 )
 _EXTENSIONS = ("thinking", "safety_check", "title")

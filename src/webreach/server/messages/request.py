@@ -7,20 +7,14 @@ read links are kept aside in ``turn.pages`` for the loop to restore.
 
 from __future__ import annotations
 
-from typing import Annotated, NamedTuple
+from typing import NamedTuple
 
 from ..core.errors import RequestError
 from ..core.extensions import parse_extensions
 from ..core.fields import (
     JSON,
-    PositiveInt,
-    Request,
-    String,
-    StringList,
     bad,
-    checked,
     validate,
-    when_missing,
 )
 from ..core.protocol_common import (
     CANNOT_CONTINUE,
@@ -29,9 +23,9 @@ from ..core.protocol_common import (
     dumps,
     refuse_deepseek_fields,
 )
+from ..core.search_filters import location_hint
 from ..core.turn import (
     ClientTool,
-    DomainFilter,
     ForcedWeb,
     PageRef,
     ReadUrlSpec,
@@ -41,6 +35,8 @@ from ..core.turn import (
     WebTools,
 )
 from .shapes_in import (
+    ClientDeclared,
+    Declared,
     ImageBlock,
     MessageParam,
     MessagesRequest,
@@ -48,6 +44,7 @@ from .shapes_in import (
     Thinking,
     ToolResultBlock,
     ToolUseBlock,
+    WebDeclared,
 )
 from .shapes_in import ToolChoice as ChoiceParam
 
@@ -111,55 +108,32 @@ def _effort(thinking: Thinking | None) -> str | None:
 # --- tools -----------------------------------------------------------------------------------
 
 
-def _named(value: object) -> bool:
-    return isinstance(value, str) and bool(value)
-
-
-class _Declared(Request):
-    """What every tool declaration may carry; ``name`` defaults by kind."""
-
-    name: Annotated[str, checked(_named, "must be a non-empty string")] | None = None
-    max_uses: PositiveInt | None = None
-
-
-class _WebDeclared(_Declared):
-    allowed_domains: StringList | None = None
-    blocked_domains: StringList | None = None
-
-    def domains(self) -> DomainFilter:
-        return DomainFilter(
-            allowed=tuple(self.allowed_domains or ()), blocked=tuple(self.blocked_domains or ())
-        )
-
-
-class _ClientDeclared(Request):
-    name: Annotated[str, checked(_named, "must be a non-empty string")] = when_missing()
-    input_schema: Annotated[JSON, checked(lambda v: v is not None, "Field required")] = (
-        when_missing()
-    )
-    description: String | None = None
-    strict: object = None
-
-
 def _web_tool(tool: JSON, kind: str, path: str) -> SearchSpec | ReadUrlSpec | None:
     """The web tool this declaration stands for, or None when it is not a web tool."""
     if kind in (DEEPSEEK_SEARCH, DEEPSEEK_READ_URL):
         refuse_deepseek_fields(tool, kind)
-        declared = validate(_Declared, tool, path)
+        declared = validate(Declared, tool, path)
         name = declared.name or kind
         if kind == DEEPSEEK_SEARCH:
             return SearchSpec(name, kind, declared.max_uses)
         return ReadUrlSpec(name, kind, declared.max_uses)
     if kind.startswith(_NATIVE_SEARCH + _NATIVE_FETCH):
-        web = validate(_WebDeclared, tool, path)
+        web = validate(WebDeclared, tool, path)
         if kind.startswith(_NATIVE_SEARCH):
-            return SearchSpec(web.name or "web_search", kind, web.max_uses, web.domains())
+            return SearchSpec(
+                web.name or "web_search",
+                kind,
+                web.max_uses,
+                web.domains(),
+                location=location_hint(web.user_location),
+                filters=web.search_filters(path),
+            )
         return ReadUrlSpec(web.name or "web_fetch", kind, web.max_uses, web.domains())
     return None
 
 
 def _client_tool(tool: JSON, path: str) -> ClientTool:
-    declared = validate(_ClientDeclared, tool, path)
+    declared = validate(ClientDeclared, tool, path)
     if not isinstance(declared.input_schema, dict):
         raise bad(f"{path}.input_schema", "must be an object")
     strict = True if declared.strict is True else None

@@ -10,6 +10,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field
 
+from ...tools import SearchFilters
 from ..core.fields import (
     JSON,
     Boolean,
@@ -23,9 +24,13 @@ from ..core.fields import (
     checked,
     when_missing,
 )
+from ..core.search_filters import Approximate, checked_filters
+from ..core.turn import DomainFilter
 
 __all__ = [
     "Block",
+    "ClientDeclared",
+    "Declared",
     "ImageBlock",
     "MessageParam",
     "MessagesRequest",
@@ -33,6 +38,7 @@ __all__ = [
     "ToolChoice",
     "ToolResultBlock",
     "ToolUseBlock",
+    "WebDeclared",
 ]
 
 THINKING_TYPES = ("enabled", "adaptive", "between_tools", "disabled")
@@ -160,3 +166,55 @@ class MessagesRequest(Request):
         checked(lambda v: isinstance(v, list) and bool(v), "must be a non-empty list"),
     ]
     thinking: Thinking | None = None
+
+
+# --- tools -----------------------------------------------------------------------------------
+
+
+def _named(value: object) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+class Declared(Request):
+    """What every tool declaration may carry; ``name`` defaults by kind."""
+
+    name: Annotated[str, checked(_named, "must be a non-empty string")] | None = None
+    max_uses: PositiveInt | None = None
+
+
+class WebDeclared(Declared):
+    """Anthropic's ``web_search`` / ``web_fetch``: domains, and (search) where the user is."""
+
+    allowed_domains: StringList | None = None
+    blocked_domains: StringList | None = None
+    user_location: Approximate | None = None
+
+    def domains(self) -> DomainFilter:
+        return DomainFilter(
+            allowed=tuple(self.allowed_domains or ()), blocked=tuple(self.blocked_domains or ())
+        )
+
+    def search_filters(self, path: str) -> SearchFilters:
+        """The domains and the user's country, pushed to the provider (the domains are checked
+        again on what comes back)."""
+        place = self.user_location
+        asked = SearchFilters(
+            include_domains=tuple(self.allowed_domains or ()),
+            exclude_domains=tuple(self.blocked_domains or ()),
+            country=place.country_code() if place is not None else None,
+        )
+        fields = {
+            "include_domains": f"{path}.allowed_domains",
+            "exclude_domains": f"{path}.blocked_domains",
+            "country": f"{path}.user_location.country",
+        }
+        return checked_filters(asked, fields)
+
+
+class ClientDeclared(Request):
+    name: Annotated[str, checked(_named, "must be a non-empty string")] = when_missing()
+    input_schema: Annotated[JSON, checked(lambda v: v is not None, "Field required")] = (
+        when_missing()
+    )
+    description: String | None = None
+    strict: object = None

@@ -319,6 +319,8 @@ class DomainFilters(Request):
 
 class WebSearchTool(Request):
     filters: object = None
+    user_location: object = None
+    search_context_size: object = None
 
 
 class ToolSearchTool(Request):

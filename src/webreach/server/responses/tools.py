@@ -15,9 +15,11 @@ import json
 import re
 from collections.abc import Sequence
 
+from ...tools import SearchFilters
 from ..core.errors import RequestError
-from ..core.fields import Request
+from ..core.fields import Request, validate
 from ..core.protocol_common import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
+from ..core.search_filters import Approximate, checked_filters, context_size, location_hint
 from ..core.turn import (
     JSON,
     ClientTool,
@@ -97,7 +99,7 @@ def _declared(raw: Sequence[object] | None) -> tuple[WebTools, list[ClientTool]]
     search: SearchSpec | None = None
     read_url: ReadUrlSpec | None = None
     client_tools: list[ClientTool] = []
-    for tool in raw or ():
+    for index, tool in enumerate(raw or ()):
         kind = read(ToolHead, tool, "tools: every tool needs a `type`", "tools").type
         if kind in ("function", "custom"):
             client_tools.append(_client_tool(tool, None))
@@ -106,7 +108,7 @@ def _declared(raw: Sequence[object] | None) -> tuple[WebTools, list[ClientTool]]
         elif kind == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(kind):
             if search is not None:
                 raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
-            search = _search_tool(tool, kind)
+            search = _search_tool(tool, kind, f"tools.{index}")
         elif kind == DEEPSEEK_READ_URL:
             if read_url is not None:
                 raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
@@ -205,19 +207,45 @@ def _free_form(fmt: Grammar | None) -> JSON:
     }
 
 
-def _search_tool(tool: object, kind: str) -> SearchSpec:
+def _search_tool(tool: object, kind: str, path: str) -> SearchSpec:
+    """OpenAI's web search tool: ``filters.allowed_domains`` and ``user_location.country``
+    pushed to the provider (the domains checked again on what comes back), the location a hint
+    for the model, ``search_context_size`` the page context the model gets."""
     if kind == DEEPSEEK_SEARCH:
         refuse_deepseek_fields(_fields(tool), kind)
         return SearchSpec(DEEPSEEK_SEARCH, DEEPSEEK_SEARCH)
-    filters = read(WebSearchTool, tool, "", "tools").filters
-    if filters is None:
-        return SearchSpec("web_search", kind)
-    read(Request, filters, "tools: `filters` must be an object", "tools")
-    given = read(DomainFilters, filters, "tools: domain filters must be arrays of strings", "tools")
-    domains = DomainFilter(
-        allowed=tuple(given.allowed_domains or ()), blocked=tuple(given.blocked_domains or ())
+    declared = read(WebSearchTool, tool, "", "tools")
+    domains = DomainFilter()
+    if declared.filters is not None:
+        read(Request, declared.filters, "tools: `filters` must be an object", "tools")
+        refused = "tools: domain filters must be arrays of strings"
+        given = read(DomainFilters, declared.filters, refused, "tools")
+        domains = DomainFilter(
+            allowed=tuple(given.allowed_domains or ()), blocked=tuple(given.blocked_domains or ())
+        )
+    place = (
+        None
+        if declared.user_location is None
+        else validate(Approximate, declared.user_location, f"{path}.user_location")
     )
-    return SearchSpec("web_search", kind, domains=domains)
+    asked = SearchFilters(
+        include_domains=domains.allowed,
+        exclude_domains=domains.blocked,
+        country=place.country_code() if place is not None else None,
+    )
+    fields = {
+        "include_domains": f"{path}.filters.allowed_domains",
+        "exclude_domains": f"{path}.filters.blocked_domains",
+        "country": f"{path}.user_location.country",
+    }
+    return SearchSpec(
+        "web_search",
+        kind,
+        domains=domains,
+        location=location_hint(place),
+        filters=checked_filters(asked, fields),
+        context_size=context_size(declared.search_context_size, f"{path}.search_context_size"),
+    )
 
 
 def parse_tool_choice(

@@ -10,14 +10,14 @@ HTTP callers and models meet the same rules and the same limits.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Annotated, ClassVar, TypeVar
 
 from pydantic import ConfigDict, Field
 
-from ...seam import MAX_URL_LENGTH
-from ...tools import ToolError, ToolOptions, parse_queries
+from ...seam import MAX_URL_LENGTH, InvalidValueError, Recency
+from ...tools import RECENCIES, SearchFilters, ToolError, ToolOptions, parse_queries
 from ...tools.fetch import PAGE_FORMATS, PageFormat, parse_fetch_arguments
 from ..core.errors import RequestError
 from ..core.fields import JSON, Request, bad, checked, validate
@@ -90,6 +90,21 @@ class Body(Request):
                 raise bad(key, f"unknown field; {cls.path} takes {names}")
 
 
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+Domains = Annotated[
+    list[str],
+    checked(_strings, "must be an array of domain names"),
+    Field(description="Domain names (`python.org`); a domain matches itself and its subdomains."),
+]
+Code = Annotated[str, checked(lambda v: isinstance(v, str), "must be a string")]
+_TWO_LETTERS: JSON = {"pattern": "^[A-Za-z]{2}$"}
+"""Published, not enforced here: the filters' own check refuses a bad code in the server's
+words."""
+
+
 class SearchBody(Body):
     """What ``search_call`` reads; :func:`search_body` gives it this server's bounds."""
 
@@ -98,6 +113,54 @@ class SearchBody(Body):
     queries: list[str] | None = None
     query: str | None = None
     max_results: int | None = None
+    recency: (
+        Annotated[
+            Recency,
+            checked(lambda v: v in RECENCIES, "must be `day`, `week`, `month` or `year`"),
+            Field(description="Only sources published within the last day, week, month or year."),
+        ]
+        | None
+    ) = None
+    include_domains: (
+        Annotated[Domains, Field(description="Only sources on these sites.")] | None
+    ) = None
+    exclude_domains: (
+        Annotated[Domains, Field(description="No sources from these sites.")] | None
+    ) = None
+    country: (
+        Annotated[
+            Code,
+            Field(
+                description="Where the results should come from: ISO 3166-1 alpha-2 (`DE`).",
+                json_schema_extra=_TWO_LETTERS,
+            ),
+        ]
+        | None
+    ) = None
+    language: (
+        Annotated[
+            Code,
+            Field(
+                description="The results' language: ISO 639-1 (`de`).",
+                json_schema_extra=_TWO_LETTERS,
+            ),
+        ]
+        | None
+    ) = None
+
+    def filters(self) -> SearchFilters:
+        """The filters asked for, normalised; a bad one is a 400 naming its field."""
+        asked = SearchFilters(
+            recency=self.recency,
+            include_domains=tuple(self.include_domains or ()),
+            exclude_domains=tuple(self.exclude_domains or ()),
+            country=self.country,
+            language=self.language,
+        )
+        try:
+            return asked.check()
+        except InvalidValueError as error:
+            raise bad(error.field, str(error)) from None
 
 
 def _texts(value: object) -> bool:
@@ -217,6 +280,7 @@ class OpenWebUILoaderRequest(Request):
 class SearchCall:
     queries: tuple[str, ...]
     max_results: int
+    filters: SearchFilters = field(default_factory=SearchFilters)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +301,7 @@ def _tool_refusal(error: ToolError, param: str) -> RequestError:
 
 def search_call(body: JSON, options: ToolOptions) -> SearchCall:
     """``{"queries": [...]}`` or ``{"query": "..."}``, with an optional ``max_results`` no
-    larger than the server's ``WEBREACH_SEARCH_MAX_RESULTS``."""
+    larger than the server's ``WEBREACH_SEARCH_MAX_RESULTS`` and optional filters."""
     checked_body = _checked(search_body(options), body)
     queries, query = checked_body.queries, checked_body.query
     if query is not None and queries is not None:
@@ -254,7 +318,9 @@ def search_call(body: JSON, options: ToolOptions) -> SearchCall:
         parsed = parse_queries({"queries": queries}, options.search_max_queries)
     except ToolError as error:
         raise _tool_refusal(error, "queries") from None
-    return SearchCall(parsed, checked_body.max_results or options.search_max_results)
+    return SearchCall(
+        parsed, checked_body.max_results or options.search_max_results, checked_body.filters()
+    )
 
 
 def fetch_call(body: JSON) -> FetchCall:

@@ -115,7 +115,11 @@ def endpoint(tool: Tool, work: Work) -> Handler:
 
 async def _search(context: ServerContext, call: SearchCall) -> tuple[SearchToolResult, float]:
     request_log().searches += 1
-    return await timed(run_search(context.runtime, call.queries, max_results=call.max_results))
+    return await timed(
+        run_search(
+            context.runtime, call.queries, max_results=call.max_results, filters=call.filters
+        )
+    )
 
 
 async def search_work(context: ServerContext, body: JSON) -> Answer:

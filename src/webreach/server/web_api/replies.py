@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...seam import SearchFilter
 from ...tools.fetch import PageFormat
 
 __all__ = [
@@ -48,6 +49,17 @@ class SearchResult(Reply):
     sources: list[Source] = Field(description="Merged round-robin by rank, one per URL.")
     truncated: bool = Field(description="More sources were found than returned.")
     provider: str | None = Field(description="The provider that answered (null if several).")
+    filtered_by_provider: list[SearchFilter] = Field(
+        description="The filters asked for that the provider's own API applied."
+    )
+    filtered_after: list[SearchFilter] = Field(
+        description="The filters asked for that webreach applied to the provider's sources "
+        "(domains by host, recency by publication date; undated sources are kept)."
+    )
+    unfiltered: list[SearchFilter] = Field(
+        description="The filters asked for that nobody could apply (a `country` or `language` "
+        "the provider cannot take)."
+    )
 
 
 class FetchResult(Reply):

@@ -3,13 +3,15 @@ with its sources numbered for the round."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ....seam import WebRuntime
-from ....tools import ToolError, ToolOptions, format_search, parse_queries, run_search
-from ....tools.search import SearchToolResult, search_schema
+from ....seam import Recency, WebRuntime
+from ....tools import ToolError, ToolOptions, format_search, run_search
+from ....tools.search import parse_search_arguments as parse_tool_arguments
+from ....tools.search import search_schema
 from ..display import published, site_icon, site_name
 from ..events import Billing, CallFailed, Outcome, SearchAction, SearchOutcome, WebSource
 from ..operator_log import web_failure
@@ -54,13 +56,16 @@ def search_tool(options: ToolOptions, name: str = "web_search") -> ModelTool:
     return function_tool(name, description, search_schema(bound))
 
 
-def parse_search_arguments(raw: str, options: ToolOptions) -> tuple[str, ...]:
-    """The queries of a ``web_search`` call; raises ``ToolError`` for malformed arguments."""
+def parse_search_arguments(
+    raw: str, options: ToolOptions
+) -> tuple[tuple[str, ...], Recency | None]:
+    """The queries and the recency of a ``web_search`` call; raises ``ToolError`` for malformed
+    arguments."""
     try:
         arguments = json.loads(raw or "{}")
     except ValueError:
         raise ToolError("INVALID_ARGUMENTS", "arguments are not valid JSON") from None
-    return parse_queries(arguments, options.search_max_queries)
+    return parse_tool_arguments(arguments, options.search_max_queries)
 
 
 async def run_search_call(
@@ -70,14 +75,18 @@ async def run_search_call(
     options: ToolOptions,
     registry: SourceRegistry,
     searches: TurnSearches | None = None,
+    recency: Recency | None = None,
 ) -> tuple[Outcome, str, int]:
-    """Run one call; returns the client-facing outcome, the model's text and billed queries.
-    A query ``searches`` already ran this turn is answered from its result, and not billed."""
+    """Run one call with the request's filters and the model's ``recency`` (the narrower of it
+    and the request's wins); returns the client-facing outcome, the model's text and billed
+    queries. The request's domains are also checked here, whoever applied them. A query
+    ``searches`` already ran this turn is answered from its result, and not billed."""
     memo = (searches or TurnSearches()).around(runtime)
     runtime = memo.runtime
     try:
         limit = min(spec.max_results or options.search_max_results, options.search_max_results)
-        result = await run_search(runtime, queries, max_results=limit)
+        filters = spec.filters.narrowed(recency)
+        result = await run_search(runtime, queries, max_results=limit, filters=filters)
     except ToolError as error:
         web_failure("search", error)
         return CallFailed("unavailable"), f"The search failed ({error.code}): {error.message}", 0
@@ -96,13 +105,7 @@ async def run_search_call(
         )
         for s in kept
     )
-    filtered = SearchToolResult(
-        queries=result.queries,
-        content=result.content,
-        sources=kept,
-        truncated=result.truncated,
-        provider=result.provider,
-    )
+    filtered = dataclasses.replace(result, sources=kept)
     text = format_search(
         filtered, numbers=[s.number for s in numbered], cite_line=CITE_WITH_MARKERS
     )
@@ -136,7 +139,7 @@ class WebSearch:
     def plan(self, call: PendingCall, slot: Slot) -> Plan:
         context = self.setup.context
         try:
-            queries = parse_search_arguments(call.arguments, context.options)
+            queries, recency = parse_search_arguments(call.arguments, context.options)
         except ToolError as error:
             return SearchAction(()), invalid_input(error)
         if not slot.within_budget:
@@ -148,5 +151,6 @@ class WebSearch:
             context.options,
             self.setup.sources,
             self.setup.searches,
+            recency,
         )
         return SearchAction(queries), work
