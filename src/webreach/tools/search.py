@@ -230,7 +230,7 @@ def cap_answer(text: str, limit: int = ANSWER_CHARS) -> str:
     if len(text.strip()) <= limit:
         return text
     text = text.strip()
-    note = f"\n[Answer cut: {len(text):,} characters, the first {limit:,} shown.]"
+    note = f"\n[Answer cut to {limit:,} of its {len(text):,} characters.]"
     keep = text[: max(0, limit - len(note))]
     cut = keep.rfind("\n", int(len(keep) * 0.8))
     return (keep[:cut] if cut > 0 else keep).rstrip() + note

@@ -9,7 +9,8 @@ from urllib.parse import urlsplit
 
 from ....seam import WebRuntime
 from ....tools import ToolError, ToolOptions, format_search, parse_queries, run_search
-from ....tools.search import SearchToolResult, search_schema
+from ....tools.base import ContextSize
+from ....tools.search import SearchToolResult, search_schema, shown_passages
 from ..display import published, site_icon, site_name
 from ..events import Billing, CallFailed, Outcome, SearchAction, SearchOutcome, WebSource
 from ..operator_log import web_failure
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 
+PASSAGE_SNIPPET_CHARS = 500
+"""The most of a source's best passage shown to clients as its snippet."""
 CITE_WITH_MARKERS = (
     "Cite the sources you use with their numbers in 【n】 markers right after the statement "
     "they support, e.g. 【1】 or 【2】【5】; never cite a number that is not listed."
@@ -68,21 +71,41 @@ async def run_search_call(
     runtime: WebRuntime,
     options: ToolOptions,
     registry: SourceRegistry,
+    context_size: ContextSize = "low",
 ) -> tuple[Outcome, str, int]:
-    """Run one call; returns the client-facing outcome, the model's text and billed queries."""
+    """Run one call; returns the client-facing outcome, the model's text and billed queries.
+
+    At ``medium`` / ``high`` a source whose page gave passages shows its best one as its
+    snippet, so a client's ``cited_text`` can quote what the model read."""
     try:
         limit = min(spec.max_results or options.search_max_results, options.search_max_results)
-        result = await run_search(runtime, queries, max_results=limit)
+        result = await run_search(
+            runtime,
+            queries,
+            max_results=limit,
+            context_size=context_size,
+            page_timeout=options.search_page_timeout,
+        )
     except ToolError as error:
         web_failure("search", error)
         return CallFailed("unavailable"), f"The search failed ({error.code}): {error.message}", 0
     kept = tuple(s for s in result.sources if spec.domains.admits(urlsplit(s.url).hostname))
+    filtered = SearchToolResult(
+        queries=result.queries,
+        content=result.content,
+        sources=kept,
+        truncated=result.truncated,
+        provider=result.provider,
+        context_size=result.context_size,
+        passages=result.passages,
+    )
+    best = shown_passages(filtered, cite_line=CITE_WITH_MARKERS)
     numbered = tuple(
         registry.add(
             WebSource(
                 url=s.url,
                 title=s.title,
-                snippet=s.snippet,
+                snippet=_passage_snippet(best[s.url].text) if s.url in best else s.snippet,
                 published_at=published(s.published_at),
                 number=0,
                 site_name=site_name(s.url),
@@ -91,18 +114,19 @@ async def run_search_call(
         )
         for s in kept
     )
-    filtered = SearchToolResult(
-        queries=result.queries,
-        content=result.content,
-        sources=kept,
-        truncated=result.truncated,
-        provider=result.provider,
-    )
     text = format_search(
         filtered, numbers=[s.number for s in numbered], cite_line=CITE_WITH_MARKERS
     )
     billed = len(queries) if numbered or result.content else 0
     return SearchOutcome(numbered), text, billed
+
+
+def _passage_snippet(text: str) -> str:
+    """A passage as one line of at most ``PASSAGE_SNIPPET_CHARS``, ending at a word."""
+    line = " ".join(text.split())
+    if len(line) <= PASSAGE_SNIPPET_CHARS:
+        return line
+    return line[: PASSAGE_SNIPPET_CHARS - 1].rsplit(" ", 1)[0].rstrip() + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +160,11 @@ class WebSearch:
             return SearchAction(()), invalid_input(error)
         if not slot.within_budget:
             return SearchAction(queries), over_budget("search")
+        # Deep search opens pages itself; a quick search gets the pages' passages.
+        size: ContextSize = "low"
+        if self.kind == "search":
+            size = self.declared.context_size or context.options.search_context_size
         work = run_search_call(
-            queries, self.declared, context.runtime, context.options, self.setup.sources
+            queries, self.declared, context.runtime, context.options, self.setup.sources, size
         )
         return SearchAction(queries), work
