@@ -29,8 +29,8 @@ def article(paragraphs: int = 60, fact_at: int = 40) -> bytes:
         if n == fact_at:
             text = f"The Reykjanes volcano eruption sent lava towards the town. {FACT}"
         body.append(f"<p>{text}</p>")
-    html = f"<html><head><title>Eruption</title></head><body><article><h1>Eruption</h1>{''.join(body)}</article></body></html>"
-    return html.encode()
+    head = "<html><head><title>Eruption</title></head><body><article><h1>Eruption</h1>"
+    return f"{head}{''.join(body)}</article></body></html>".encode()
 
 
 def page(body: bytes, content_type: str = "text/html; charset=utf-8", status: int = 200):  # type: ignore[no-untyped-def]
@@ -69,13 +69,13 @@ def found(server: LocalServer, *paths: str) -> SearchResult:
 
 
 async def run(
-    server: LocalServer, result: SearchResult, size: str, timeout: float = 3.0
+    server: LocalServer, result: SearchResult, size: str, deadline: float = 3.0
 ) -> tuple[str, SearchToolResult]:
     search = ScriptedSearch(answers={QUERY: result})
     async with WebRuntime() as runtime:
         runtime.register_search_provider(search)
         runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
-        options = ToolOptions(search_context_size=size, search_page_timeout=timeout)  # type: ignore[arg-type]
+        options = ToolOptions(search_context_size=size, search_page_timeout=deadline)  # type: ignore[arg-type]
         out = await web_search_tool(runtime, options).execute({"queries": [QUERY]})
     assert isinstance(out.data, SearchToolResult)
     return out.text, out.data
@@ -108,14 +108,18 @@ async def test_the_budget_holds_for_the_whole_output(
     text, data = await run(site, found(site, *paths), size)
     assert len(data.passages) == (5 if size == "medium" else 8)
     assert budget * 0.8 < len(text) <= budget
-    shown = [p for p in paths if f"{site.url(p)}\n    Snippet of {p} about the eruption.\n    From the page:" in text]
+    shown = [
+        p
+        for p in paths
+        if f"{site.url(p)}\n    Snippet of {p} about the eruption.\n    From the page:" in text
+    ]
     assert len(shown) == len(data.passages)  # every page read got its best passage
 
 
 async def test_failed_slow_and_unreadable_pages_keep_their_snippets(site: LocalServer) -> None:
     started = time.monotonic()
     text, data = await run(
-        site, found(site, "/slow", "/image", "/broken", "/article"), "medium", timeout=1.0
+        site, found(site, "/slow", "/image", "/broken", "/article"), "medium", deadline=1.0
     )
     assert time.monotonic() - started < 8  # the page that never answers did not hold it
     assert set(data.passages) == {site.url("/article")}

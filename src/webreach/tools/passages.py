@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ..seam import FetchRequest, FetchResult, SearchSource, WebError, WebRuntime, cancel_and_wait
 from .base import ContextSize
@@ -25,6 +26,9 @@ CONTEXT_BUDGETS: Mapping[ContextSize, int] = {"low": 0, "medium": 12_000, "high"
 """The most characters a whole ``web_search`` output may take at each size."""
 PAGES_READ: Mapping[ContextSize, int] = {"low": 0, "medium": 5, "high": 8}
 """How many of the top sources' pages each size reads."""
+SELECTION: Literal["rounds", "score"] = "score"
+"""How the budget is shared: each page in turn (``rounds``), or each page's best passage and
+then the best of all (``score``, chosen by ``bench/search_substance.py``)."""
 _PASSAGE_OVERHEAD = 12
 """Characters a passage costs beyond its text when printed (indent, separators)."""
 _HEADING_COST = 20
@@ -54,14 +58,12 @@ async def _read(runtime: WebRuntime, url: str) -> str | None:
     return rendered.text or None
 
 
-async def _read_all(
-    runtime: WebRuntime, urls: Sequence[str], timeout: float
-) -> dict[str, str]:
-    """Every page that arrives and renders within ``timeout`` seconds, all together."""
+async def _read_all(runtime: WebRuntime, urls: Sequence[str], deadline: float) -> dict[str, str]:
+    """Every page that arrives and renders within ``deadline`` seconds, all together."""
     tasks = {url: asyncio.ensure_future(_read(runtime, url)) for url in urls}
     try:
         if tasks:
-            await asyncio.wait(tasks.values(), timeout=timeout)
+            await asyncio.wait(tasks.values(), timeout=deadline)
     finally:
         await cancel_and_wait([t for t in tasks.values() if not t.done()])
     pages: dict[str, str] = {}
@@ -79,18 +81,19 @@ async def read_passages(
     queries: Sequence[str],
     *,
     size: ContextSize,
-    timeout: float,
+    deadline: float,
 ) -> dict[str, tuple[Passage, ...]]:
     """The ranked passages of each readable top source's page, best first, by URL.
 
     All the pages are read concurrently, through the runtime's safe fetcher and cache, and
-    bounded together by ``timeout``; ranking is over all the pages at once so scores compare.
+    bounded together by ``deadline`` seconds; ranking is over all the pages at once, so
+    scores compare.
     """
     count = PAGES_READ[size]
     if not count or not sources:
         return {}
     urls = list(dict.fromkeys(s.url for s in sources[:count]))
-    pages = await _read_all(runtime, urls, timeout)
+    pages = await _read_all(runtime, urls, deadline)
     chunks: list[Chunk] = []
     for url in urls:
         if url in pages:
@@ -120,6 +123,17 @@ def select_passages(
     queues = {url: list(ranked.get(url, ())) for url in order}
     chosen: dict[str, list[Passage]] = {url: [] for url in order}
     left = budget
+    if SELECTION == "score":
+        firsts = [(url, queues[url].pop(0)) for url in order if queues[url]]
+        rest = sorted(
+            ((url, p) for url in order for p in queues[url]), key=lambda item: -item[1].score
+        )
+        for url, passage in [*firsts, *rest]:
+            cost = passage_cost(passage) + (0 if chosen[url] else _HEADING_COST)
+            if cost <= left:
+                chosen[url].append(passage)
+                left -= cost
+        queues = {}
     while any(queues.values()):
         for url in order:
             queue = queues[url]

@@ -78,7 +78,7 @@ def chunk_page(url: str, text: str) -> list[Chunk]:
 
 
 def rank_chunks(
-    chunks: Sequence[Chunk], queries: Sequence[str], method: Ranking = DEFAULT_RANKING
+    chunks: Sequence[Chunk], queries: Sequence[str], method: Ranking | None = None
 ) -> list[float]:
     """Each chunk's relevance to the queries (its best over them); 0 for none.
 
@@ -101,7 +101,7 @@ def rank_chunks(
         scores = retriever.get_scores(known)
         for index, score in enumerate(scores):
             best[index] = max(best[index], float(score))
-    if method == "bm25_window":
+    if (method or DEFAULT_RANKING) == "bm25_window":
         return _with_neighbours(chunks, best)
     return best
 

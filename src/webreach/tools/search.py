@@ -220,7 +220,7 @@ async def run_search(
     if context_size == "low" or not merged.sources:
         return merged
     passages = await read_passages(
-        runtime, merged.sources, queries, size=context_size, timeout=page_timeout
+        runtime, merged.sources, queries, size=context_size, deadline=page_timeout
     )
     return replace(merged, context_size=context_size, passages=passages)
 
