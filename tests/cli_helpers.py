@@ -53,7 +53,8 @@ def fake_ddgs_env(tmp_path: Path, rows: dict[str, Any], **extra: str) -> dict[st
         PYTHONPATH=os.pathsep.join([str(FAKE_DDGS), os.environ.get("PYTHONPATH", "")]),
         FAKE_DDGS_ROWS=str(table),
         FAKE_DDGS_LOG=str(tmp_path / "ddgs_calls.jsonl"),
-        **extra,
+        # The stand-in's URLs are not served: its tests read snippets unless they say otherwise.
+        **{"WEBREACH_SEARCH_CONTEXT_SIZE": "low", **extra},
     )
 
 

@@ -120,7 +120,8 @@ async def test_a_runtime_with_scripted_providers_drives_the_tools() -> None:
     assert "https://a.example/" in result.text
     assert [request.query for request in search.calls] == ["python 3.13"]
     assert "What is new" in text
-    assert fetch.calls == ["https://a.example/"]
+    # The search read the page for its passages (medium, the default); web_fetch read it again.
+    assert fetch.calls == ["https://a.example/", "https://a.example/"]
 
 
 async def test_scripted_providers_record_and_fail_as_told() -> None:

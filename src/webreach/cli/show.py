@@ -31,6 +31,13 @@ def clean(text: str) -> str:
     return _UNSAFE.sub("", text.replace("\r\n", "\n"))
 
 
+_PASSAGE_CHARS = 300
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def _one_line(text: str) -> str:
     return " ".join(clean(text).split())
 
@@ -63,6 +70,8 @@ def search_text(result: SearchToolResult, *, cached: bool) -> Text:
         out.append(f"\n    {_one_line(source.url)}", style="blue")
         if source.snippet:
             out.append(f"\n    {_one_line(source.snippet)}")
+        if best := result.passages.get(source.url):
+            out.append(f"\n    » {_clip(_one_line(best[0].text), _PASSAGE_CHARS)}", style="dim")
     if result.truncated:
         out.append("\n\nMore sources were found; --max-results N shows more.", style="dim")
     return out

@@ -240,6 +240,15 @@ def search(
         str | None,
         typer.Option("--language", metavar="CODE", help="Results in this language (de)."),
     ] = None,
+    context_size: Annotated[
+        str | None,
+        typer.Option(
+            "--context-size",
+            metavar="SIZE",
+            help="low: snippets only; medium / high: also the top pages' best passages "
+            "[WEBREACH_SEARCH_CONTEXT_SIZE, medium].",
+        ),
+    ] = None,
     output: FormatOption = None,
     as_json: JsonOption = False,
     no_cache: NoCacheOption = False,
@@ -254,6 +263,7 @@ def search(
         as_json,
         search_provider=provider,
         search_max_results=max_results,
+        search_context_size=context_size,
         cache="none" if no_cache else None,
     )
     if not settings.search_enabled:

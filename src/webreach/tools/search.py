@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -21,12 +21,14 @@ from ..seam import (
 from .base import (
     INVALID_ARGUMENTS,
     RECENCIES,
+    ContextSize,
     SearchFilters,
     ToolDefinition,
     ToolError,
     ToolOptions,
     ToolResult,
 )
+from .passages import CONTEXT_BUDGETS, Passage, read_passages, select_passages
 from .search_filters import filter_fates, filters_line
 from .untrusted import fence
 
@@ -38,11 +40,16 @@ __all__ = [
     "parse_queries",
     "parse_search_arguments",
     "run_search",
+    "shown_passages",
     "web_search_tool",
 ]
 
 WEB_SEARCH = "web_search"
 SNIPPET_CHARS = 240
+ANSWER_CHARS = 4_000
+"""The most of one provider-written answer the model reads."""
+ANSWERS_CHARS = 8_000
+"""The most of all the answers of one call the model reads."""
 CITE_LINE = "Cite the URLs you use as Markdown links, e.g. [title](https://example.com/page)."
 
 T = TypeVar("T")
@@ -65,6 +72,10 @@ class SearchToolResult:
     """Those the seam applied to the provider's sources (for some query)."""
     unfiltered: tuple[SearchFilter, ...] = ()
     """Those nobody could apply (for some query): a ``country`` the provider cannot take."""
+    context_size: ContextSize = "low"
+    passages: Mapping[str, tuple[Passage, ...]] = field(default_factory=dict)
+    """The ranked passages of each source whose page was read (``medium`` / ``high``), best
+    first; :func:`format_search` prints those that fit the size's budget."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +87,7 @@ class SearchToolResult:
                     "title": s.title,
                     "snippet": s.snippet,
                     "published_at": s.published_at,
+                    **self._passages_json(s.url),
                 }
                 for s in self.sources
             ],
@@ -85,6 +97,10 @@ class SearchToolResult:
             "filtered_after": list(self.filtered_after),
             "unfiltered": list(self.unfiltered),
         }
+
+    def _passages_json(self, url: str) -> dict[str, list[str]]:
+        found = self.passages.get(url)
+        return {"passages": [p.text for p in found]} if found else {}
 
 
 def search_description(max_queries: int) -> str:
@@ -247,13 +263,45 @@ async def run_search(
     max_results: int,
     filters: SearchFilters | None = None,
     on_query_done: QueryDone | None = None,
+    context_size: ContextSize = "low",
+    page_timeout: float = 3.0,
 ) -> SearchToolResult:
     """Run validated queries through the seam, each with ``filters``, and combine their
-    results."""
+    results; at ``medium`` / ``high``, also read the top sources' pages for passages (within
+    ``page_timeout``)."""
     try:
-        filters = (filters or SearchFilters()).check()
+        checked = (filters or SearchFilters()).check()
     except InvalidValueError as error:
         raise _invalid(f"search filter `{error.field}`: {error}") from error
+    merged = await _search(runtime, queries, max_results, checked, on_query_done)
+    if context_size == "low" or not merged.sources:
+        return merged
+    passages = await read_passages(
+        runtime, merged.sources, queries, size=context_size, deadline=page_timeout
+    )
+    return replace(merged, context_size=context_size, passages=passages)
+
+
+def cap_answer(text: str, limit: int = ANSWER_CHARS) -> str:
+    """A provider's answer cut to ``limit`` characters, saying so."""
+    if len(text.strip()) <= limit:
+        return text
+    text = text.strip()
+    note = f"\n[Answer cut to {limit:,} of its {len(text):,} characters.]"
+    keep = text[: max(0, limit - len(note))]
+    cut = keep.rfind("\n", int(len(keep) * 0.8))
+    return (keep[:cut] if cut > 0 else keep).rstrip() + note
+
+
+async def _search(
+    runtime: WebRuntime,
+    queries: Sequence[str],
+    max_results: int,
+    filters: SearchFilters,
+    on_query_done: QueryDone | None,
+) -> SearchToolResult:
+    """Run validated queries through the seam, each with ``filters`` (checked here), and
+    combine their results."""
 
     def one(query: str) -> Callable[[], Awaitable[SearchResult]]:
         async def call() -> SearchResult:
@@ -274,13 +322,19 @@ async def run_search(
     if len(results) == 1:
         only = results[0]
         sources, cut = only.sources[:max_results], len(only.sources) > max_results
+        content = cap_answer(only.content) if only.content else only.content
         return SearchToolResult(
-            tuple(queries), only.content, sources, only.truncated or cut, provider, filters, *fates
+            tuple(queries), content, sources, only.truncated or cut, provider, filters, *fates
         )
-    sections = [
-        f"### {query}\n\n{result.content.strip()}"
+    answered = [
+        (query, result.content)
         for query, result in zip(queries, results, strict=True)
         if result.content and result.content.strip()
+    ]
+    share = max(ANSWERS_CHARS // max(len(answered), 1), 1)
+    sections = [
+        f"### {query}\n\n{cap_answer(content.strip(), min(ANSWER_CHARS, share))}"
+        for query, content in answered
     ]
     sources, cut = merge_sources(results, max_results)
     return SearchToolResult(
@@ -316,8 +370,51 @@ def format_search(
     """The text the model reads: answers first, then numbered sources, fenced as web content.
 
     ``numbers`` gives each source its citation number when a caller numbers sources across
-    several searches (the API server does); by default they count from 1.
+    several searches (the API server does); by default they count from 1. At ``medium`` /
+    ``high`` each source whose page was read shows its best passages, as many as the size's
+    budget for the whole text allows.
     """
+    return _choose(result, numbers, cite_line)[0]
+
+
+def shown_passages(
+    result: SearchToolResult,
+    *,
+    numbers: Sequence[int] | None = None,
+    cite_line: str = CITE_LINE,
+) -> dict[str, Passage]:
+    """The best passage of each source that :func:`format_search` shows passages for."""
+    chosen = _choose(result, numbers, cite_line)[1]
+    return {url: max(found, key=lambda p: p.score) for url, found in chosen.items()}
+
+
+def _choose(
+    result: SearchToolResult, numbers: Sequence[int] | None, cite_line: str
+) -> tuple[str, dict[str, tuple[Passage, ...]]]:
+    """The text and the passages in it: as many as keep the whole within the size's budget."""
+    text = _layout(result, numbers, cite_line, {})
+    if not result.passages:
+        return text, {}
+    budget = CONTEXT_BUDGETS[result.context_size]
+    left = budget - len(text)
+    order = [s.url for s in result.sources]
+    while left > 0:
+        chosen = select_passages(result.passages, order, left)
+        if not chosen:
+            break
+        fuller = _layout(result, numbers, cite_line, chosen)
+        if len(fuller) <= budget:
+            return fuller, chosen
+        left -= len(fuller) - budget
+    return text, {}
+
+
+def _layout(
+    result: SearchToolResult,
+    numbers: Sequence[int] | None,
+    cite_line: str,
+    passages: Mapping[str, tuple[Passage, ...]],
+) -> str:
     quoted = " · ".join(f'"{q}"' for q in result.queries)
     filtered = filters_line(result)
     if not result.sources and not result.content:
@@ -341,9 +438,22 @@ def format_search(
             lines.append(f"    {source.url}")
             if source.snippet:
                 lines.append(f"    {_clip(source.snippet, SNIPPET_CHARS)}")
+            lines.extend(_passage_lines(passages.get(source.url, ())))
         parts.append("\n".join(lines))
     body = fence("\n\n".join(parts), source=WEB_SEARCH)
     return f"{head}\n\n{body}\n\n{cite_line}"
+
+
+def _passage_lines(passages: Sequence[Passage]) -> list[str]:
+    """A source's passages in page order, indented under it, ``…`` between pieces."""
+    if not passages:
+        return []
+    lines = ["    From the page:"]
+    for index, passage in enumerate(passages):
+        if index:
+            lines.append("    …")
+        lines.extend(f"    {line}".rstrip() for line in passage.text.splitlines())
+    return lines
 
 
 def web_search_tool(
@@ -366,6 +476,8 @@ def web_search_tool(
             max_results=options.search_max_results,
             filters=given.narrowed(recency),
             on_query_done=on_query_done,
+            context_size=options.search_context_size,
+            page_timeout=options.search_page_timeout,
         )
         return ToolResult(text=format_search(result), data=result)
 

@@ -10,8 +10,9 @@ from urllib.parse import urlsplit
 
 from ....seam import Recency, WebRuntime
 from ....tools import ToolError, ToolOptions, format_search, run_search
+from ....tools.base import ContextSize
 from ....tools.search import parse_search_arguments as parse_tool_arguments
-from ....tools.search import search_schema
+from ....tools.search import search_schema, shown_passages
 from ..display import published, site_icon, site_name
 from ..events import Billing, CallFailed, Outcome, SearchAction, SearchOutcome, WebSource
 from ..operator_log import web_failure
@@ -40,6 +41,8 @@ __all__ = [
 ]
 
 
+PASSAGE_SNIPPET_CHARS = 500
+"""The most of a source's best passage shown to clients as its snippet."""
 CITE_WITH_MARKERS = (
     "Cite the sources you use with their numbers in 【n】 markers right after the statement "
     "they support, e.g. 【1】 or 【2】【5】; never cite a number that is not listed."
@@ -76,27 +79,39 @@ async def run_search_call(
     registry: SourceRegistry,
     searches: TurnSearches | None = None,
     recency: Recency | None = None,
+    context_size: ContextSize = "low",
 ) -> tuple[Outcome, str, int]:
     """Run one call with the request's filters and the model's ``recency`` (the narrower of it
     and the request's wins); returns the client-facing outcome, the model's text and billed
     queries. The request's domains are also checked here, whoever applied them. A query
-    ``searches`` already ran this turn is answered from its result, and not billed."""
+    ``searches`` already ran this turn is answered from its result, and not billed.
+
+    At ``medium`` / ``high`` a source whose page gave passages shows its best one as its
+    snippet, so a client's ``cited_text`` can quote what the model read."""
     memo = (searches or TurnSearches()).around(runtime)
     runtime = memo.runtime
     try:
         limit = min(spec.max_results or options.search_max_results, options.search_max_results)
-        filters = spec.filters.narrowed(recency)
-        result = await run_search(runtime, queries, max_results=limit, filters=filters)
+        result = await run_search(
+            runtime,
+            queries,
+            max_results=limit,
+            filters=spec.filters.narrowed(recency),
+            context_size=context_size,
+            page_timeout=options.search_page_timeout,
+        )
     except ToolError as error:
         web_failure("search", error)
         return CallFailed("unavailable"), f"The search failed ({error.code}): {error.message}", 0
     kept = tuple(s for s in result.sources if spec.domains.admits(urlsplit(s.url).hostname))
+    filtered = dataclasses.replace(result, sources=kept)
+    best = shown_passages(filtered, cite_line=CITE_WITH_MARKERS)
     numbered = tuple(
         registry.add(
             WebSource(
                 url=s.url,
                 title=s.title,
-                snippet=s.snippet,
+                snippet=_passage_snippet(best[s.url].text) if s.url in best else s.snippet,
                 published_at=published(s.published_at),
                 number=0,
                 site_name=site_name(s.url),
@@ -105,12 +120,19 @@ async def run_search_call(
         )
         for s in kept
     )
-    filtered = dataclasses.replace(result, sources=kept)
     text = format_search(
         filtered, numbers=[s.number for s in numbered], cite_line=CITE_WITH_MARKERS
     )
     billed = memo.ran if numbered or result.content else 0
     return SearchOutcome(numbered), text, billed
+
+
+def _passage_snippet(text: str) -> str:
+    """A passage as one line of at most ``PASSAGE_SNIPPET_CHARS``, ending at a word."""
+    line = " ".join(text.split())
+    if len(line) <= PASSAGE_SNIPPET_CHARS:
+        return line
+    return line[: PASSAGE_SNIPPET_CHARS - 1].rsplit(" ", 1)[0].rstrip() + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +166,10 @@ class WebSearch:
             return SearchAction(()), invalid_input(error)
         if not slot.within_budget:
             return SearchAction(queries), over_budget("search")
+        # Deep search opens pages itself; a quick search gets the pages' passages.
+        size: ContextSize = "low"
+        if self.kind == "search":
+            size = self.declared.context_size or context.options.search_context_size
         work = run_search_call(
             queries,
             self.declared,
@@ -152,5 +178,6 @@ class WebSearch:
             self.setup.sources,
             self.setup.searches,
             recency,
+            size,
         )
         return SearchAction(queries), work

@@ -1,0 +1,151 @@
+"""Page passages for ``web_search`` at ``medium`` / ``high``: the top sources' pages are read
+concurrently under one deadline, cut into passages and ranked against the queries, so the model
+gets the facts a snippet rarely holds. A page that fails, is slow or unreadable keeps its snippet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..seam import FetchRequest, FetchResult, SearchSource, WebError, WebRuntime, cancel_and_wait
+from .base import ContextSize
+from .ranking import Chunk, chunk_page, rank_chunks
+
+__all__ = [
+    "CONTEXT_BUDGETS",
+    "PAGES_READ",
+    "Passage",
+    "read_passages",
+    "select_passages",
+]
+
+CONTEXT_BUDGETS: Mapping[ContextSize, int] = {"low": 0, "medium": 12_000, "high": 24_000}
+"""The most characters a whole ``web_search`` output may take at each size."""
+PAGES_READ: Mapping[ContextSize, int] = {"low": 0, "medium": 5, "high": 8}
+"""How many of the top sources' pages each size reads."""
+SELECTION: Literal["rounds", "score"] = "score"
+"""How the budget is shared: each page in turn (``rounds``), or each page's best passage and
+then the best of all (``score``, chosen by ``bench/search_substance.py``)."""
+_PASSAGE_OVERHEAD = 12
+"""Characters a passage costs beyond its text when printed (indent, separators)."""
+_HEADING_COST = 20
+"""Characters a source's first passage costs for the line that introduces them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A piece of a source's page, its ``position`` in the page and its relevance ``score``."""
+
+    text: str
+    position: int
+    score: float
+
+
+async def _read(runtime: WebRuntime, url: str) -> str | None:
+    """The page as text (Markdown for HTML), or None when it cannot be used."""
+    from .fetch import render_body
+
+    try:
+        result: FetchResult = await runtime.fetch(FetchRequest(url))
+    except WebError:
+        return None
+    if not 200 <= result.status_code < 300:
+        return None
+    rendered = await asyncio.to_thread(render_body, result)
+    return rendered.text or None
+
+
+async def _read_all(runtime: WebRuntime, urls: Sequence[str], deadline: float) -> dict[str, str]:
+    """Every page that arrives and renders within ``deadline`` seconds, all together."""
+    tasks = {url: asyncio.ensure_future(_read(runtime, url)) for url in urls}
+    try:
+        if tasks:
+            await asyncio.wait(tasks.values(), timeout=deadline)
+    finally:
+        await cancel_and_wait([t for t in tasks.values() if not t.done()])
+    pages: dict[str, str] = {}
+    for url, task in tasks.items():
+        if task.done() and not task.cancelled() and task.exception() is None:
+            text = task.result()
+            if text:
+                pages[url] = text
+    return pages
+
+
+async def read_passages(
+    runtime: WebRuntime,
+    sources: Sequence[SearchSource],
+    queries: Sequence[str],
+    *,
+    size: ContextSize,
+    deadline: float,
+) -> dict[str, tuple[Passage, ...]]:
+    """The ranked passages of each readable top source's page, best first, by URL.
+
+    All the pages are read concurrently, through the runtime's safe fetcher and cache, and
+    bounded together by ``deadline`` seconds; ranking is over all the pages at once, so
+    scores compare.
+    """
+    count = PAGES_READ[size]
+    if not count or not sources:
+        return {}
+    urls = list(dict.fromkeys(s.url for s in sources[:count]))
+    pages = await _read_all(runtime, urls, deadline)
+    chunks: list[Chunk] = []
+    for url in urls:
+        if url in pages:
+            chunks.extend(chunk_page(url, pages[url]))
+    if not chunks:
+        return {}
+    scores = await asyncio.to_thread(rank_chunks, chunks, queries)
+    ranked: dict[str, list[Passage]] = {}
+    for chunk, score in zip(chunks, scores, strict=True):
+        if score > 0:
+            ranked.setdefault(chunk.url, []).append(Passage(chunk.text, chunk.position, score))
+    return {
+        url: tuple(sorted(found, key=lambda p: (-p.score, p.position)))
+        for url, found in ranked.items()
+    }
+
+
+def passage_cost(passage: Passage) -> int:
+    return len(passage.text) + _PASSAGE_OVERHEAD + 4 * passage.text.count("\n")
+
+
+def select_passages(
+    ranked: Mapping[str, Sequence[Passage]], order: Sequence[str], budget: int
+) -> dict[str, tuple[Passage, ...]]:
+    """Passages within ``budget`` characters: round by round, each source in rank order takes
+    its next best passage that still fits, so every read page gets its best one first."""
+    queues = {url: list(ranked.get(url, ())) for url in order}
+    chosen: dict[str, list[Passage]] = {url: [] for url in order}
+    left = budget
+    if SELECTION == "score":
+        firsts = [(url, queues[url].pop(0)) for url in order if queues[url]]
+        rest = sorted(
+            ((url, p) for url in order for p in queues[url]), key=lambda item: -item[1].score
+        )
+        for url, passage in [*firsts, *rest]:
+            cost = passage_cost(passage) + (0 if chosen[url] else _HEADING_COST)
+            if cost <= left:
+                chosen[url].append(passage)
+                left -= cost
+        queues = {}
+    while any(queues.values()):
+        for url in order:
+            queue = queues[url]
+            while queue:
+                passage = queue.pop(0)
+                cost = passage_cost(passage) + (0 if chosen[url] else _HEADING_COST)
+                if cost <= left:
+                    chosen[url].append(passage)
+                    left -= cost
+                    break
+    return {
+        url: tuple(sorted(picked, key=lambda p: p.position))
+        for url, picked in chosen.items()
+        if picked
+    }

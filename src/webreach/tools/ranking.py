@@ -1,0 +1,115 @@
+"""Cut rendered pages into passages and score them against queries with BM25 (``bm25s``).
+
+Chosen by ``bench/search_substance.py``: BM25 over paragraph chunks of about 600 characters,
+each chunk's score raised by half its neighbours' (an answer often sits beside the words a
+query shares with the page).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["RANKINGS", "Chunk", "Ranking", "chunk_page", "rank_chunks"]
+
+Ranking = Literal["bm25", "bm25_window"]
+RANKINGS: tuple[Ranking, ...] = ("bm25", "bm25_window")
+DEFAULT_RANKING: Ranking = "bm25_window"
+NEIGHBOUR_WEIGHT = 0.5
+
+TARGET_CHARS = 600
+"""Paragraphs are joined up to about this size; a longer one is cut at sentence ends."""
+MAX_CHARS = 1_000
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[A-Z0-9])")
+_PDF_PAGE_MARK = re.compile(r"(?m)^--- page \d+ of \d+ ---$")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    url: str
+    position: int
+    text: str
+
+
+def _pieces(block: str) -> list[str]:
+    """A block no longer than ``MAX_CHARS``, or its sentences regrouped up to ``TARGET_CHARS``."""
+    if len(block) <= MAX_CHARS:
+        return [block]
+    pieces: list[str] = []
+    current = ""
+    for sentence in _SENTENCE_END.split(block):
+        while len(sentence) > MAX_CHARS:
+            cut = sentence.rfind(" ", 0, TARGET_CHARS)
+            cut = cut if cut > 0 else TARGET_CHARS
+            head, sentence = sentence[:cut], sentence[cut:].lstrip()
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(head)
+        if current and len(current) + 1 + len(sentence) > TARGET_CHARS:
+            pieces.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}" if current else sentence
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def chunk_page(url: str, text: str) -> list[Chunk]:
+    """The page's paragraphs, short ones joined (a heading stays with what follows it)."""
+    blocks = [b.strip() for b in re.split(r"\n\s*\n", _PDF_PAGE_MARK.sub("", text))]
+    pieces = [p for b in blocks if b for p in _pieces(b)]
+    chunks: list[str] = []
+    current = ""
+    for piece in pieces:
+        only_heading = current.startswith("#") and "\n\n" not in current
+        full = len(current) + 2 + len(piece) > TARGET_CHARS
+        if current and not only_heading and (full or piece.startswith("#")):
+            chunks.append(current)
+            current = piece
+        else:
+            current = f"{current}\n\n{piece}" if current else piece
+    if current:
+        chunks.append(current)
+    return [Chunk(url, position, chunk) for position, chunk in enumerate(chunks)]
+
+
+def rank_chunks(
+    chunks: Sequence[Chunk], queries: Sequence[str], method: Ranking | None = None
+) -> list[float]:
+    """Each chunk's relevance to the queries (its best over them); 0 for none.
+
+    Scored as one BM25 collection, so the chunks of different pages compare.
+    """
+    import bm25s
+
+    tokens = bm25s.tokenize(
+        [c.text for c in chunks], stopwords="en", show_progress=False, return_ids=True
+    )
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    vocabulary = tokens.vocab
+    best = [0.0] * len(chunks)
+    for query in queries:
+        words = bm25s.tokenize(query, stopwords="en", show_progress=False, return_ids=False)
+        known = [w for w in (words[0] if words else []) if w in vocabulary]
+        if not known:
+            continue
+        scores = retriever.get_scores(known)
+        for index, score in enumerate(scores):
+            best[index] = max(best[index], float(score))
+    if (method or DEFAULT_RANKING) == "bm25_window":
+        return _with_neighbours(chunks, best)
+    return best
+
+
+def _with_neighbours(chunks: Sequence[Chunk], scores: Sequence[float]) -> list[float]:
+    smoothed = list(scores)
+    for index, chunk in enumerate(chunks):
+        for other in (index - 1, index + 1):
+            if 0 <= other < len(chunks) and chunks[other].url == chunk.url:
+                smoothed[index] += NEIGHBOUR_WEIGHT * scores[other]
+    return smoothed
