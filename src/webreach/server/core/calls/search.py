@@ -11,8 +11,9 @@ from urllib.parse import urlsplit
 from ....seam import Recency, WebRuntime
 from ....tools import ToolError, ToolOptions, format_search, run_search
 from ....tools.base import ContextSize
-from ....tools.search import parse_search_arguments as parse_tool_arguments
-from ....tools.search import search_schema, shown_passages
+from ....tools.search import shown_passages
+from ....tools.search_input import parse_search_arguments as parse_tool_arguments
+from ....tools.search_input import search_schema
 from ..display import published, site_icon, site_name
 from ..events import Billing, CallFailed, Outcome, SearchAction, SearchOutcome, WebSource
 from ..operator_log import web_failure
