@@ -136,7 +136,12 @@ def serve(pages: list[Page]) -> tuple[ThreadingHTTPServer, str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        # socketserver's default backlog of 5 is below the 8 pages ``high`` opens at once: the
+        # kernel drops the extra connection attempts, which the client retries only after 1 s.
+        request_queue_size = 128
+
+    server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
