@@ -16,7 +16,8 @@ deterministically:
   1 to 4 (question number mod 4), every source with a realistic snippet: the first 200
   characters of its expected content.
 
-A question counts as answered when the answer's words appear in a row in the tool's output.
+A question counts as answered when the answer's words appear in a row in the tool's output read
+as a model reads it: Markdown markup aside (a link's label is read, its URL is not).
 Printed per size: recall, mean output characters, p50 / p90 latency of the whole call; with
 ``--rankings`` also each passage ranking at medium and high.
 
@@ -191,7 +192,7 @@ async def measure(label: str, size: str, questions: list[Question], search: Loca
             result = await tool.execute({"queries": [q.query]})
             times.append(time.perf_counter() - start)
             sizes.append(len(result.text))
-            answered += words(q.answer) in words(result.text)
+            answered += words(q.answer) in words(markdown_to_text(result.text))
     times.sort()
     return Row(
         label,
