@@ -207,3 +207,19 @@ def test_a_quick_search_reads_passages_and_cites_them(
     assert "The Reykjanes volcano eruption sent lava towards the town." in citation.cited_text
     assert citation.cited_text.rstrip("…") in " ".join(tool_text.split())  # from a passage
     assert fetcher.calls[0] == PASSAGE_URL
+
+
+async def test_passages_show_a_pages_words_without_its_link_urls() -> None:
+    linked = (
+        "<html><head><title>Eruption</title></head><body><article><h1>Eruption</h1>"
+        + "<p>Paragraph on fishing quotas and municipal budgets.</p>" * 5
+        + '<p>The Reykjanes volcano eruption: the <a href="/maps/lava-field-2024">lava field</a>'
+        " covered 4.2 square kilometres by the end of the first week.</p>"
+        "</article></body></html>"
+    ).encode()
+    async with LocalServer({"/linked": page(linked)}) as server:
+        text, data = await run(server, found(server, "/linked"), "medium")
+    sentence = "the lava field covered 4.2 square kilometres by the end of the first week."
+    assert sentence in " ".join(text.split())  # one run of words, as the page reads
+    assert "lava-field-2024" not in text  # a link's URL costs the budget and says nothing
+    assert "](" not in data.passages[server.url("/linked")][0].text

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..seam import FetchRequest, FetchResult, SearchSource, WebError, WebRuntime, cancel_and_wait
 from .base import ContextSize
 from .ranking import Chunk, chunk_page, rank_chunks
+from .render.plain import markdown_to_text
 
 __all__ = [
     "CONTEXT_BUDGETS",
@@ -44,7 +45,13 @@ class Passage:
     score: float
 
 
-async def _read(runtime: WebRuntime, url: str) -> str | None:
+@dataclass(frozen=True, slots=True)
+class _Page:
+    text: str
+    markdown: bool
+
+
+async def _read(runtime: WebRuntime, url: str) -> _Page | None:
     """The page as text (Markdown for HTML), or None when it cannot be used."""
     from .fetch import render_body
 
@@ -55,10 +62,20 @@ async def _read(runtime: WebRuntime, url: str) -> str | None:
     if not 200 <= result.status_code < 300:
         return None
     rendered = await asyncio.to_thread(render_body, result)
-    return rendered.text or None
+    return _Page(rendered.text, rendered.kind == "html") if rendered.text else None
 
 
-async def _read_all(runtime: WebRuntime, urls: Sequence[str], deadline: float) -> dict[str, str]:
+def _plain(chunks: list[Chunk]) -> list[Chunk]:
+    """Chunks cut by the page's Markdown structure, shown and scored as its words: link URLs
+    and markup cost the budget and split a sentence's words, and a URL's words are not what
+    the page says."""
+    plain = (replace(c, text=markdown_to_text(c.text).strip()) for c in chunks)
+    return [c for c in plain if c.text]
+
+
+async def _read_all(
+    runtime: WebRuntime, urls: Sequence[str], deadline: float
+) -> dict[str, _Page]:
     """Every page that arrives and renders within ``deadline`` seconds, all together."""
     tasks = {url: asyncio.ensure_future(_read(runtime, url)) for url in urls}
     try:
@@ -66,12 +83,12 @@ async def _read_all(runtime: WebRuntime, urls: Sequence[str], deadline: float) -
             await asyncio.wait(tasks.values(), timeout=deadline)
     finally:
         await cancel_and_wait([t for t in tasks.values() if not t.done()])
-    pages: dict[str, str] = {}
+    pages: dict[str, _Page] = {}
     for url, task in tasks.items():
         if task.done() and not task.cancelled() and task.exception() is None:
-            text = task.result()
-            if text:
-                pages[url] = text
+            page = task.result()
+            if page:
+                pages[url] = page
     return pages
 
 
@@ -96,8 +113,10 @@ async def read_passages(
     pages = await _read_all(runtime, urls, deadline)
     chunks: list[Chunk] = []
     for url in urls:
-        if url in pages:
-            chunks.extend(chunk_page(url, pages[url]))
+        page = pages.get(url)
+        if page:
+            cut = chunk_page(url, page.text)
+            chunks.extend(_plain(cut) if page.markdown else cut)
     if not chunks:
         return {}
     scores = await asyncio.to_thread(rank_chunks, chunks, queries)
