@@ -73,9 +73,7 @@ def _plain(chunks: list[Chunk]) -> list[Chunk]:
     return [c for c in plain if c.text]
 
 
-async def _read_all(
-    runtime: WebRuntime, urls: Sequence[str], deadline: float
-) -> dict[str, _Page]:
+async def _read_all(runtime: WebRuntime, urls: Sequence[str], deadline: float) -> dict[str, _Page]:
     """Every page that arrives and renders within ``deadline`` seconds, all together."""
     tasks = {url: asyncio.ensure_future(_read(runtime, url)) for url in urls}
     try:
