@@ -173,6 +173,8 @@ def start_rig(args: argparse.Namespace, workdir: Path, children: list[Any]) -> R
             "EXA_API_KEY": EXA_KEY,
             "EXA_BASE_URL": f"http://{HOST}:{prov_port}",
             "WEBREACH_CACHE_TTL": "0",
+            # The fake provider's sources are not served: the searches alone are measured.
+            "WEBREACH_SEARCH_CONTEXT_SIZE": "low",
             "WEBREACH_SIGNING_KEY": "bench-signing-key-0123456789abcdef",
         }
     )

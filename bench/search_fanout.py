@@ -43,6 +43,9 @@ def environment(server: ReplayServer) -> dict[str, str]:
         EXA_BASE_URL=server.url,
         WEBREACH_CONFIG="",
         WEBREACH_CACHE_TTL="0",  # every run must reach the provider
+        # The replayed sources' pages are not served: this measures the searches themselves
+        # (bench/search_substance.py measures reading pages).
+        WEBREACH_SEARCH_CONTEXT_SIZE="low",
     )
     return env
 

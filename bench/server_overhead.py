@@ -72,7 +72,10 @@ def run_webreach(port: int, upstream: str) -> None:
 
     runtime = WebRuntime()
     runtime.register_search_provider(default_search())
-    app = create_app(ServerSettings(upstream_base_url=upstream), runtime, ToolOptions())
+    # Snippets only: the search provider's sources are not served (search_substance.py
+    # measures reading pages).
+    options = ToolOptions(search_context_size="low")
+    app = create_app(ServerSettings(upstream_base_url=upstream), runtime, options)
     # The log as `webreach serve` writes it (an access line per request), into a file.
     log = Path(tempfile.gettempdir()) / "webreach-bench-server.log"
     configure_logging("info", "text", stream=log.open("w", buffering=1))

@@ -28,8 +28,13 @@ OWN_PREFIXES = (
 )
 
 
-def clean_env(**extra: str) -> dict[str, str]:
+def clean_env(*, snippets_only: bool = True, **extra: str) -> dict[str, str]:
+    """The environment of a command under test: none of the machine's own settings, and (unless
+    ``snippets_only`` is off) searches that read snippets only, so no command reaches for a
+    replayed source's real page (a test that wants passages says so, or serves the pages)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)}
+    if snippets_only:
+        env["WEBREACH_SEARCH_CONTEXT_SIZE"] = "low"
     env.update(extra)
     return env
 
@@ -53,8 +58,7 @@ def fake_ddgs_env(tmp_path: Path, rows: dict[str, Any], **extra: str) -> dict[st
         PYTHONPATH=os.pathsep.join([str(FAKE_DDGS), os.environ.get("PYTHONPATH", "")]),
         FAKE_DDGS_ROWS=str(table),
         FAKE_DDGS_LOG=str(tmp_path / "ddgs_calls.jsonl"),
-        # The stand-in's URLs are not served: its tests read snippets unless they say otherwise.
-        **{"WEBREACH_SEARCH_CONTEXT_SIZE": "low", **extra},
+        **extra,
     )
 
 

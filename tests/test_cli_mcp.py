@@ -86,7 +86,10 @@ def test_a_client_on_a_pipe_gets_no_hint(tmp_path: Path) -> None:
 )
 def test_print_config_gives_the_absolute_command(client: str, top: str) -> None:
     env = clean_env(
-        WEBREACH_SEARCH_PROVIDER="exa", EXA_API_KEY="exa-canary-key-99", WEBREACH_CONFIG=""
+        snippets_only=False,
+        WEBREACH_SEARCH_PROVIDER="exa",
+        EXA_API_KEY="exa-canary-key-99",
+        WEBREACH_CONFIG="",
     )
     done = run_cli("mcp", "--print-config", "--client", client, env=env)
     assert done.returncode == 0, done.stderr
@@ -107,7 +110,7 @@ def test_print_config_gives_the_absolute_command(client: str, top: str) -> None:
 
 def test_print_config_names_the_settings_file_by_its_absolute_path(tmp_path: Path) -> None:
     (tmp_path / "webreach.toml").write_text("search_max_results = 5\n")
-    done = run_cli("mcp", "--print-config", env=clean_env(), cwd=tmp_path)
+    done = run_cli("mcp", "--print-config", env=clean_env(snippets_only=False), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     server = json.loads(done.stdout)["mcpServers"]["webreach"]
     assert server["env"] == {"WEBREACH_CONFIG": str(tmp_path / "webreach.toml")}
