@@ -55,7 +55,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'“(\[A-Z0-9])")
 
 
 def corpus_dir() -> Path | None:
-    for base in (ROOT.parent, ROOT.parents[1], ROOT.parents[2]):
+    for base in ROOT.parents:
         folder = base / "shared" / "corpus" / "pages"
         if folder.is_dir():
             return folder
