@@ -271,6 +271,8 @@ def shown_passages(
     cite_line: str = CITE_LINE,
 ) -> dict[str, Passage]:
     """The best passage of each source that :func:`format_search` shows passages for."""
+    if not result.passages:
+        return {}
     chosen = _choose(result, numbers, cite_line)[1]
     return {url: max(found, key=lambda p: p.score) for url, found in chosen.items()}
 
