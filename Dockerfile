@@ -23,11 +23,13 @@ WORKDIR /src
 # `redis` is the shared cache and response store of replicas; add `mcp` to serve MCP too.
 ARG EXTRAS=server,redis
 
-# The dependencies first, from the project's metadata and an empty package, so that a change to
-# the source reuses this layer; then webreach itself without its dependencies.
+# The dependencies first, from the project's metadata and an empty package (with a version file,
+# which the build reads), so that a change to the source reuses this layer; then webreach itself
+# without its dependencies.
 COPY pyproject.toml README.md ./
 RUN mkdir -p src/webreach \
  && touch src/webreach/__init__.py \
+ && echo '__version__ = "0"' > src/webreach/_version.py \
  && pip install ".[${EXTRAS}]" \
  && pip uninstall --yes webreach
 COPY src ./src
