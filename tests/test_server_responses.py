@@ -868,6 +868,9 @@ def test_the_response_echoes_what_the_sdk_can_validate() -> None:
         "deepseek-flash",
     )
     assert body["store"] is True
+    sized = {"type": "web_search", "search_context_size": "high"}
+    turn = CODEC.parse({"model": "m", "input": "x", "tools": [sized]})
+    assert render_body(turn, plain_round())["tools"] == [sized]
     # DeepSeek tool types are not echoed: a strict SDK client rejects them in `tools`.
     assert (
         render_body(CODEC.parse({"model": "m", "input": "x", "tools": WEB}), plain_round())["tools"]

@@ -105,6 +105,8 @@ def _tools_echo(turn: Turn) -> list[ToolEcho]:
         echo: WebSearchToolEcho = {"type": search.declared_type}
         if search.domains.allowed and not search.declared_type.startswith("web_search_preview"):
             echo["filters"] = {"allowed_domains": list(search.domains.allowed)}
+        if search.context_size is not None:
+            echo["search_context_size"] = search.context_size
         tools.append(echo)
     return tools
 

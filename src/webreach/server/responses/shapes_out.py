@@ -213,6 +213,7 @@ class WebSearchToolEcho(TypedDict):
     type: str
     """One of the SDK's web search tool types."""
     filters: NotRequired[DomainFilter]
+    search_context_size: NotRequired[str]
 
 
 ToolEcho = FunctionToolEcho | WebSearchToolEcho
