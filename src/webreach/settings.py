@@ -30,7 +30,8 @@ class WebSettings(BaseModel):
     ``WEBREACH_<FIELD>`` and ``webreach.toml``.
     """
 
-    search_provider: str | None = Field(None, examples=["exa,duckduckgo"])
+    search_provider: str | None = Field(None, examples=["exa,duckduckgo", "auto"])
+    search_exclude: str | None = Field(None, examples=["deepseek,duckduckgo"])
     fetch_provider: str | None = Field(None, examples=["http"])
     search_enabled: bool = True
     fetch_enabled: bool = True

@@ -22,6 +22,7 @@ from .types import (
     ImageMatch,
     ImageSearchResult,
     PdfBody,
+    SearchCitation,
     SearchResult,
     SearchSource,
     TextBody,
@@ -89,6 +90,12 @@ def encode(result: SearchResult | FetchResult | ImageSearchResult) -> bytes:
         if result.unfiltered:
             # What the provider could not pass to its API (an unknown country, say).
             data["unfiltered"] = sorted(result.unfiltered)
+        if result.citations:
+            data["citations"] = [[c.url, c.title, c.cited_text] for c in result.citations]
+        if result.related:
+            data["related"] = list(result.related)
+        if result.queries:
+            data["queries"] = list(result.queries)
     elif isinstance(result, ImageSearchResult):
         data = {
             "matches": [
@@ -114,6 +121,9 @@ def decode_search(raw: bytes) -> SearchResult:
         content=data["content"],
         truncated=data["truncated"],
         unfiltered=frozenset(data.get("unfiltered", ())),
+        citations=tuple(SearchCitation(*row) for row in data.get("citations", ())),
+        related=tuple(data.get("related", ())),
+        queries=tuple(data.get("queries", ())),
     )
 
 

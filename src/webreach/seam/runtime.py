@@ -301,8 +301,8 @@ class WebRuntime:
 
 
 def _search_key(request: SearchRequest) -> tuple[object, ...]:
-    """What a cached search is keyed by: the query and its limit, then each filter set (an
-    unfiltered search keeps the key it had before filters existed)."""
+    """What a cached search is keyed by: the query and its limit, then each filter and answer
+    setting set (a plain search keeps the key it had before filters existed)."""
     filters = {
         "recency": request.recency,
         "include_domains": list(request.include_domains),
@@ -311,6 +311,12 @@ def _search_key(request: SearchRequest) -> tuple[object, ...]:
         "language": request.language,
     }
     named = {name: value for name, value in filters.items() if value}
+    shaping = {
+        "num_search_results": request.num_search_results,
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+    }
+    named.update((name, value) for name, value in shaping.items() if value is not None)
     return (
         (request.query, request.max_results, named)
         if named

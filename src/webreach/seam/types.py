@@ -31,6 +31,7 @@ __all__ = [
     "ImageUrl",
     "PdfBody",
     "Recency",
+    "SearchCitation",
     "SearchFilter",
     "SearchProvider",
     "SearchRequest",
@@ -77,6 +78,11 @@ def _domains(owner: str, name: str, value: object) -> tuple[str, ...]:
     return tuple(domains)
 
 
+def _at_least_one(owner: str, name: str, value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or value < 1):
+        raise InvalidValueError(name, f"{owner}.{name} must be at least 1, not {value!r}")
+
+
 def _code(owner: str, name: str, value: str | None, what: str) -> str | None:
     if value is None:
         return None
@@ -102,11 +108,25 @@ class SearchRequest:
     """Where the results should come from, ISO 3166-1 alpha-2 (``DE``), upper-cased here."""
     language: str | None = None
     """The results' language, ISO 639-1 (``de``), lower-cased here."""
+    num_search_results: int | None = None
+    """How many results the provider should look at, when that differs from how many come back
+    (``max_results``); only Perplexity keeps the two apart, the others use :meth:`breadth`."""
+    max_tokens: int | None = None
+    """The longest answer a model-backed provider may write; index lookups ignore it."""
+    temperature: float | None = None
+    """A model-backed provider's sampling temperature, 0 to 2; index lookups ignore it."""
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
         if self.max_results is not None and self.max_results < 1:
             raise _max_results_refused(owner, self.max_results)
+        _at_least_one(owner, "num_search_results", self.num_search_results)
+        _at_least_one(owner, "max_tokens", self.max_tokens)
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise InvalidValueError(
+                "temperature",
+                f"{owner}.temperature must be between 0 and 2, not {self.temperature!r}",
+            )
         recency = self.recency.strip().lower() if isinstance(self.recency, str) else self.recency
         if recency is not None and recency not in RECENCIES:
             choices = ", ".join(RECENCIES)
@@ -134,6 +154,11 @@ class SearchRequest:
         }
         return frozenset(name for name, value in named.items() if value)
 
+    def breadth(self) -> int | None:
+        """The result count to ask a provider for: ``num_search_results``, else
+        ``max_results`` (004's ``num_search_results ?? limit``)."""
+        return self.num_search_results if self.num_search_results is not None else self.max_results
+
 
 @dataclass(frozen=True, slots=True)
 class SearchSource:
@@ -143,6 +168,15 @@ class SearchSource:
     title: str | None = None
     snippet: str | None = None
     published_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchCitation:
+    """A page a provider's answer cites, and the answer's words that cite it, when given."""
+
+    url: str
+    title: str | None = None
+    cited_text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +196,17 @@ class SearchResult:
     """The request's filters the seam applied to the provider's sources."""
     unfiltered: frozenset[SearchFilter] = frozenset()
     """The request's filters nobody could apply (a ``country`` the provider cannot take, say)."""
+    citations: tuple[SearchCitation, ...] = ()
+    """What the answer in ``content`` cites, in the answer's order."""
+    related: tuple[str, ...] = ()
+    """Questions or searches the provider suggests next (Perplexity's ``related_questions``)."""
+    queries: tuple[str, ...] = ()
+    """The searches a model-backed provider ran to answer."""
+
+    def has_content(self) -> bool:
+        """Whether there is anything to show: a source or an answer's text. A chain moves on
+        from a result without either, as from an error."""
+        return bool(self.sources) or bool(self.content and self.content.strip())
 
 
 @dataclass(frozen=True, slots=True)
