@@ -37,6 +37,7 @@ __all__ = [
     "SearchRequest",
     "SearchResult",
     "SearchSource",
+    "SharedCredential",
     "TextBody",
     "image_from_url",
 ]
@@ -437,6 +438,18 @@ class ImageSearchProvider(Protocol):
     def available(self) -> bool: ...
 
     async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult: ...
+
+
+@runtime_checkable
+class SharedCredential(Protocol):
+    """Optional for a provider whose key may belong to other programs (``OPENAI_API_KEY``).
+
+    ``shared_credential()`` is true when that borrowed key is its only credential: the provider
+    then runs when named or in the ``auto`` chain, but never counts in a bare configuration, so
+    a key set for something else does not make ``webreach search`` ambiguous.
+    """
+
+    def shared_credential(self) -> bool: ...
 
 
 @runtime_checkable
