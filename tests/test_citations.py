@@ -75,3 +75,31 @@ def test_offsets_count_code_points() -> None:
     text, cited = run("冰岛人口😀约39万【1】")
     assert text == "冰岛人口😀约39万"
     assert spans(cited) == [("https://one.example/", 0, 9, "冰岛人口😀约39万")]
+
+
+@pytest.mark.parametrize(
+    ("chunks", "expected"),
+    [
+        (("We build 【1】.",), "We build."),
+        (("We build ", "【1】", ". Next"), "We build. Next"),
+        (("We build 【1】 and more",), "We build and more"),
+        (("We build 【1】\nmore",), "We build\nmore"),
+        (("We build 【1】",), "We build"),
+        (("Unknown 【9】, dropped",), "Unknown, dropped"),
+        (("Spaces  stay  ", "here "), "Spaces  stay  here "),
+        (("No marker .",), "No marker ."),
+    ],
+)
+def test_a_removed_marker_leaves_no_space_before_what_follows(
+    chunks: tuple[str, ...], expected: str
+) -> None:
+    text, cited = run(*chunks)
+    assert text == expected
+    assert all(text[c.start : c.end] == c.cited_text for c in cited)
+
+
+def test_markdown_links_take_the_place_of_the_space_before_the_marker() -> None:
+    stream = CitationStream(SOURCES.get, markdown=True)
+    events = stream.feed("We build 【1】.") + stream.flush()
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text == "We build ([one.example](https://one.example/))."

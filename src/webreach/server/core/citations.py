@@ -22,6 +22,8 @@ _OPEN, _CLOSE = "【", "】"
 _MAX_MARKER = 40
 _MARKER_BODY = re.compile(r"\s*\d+(?:\s*[,，、;；]\s*\d+)*\s*(?:†[^】]*)?")
 _NUMBER = re.compile(r"\d+")
+_TIGHT = frozenset(".,;:!?)]}…。，、；：！？）")
+"""What follows a word without a space: a space before a removed marker is dropped before it."""
 
 
 class CitationStream:
@@ -38,6 +40,8 @@ class CitationStream:
         self._span_start = 0
         self._span_text = ""
         self._since_point = ""
+        self._held = ""
+        self._after_marker = False
         self.text = ""
 
     def feed(self, chunk: str) -> list[TextDelta | TextCitation]:
@@ -73,6 +77,7 @@ class CitationStream:
         out: list[TextDelta | TextCitation] = []
         pending, self._pending = self._pending, ""
         self._emit(pending, out)
+        self._release_held("", out)
         self._write_links(out)
         return out
 
@@ -87,15 +92,34 @@ class CitationStream:
         self._position += len(links)
 
     def _emit(self, text: str, out: list[TextDelta | TextCitation]) -> None:
+        """Text as it comes, less its trailing spaces, which wait for what follows them: a
+        marker between them and punctuation ("build 【1】.") would leave "build ." behind."""
         if not text:
             return
+        self._release_held(text, out)
         self._write_links(out)
+        body = text.rstrip(" ")
+        self._held = text[len(body) :]
+        if body:
+            self._add(body, out)
+
+    def _release_held(self, following: str, out: list[TextDelta | TextCitation]) -> None:
+        held, self._held = self._held, ""
+        after_marker, self._after_marker = self._after_marker, False
+        if not held:
+            return
+        if after_marker and (self._linked or not following[:1].strip() or following[0] in _TIGHT):
+            return
+        self._add(held, out)
+
+    def _add(self, text: str, out: list[TextDelta | TextCitation]) -> None:
         out.append(TextDelta(text))
         self.text += text
         self._position += len(text)
         self._since_point += text
 
     def _cite(self, body: str, out: list[TextDelta | TextCitation]) -> None:
+        self._after_marker = bool(self._held)
         sources = [
             source
             for number in _NUMBER.findall(body.split("†", 1)[0])
