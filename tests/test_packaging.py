@@ -17,6 +17,7 @@ from packaging.utils import canonicalize_name
 
 from cli_helpers import clean_env, fake_ddgs_env, run_cli
 from replay_server import ReplayServer, Reply
+from webreach.cli.install_hint import install_command
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "webreach"
@@ -202,7 +203,8 @@ def test_a_command_whose_extra_is_missing_says_which_extra_to_install(
     assert done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
-    assert f'pip install "webreach[{extra}]"' in lines[0]
+    assert lines[0].endswith(install_command(extra))
+    assert f"[{extra}]" in lines[0]
     assert f"`webreach {command[0]}` needs the {extra} extra" in lines[0]
     assert lines[0].startswith("webreach: MISSING_EXTRA: ")
 

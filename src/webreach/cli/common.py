@@ -67,7 +67,10 @@ _EXTRAS: dict[str, tuple[str, ...]] = {
 
 
 def require_extra(command: str, extra: str) -> None:
-    """Stop with one line (exit 2) when ``command`` needs an extra that is not installed."""
+    """Stop with one line (exit 2) when ``command`` needs an extra that is not installed, with
+    the pip command that fits how webreach was installed (from the index, or a checkout)."""
+    from .install_hint import install_command
+
     for module in _EXTRAS[extra]:
         try:
             import_module(module)
@@ -76,7 +79,7 @@ def require_extra(command: str, extra: str) -> None:
             fail(
                 "MISSING_EXTRA",
                 f"`webreach {command}` needs the {extra} extra ({missing} is not installed): "
-                f'pip install "webreach[{extra}]"',
+                f"{install_command(extra)}",
                 as_json=False,
                 exit_code=EXIT_USAGE,
             )
