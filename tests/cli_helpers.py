@@ -25,6 +25,8 @@ OWN_PREFIXES = (
     "KAGI_",
     "SERPAPI_",
     "GOOGLE_VISION_",
+    "ANTHROPIC_",
+    "OPENAI_",
 )
 
 

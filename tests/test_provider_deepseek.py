@@ -293,3 +293,18 @@ async def test_failures_are_provider_errors_naming_deepseek(
     assert error.message.startswith(expected)
     assert error.status is None
     assert CANARY not in error.message + repr(error) + str(error)
+
+
+async def test_citations_and_queries(replay: ReplayServer, client: httpx.AsyncClient) -> None:
+    """Read as anthropic's are: the answer's citations in order, each search's queries once."""
+    replay.route("POST", PATH, Reply(json=ANSWER))
+    found = await deepseek(replay, client).search(SearchRequest("python 3.13"))
+    assert [(c.url, c.title, c.cited_text) for c in found.citations] == [
+        (DOCS, None, FIRST),
+        (PEP, None, SECOND.strip()),
+    ]
+    assert found.queries == (
+        "python 3.13 new features",
+        "python 3.13 release notes",
+        "python 3.13 jit",
+    )

@@ -25,12 +25,14 @@ from webreach.providers.spec import ProviderContext, ProviderSettings
 from webreach.seam import SearchRequest, WebError, WebErrorCode
 
 BUILT_IN_SEARCH = {
+    "anthropic",
     "brave",
     "deepseek",
     "duckduckgo",
     "exa",
     "jina",
     "kagi",
+    "openai",
     "perplexity",
     "searxng",
     "tavily",
