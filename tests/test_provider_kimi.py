@@ -63,13 +63,6 @@ KIMI_RESPONSE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def no_kimi_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """None of the machine's own Kimi or Moonshot keys (conftest does not know them yet)."""
-    for name in VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     async with create_client(timeout=5) as client:

@@ -31,8 +31,11 @@ BUILT_IN_SEARCH = {
     "exa",
     "jina",
     "kagi",
+    "kimi",
+    "parallel",
     "perplexity",
     "searxng",
+    "synthetic",
     "tavily",
 }
 README = Path(__file__).parent.parent / "README.md"

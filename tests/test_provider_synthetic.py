@@ -39,12 +39,6 @@ SYNTHETIC_RESPONSE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def no_synthetic_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("SYNTHETIC_API_KEY", "SYNTHETIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 async def client() -> AsyncIterator[httpx.AsyncClient]:
     async with create_client(timeout=5) as client:
