@@ -69,3 +69,7 @@ def ddgs_calls(tmp_path: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+# kimi, parallel and synthetic read these too (kimi: MOONSHOT_SEARCH_API_KEY, MOONSHOT_API_KEY …).
+OWN_PREFIXES = (*OWN_PREFIXES, "KIMI_", "MOONSHOT_", "PARALLEL_", "SYNTHETIC_")

@@ -32,9 +32,12 @@ BUILT_IN_SEARCH = {
     "exa",
     "jina",
     "kagi",
+    "kimi",
     "openai",
+    "parallel",
     "perplexity",
     "searxng",
+    "synthetic",
     "tavily",
 }
 README = Path(__file__).parent.parent / "README.md"

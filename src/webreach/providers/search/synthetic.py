@@ -1,0 +1,56 @@
+"""Synthetic: ``POST {base}/v2/search`` with only the query; ``results[]`` of URL, title, text
+and an ISO 8601 ``published`` date.
+
+The API takes no count and no filters: the sources are cut to the request's breadth here, and
+the seam applies recency and domains to them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...seam import SearchRequest, SearchResult, SearchSource
+from .._json_api import field, optional_str
+from .._plain_text import optional_text
+from ..spec import BaseUrl, ProviderSettings, Secret
+from ._keyed import KeyedProvider, keyed_spec
+from ._sources import url_of
+
+__all__ = ["PROVIDER", "SyntheticSearchProvider", "SyntheticSettings"]
+
+
+class SyntheticSearchProvider(KeyedProvider):
+    id = "synthetic"
+    default_base_url = "https://api.synthetic.new"
+
+    async def search(self, request: SearchRequest) -> SearchResult:
+        data = await self._call(
+            "POST",
+            "/v2/search",
+            headers={"Authorization": f"Bearer {self._api_key or ''}"},
+            json_body={"query": request.query},
+        )
+        items = field(self.id, data, "results", list)
+        sources = tuple(_source(url, item) for item in items if (url := url_of(item)))
+        breadth = request.breadth()
+        return SearchResult(sources=sources[:breadth] if breadth is not None else sources)
+
+
+def _source(url: str, item: dict[str, Any]) -> SearchSource:
+    return SearchSource(
+        url=url,
+        title=optional_text(item, "title"),
+        snippet=optional_text(item, "text"),
+        published_at=optional_str(item, "published"),
+    )
+
+
+class SyntheticSettings(ProviderSettings):
+    """``SYNTHETIC_API_KEY``, and ``SYNTHETIC_BASE_URL`` to use another endpoint than the
+    official one."""
+
+    synthetic_api_key: Secret = None
+    synthetic_base_url: BaseUrl = None
+
+
+PROVIDER = keyed_spec(SyntheticSearchProvider, SyntheticSettings)
