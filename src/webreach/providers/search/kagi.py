@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from ...seam import SearchFilter, SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
+from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
 from ...seam.filters import cutoff
 from .._json_api import field, optional_field, optional_str, redact
 from .._plain_text import optional_text
@@ -48,7 +48,7 @@ def _utc_now() -> datetime:
 class KagiSearchProvider(KeyedProvider):
     id = "kagi"
     default_base_url = "https://kagi.com"
-    filters: frozenset[SearchFilter] = frozenset({"recency"})
+    filters = frozenset({"recency"})
 
     def __init__(
         self,
