@@ -243,7 +243,12 @@ async def test_tavily_without_filters_sends_what_it_sent_before(
 
 # --- Perplexity -------------------------------------------------------------------------------
 
-PPLX_BASE = {"model": "sonar", "messages": [{"role": "user", "content": Q}]}
+PPLX_BASE = {
+    "model": "sonar",
+    "messages": [{"role": "user", "content": Q}],
+    "search_mode": "web",
+    "return_related_questions": True,
+}
 
 
 def pplx_reply(*urls: str) -> dict[str, Any]:
@@ -420,19 +425,42 @@ async def test_jina_without_filters_sends_what_it_sent_before(
     assert recorded.raw_query == "q=python+3.13"
 
 
-# --- Kagi and DeepSeek: their APIs take none of the filters ----------------------------------
+# --- Kagi: recency as filters.after; the rest by the seam ------------------------------------
+
+KAGI_BASE = {"query": Q, "workflow": "search", "limit": 10}
+KAGI_NOW = datetime(2026, 5, 15, 8, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("name", list(FILTERS))
-async def test_kagi_sends_no_filter(
-    replay: ReplayServer, client: httpx.AsyncClient, name: str
+@pytest.mark.parametrize(
+    ("name", "extra"),
+    [
+        ("recency", {"filters": {"after": "2026-05-08"}}),
+        ("include", {}),
+        ("exclude", {}),
+        ("country", {}),
+        ("language", {}),
+        ("country+language", {}),
+    ],
+)
+async def test_kagi_filters(
+    replay: ReplayServer, client: httpx.AsyncClient, name: str, extra: dict[str, Any]
 ) -> None:
-    provider = KagiSearchProvider(api_key=KEY, base_url=replay.url, client=client)
-    recorded, _ = await sent(
-        replay, "GET", "/api/v0/search", {"data": []}, provider, SearchRequest(Q, **FILTERS[name])
+    provider = KagiSearchProvider(
+        api_key=KEY, base_url=replay.url, client=client, clock=lambda: KAGI_NOW
     )
-    assert recorded.raw_query == "q=python+3.13"
-    assert provider.filters == frozenset()
+    recorded, _ = await sent(
+        replay,
+        "POST",
+        "/api/v1/search",
+        {"data": {}},
+        provider,
+        SearchRequest(Q, **FILTERS[name]),
+    )
+    assert recorded.json() == {**KAGI_BASE, **extra}
+    assert provider.filters == {"recency"}
+
+
+# --- DeepSeek: its API takes none of the filters ---------------------------------------------
 
 
 @pytest.mark.parametrize("name", list(FILTERS))

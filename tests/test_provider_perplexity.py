@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from replay_server import ReplayServer, Reply
+from webreach.config import build_runtime
 from webreach.net import create_client
 from webreach.providers.search.perplexity import PerplexitySearchProvider
 from webreach.seam import SearchRequest, WebError, WebErrorCode
@@ -97,7 +98,41 @@ async def test_request_shape(replay: ReplayServer, client: httpx.AsyncClient) ->
     assert sent.json() == {
         "model": "sonar",
         "messages": [{"role": "user", "content": "python 3.13"}],
+        "search_mode": "web",
+        "return_related_questions": True,
     }
+
+
+async def test_004_inputs_are_sent_when_the_request_sets_them(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    """``num_search_results`` is the breadth Perplexity reads, apart from ``max_results``."""
+    replay.route("POST", PATH, Reply(json=completion()))
+    request = SearchRequest(
+        "python 3.13", max_results=3, num_search_results=12, max_tokens=900, temperature=0.0
+    )
+    await perplexity(replay, client).search(request)
+    assert replay.requests[0].json() == {
+        "model": "sonar",
+        "messages": [{"role": "user", "content": "python 3.13"}],
+        "search_mode": "web",
+        "return_related_questions": True,
+        "num_search_results": 12,
+        "max_tokens": 900,
+        "temperature": 0.0,
+    }
+
+
+async def test_max_results_is_not_sent_and_slices_the_sources(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    reply = completion(citations=CITATIONS, search_results=SEARCH_RESULTS)
+    replay.route("POST", PATH, Reply(json=reply))
+    result = await perplexity(replay, client).search(SearchRequest("q", max_results=2))
+    assert "num_search_results" not in replay.requests[0].json()
+    assert [s.url for s in result.sources] == CITATIONS[:2]
+    assert result.truncated
+    assert [c.url for c in result.citations] == CITATIONS
 
 
 async def test_the_model_is_configurable(replay: ReplayServer, client: httpx.AsyncClient) -> None:
@@ -185,3 +220,71 @@ async def test_failures_are_provider_errors_naming_perplexity(
     assert error.message.startswith(expected)
     assert error.status is None
     assert CANARY not in error.message + repr(error) + str(error)
+
+
+RELATED = [
+    "What is the free-threaded build in Python 3.13?",
+    "How do I enable the JIT in Python 3.13?",
+]
+
+
+async def test_citations_are_titled_from_the_search_results(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    reply = completion(
+        citations=[*CITATIONS, "https://unlisted.example/", "", 7],
+        search_results=SEARCH_RESULTS,
+        related_questions=RELATED,
+    )
+    replay.route("POST", PATH, Reply(json=reply))
+    result = await perplexity(replay, client).search(SearchRequest("python 3.13"))
+
+    assert [(c.url, c.title, c.cited_text) for c in result.citations] == [
+        ("https://docs.python.org/3/whatsnew/3.13.html", "What's New In Python 3.13", None),
+        ("https://peps.python.org/pep-0744/", None, None),
+        ("https://realpython.com/python313-new-features/", None, None),
+        ("https://unlisted.example/", None, None),
+    ]
+    assert result.related == tuple(RELATED)
+    assert result.queries == ()
+
+
+async def test_without_citations_or_related_questions_there_are_none(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.route("POST", PATH, Reply(json=completion(search_results=SEARCH_RESULTS)))
+    result = await perplexity(replay, client).search(SearchRequest("q"))
+    assert (result.citations, result.related) == ((), ())
+    assert len(result.sources) == 3
+
+
+@pytest.mark.parametrize(
+    "related", [None, "one question", [None, "", "  ", 3, "Kept?"]], ids=["null", "str", "mixed"]
+)
+async def test_only_related_questions_that_are_text_are_kept(
+    replay: ReplayServer, client: httpx.AsyncClient, related: Any
+) -> None:
+    replay.route("POST", PATH, Reply(json=completion(related_questions=related)))
+    result = await perplexity(replay, client).search(SearchRequest("q"))
+    assert result.related == (("Kept?",) if isinstance(related, list) else ())
+
+
+async def test_built_from_the_environment(
+    replay: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PERPLEXITY_API_KEY", CANARY)
+    monkeypatch.setenv("PERPLEXITY_BASE_URL", replay.url)
+    monkeypatch.setenv("PERPLEXITY_MODEL", "sonar-pro")
+    monkeypatch.setenv("WEBREACH_SEARCH_PROVIDER", "perplexity")
+    reply = completion(
+        citations=CITATIONS, search_results=SEARCH_RESULTS, related_questions=RELATED
+    )
+    replay.route("POST", PATH, Reply(json=reply))
+    async with build_runtime() as runtime:
+        result = await runtime.search(SearchRequest("python 3.13", num_search_results=5))
+    assert result.provider == "perplexity"
+    assert result.content == ANSWER
+    assert result.related == tuple(RELATED)
+    assert len(result.citations) == 3
+    sent = replay.requests[0].json()
+    assert (sent["model"], sent["num_search_results"]) == ("sonar-pro", 5)

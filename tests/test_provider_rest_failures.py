@@ -122,9 +122,9 @@ CASES = [
     ),
     Case(
         "kagi",
-        "GET",
-        "/api/v0/search",
-        {"meta": {"id": "x"}, "data": [{"t": 0, **_ONE}]},
+        "POST",
+        "/api/v1/search",
+        {"meta": {"trace": "x"}, "data": {"search": [_ONE]}},
         lambda base, client, key: KagiSearchProvider(api_key=key, base_url=base, client=client),
         "data",
     ),

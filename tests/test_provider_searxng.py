@@ -128,3 +128,88 @@ async def test_searching_without_a_base_url_names_the_variable(client: httpx.Asy
         await SearxngSearchProvider(base_url=None, client=client).search(SearchRequest("q"))
     assert caught.value.code == WebErrorCode.WEB_PROVIDER_UNAVAILABLE
     assert "SEARXNG_BASE_URL" in caught.value.message
+
+
+def many(count: int) -> dict[str, object]:
+    results = [{"url": f"https://example.org/{n}", "title": f"r{n}"} for n in range(count)]
+    return {**SEARXNG_RESPONSE, "results": results}
+
+
+@pytest.mark.parametrize(
+    ("request_", "kept"),
+    [
+        (SearchRequest("q"), 10),
+        (SearchRequest("q", max_results=3), 3),
+        (SearchRequest("q", max_results=50), 20),
+        (SearchRequest("q", max_results=3, num_search_results=15), 15),
+    ],
+    ids=["default-10", "max-results", "at-most-20", "breadth"],
+)
+async def test_results_are_cut_to_the_breadth_within_1_to_20(
+    replay: ReplayServer, client: httpx.AsyncClient, request_: SearchRequest, kept: int
+) -> None:
+    """SearXNG takes no count, so none is sent; the answer is cut instead."""
+    replay.route("GET", "/search", Reply(json=many(30)))
+    result = await SearxngSearchProvider(base_url=replay.url, client=client).search(request_)
+    assert [s.url for s in result.sources] == [f"https://example.org/{n}" for n in range(kept)]
+    assert result.truncated
+    assert set(replay.requests[0].query) == {"q", "format"}
+
+
+async def test_fewer_results_than_the_breadth_are_not_truncated(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.route("GET", "/search", Reply(json=many(4)))
+    result = await SearxngSearchProvider(base_url=replay.url, client=client).search(
+        SearchRequest("q", max_results=4)
+    )
+    assert len(result.sources) == 4
+    assert not result.truncated
+
+
+async def test_suggestions_are_related_searches(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.route("GET", "/search", Reply(json=SEARXNG_RESPONSE))
+    result = await SearxngSearchProvider(base_url=replay.url, client=client).search(
+        SearchRequest("python 3.13")
+    )
+    assert result.related == ("python 3.13 download", "python 3.13 release date")
+    assert (result.citations, result.queries) == ((), ())
+
+
+@pytest.mark.parametrize(
+    ("suggestions", "related"),
+    [
+        (None, ()),
+        ("python", ()),
+        (["a <b>b</b>", "", "  ", 3, None, "a b", "c"], ("a b", "c")),
+    ],
+    ids=["null", "not-a-list", "mixed"],
+)
+async def test_only_text_suggestions_are_kept_once(
+    replay: ReplayServer,
+    client: httpx.AsyncClient,
+    suggestions: object,
+    related: tuple[str, ...],
+) -> None:
+    replay.route("GET", "/search", Reply(json={**SEARXNG_RESPONSE, "suggestions": suggestions}))
+    result = await SearxngSearchProvider(base_url=replay.url, client=client).search(
+        SearchRequest("q")
+    )
+    assert result.related == related
+
+
+@pytest.mark.parametrize(
+    ("recency", "time_range"),
+    [("day", "day"), ("week", "month"), ("month", "month"), ("year", "year")],
+)
+async def test_a_week_asks_for_a_month(
+    replay: ReplayServer, client: httpx.AsyncClient, recency: str, time_range: str
+) -> None:
+    """SearXNG's ``time_range`` takes day, month and year only."""
+    replay.route("GET", "/search", Reply(json=SEARXNG_RESPONSE))
+    await SearxngSearchProvider(base_url=replay.url, client=client).search(
+        SearchRequest("q", recency=recency)  # type: ignore[arg-type]
+    )
+    assert replay.requests[0].query["time_range"] == [time_range]

@@ -1,6 +1,9 @@
 """Perplexity: a Sonar chat completion that searches as it answers.
 
-Sources keep the response's order, so the answer's ``[n]`` markers still point at them.
+Sources keep the response's order, so the answer's ``[n]`` markers still point at them; the
+``citations`` URLs the markers number become the result's citations, titled from the search
+results, and ``related_questions`` its related questions. ``num_search_results`` (how many
+results Perplexity reads) stays apart from ``max_results`` (how many sources come back).
 
 Filters: ``search_recency_filter``, ``search_domain_filter`` (included domains as they are,
 excluded ones with a leading ``-``), ``search_language_filter`` and
@@ -13,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...seam import (
+    SearchCitation,
     SearchRequest,
     SearchResult,
     SearchSource,
@@ -43,10 +47,38 @@ class PerplexitySearchProvider(ModelProvider):
     filters = frozenset({"recency", "include_domains", "exclude_domains", "country", "language"})
 
     async def search(self, request: SearchRequest) -> SearchResult:
+        data = await self._call(
+            "POST",
+            "/chat/completions",
+            headers={"Authorization": f"Bearer {self._api_key or ''}"},
+            json_body=self._body(request),
+        )
+        message = self._first_message(data)
+        sources = _on_sites(_sources(data), request)
+        limit = request.max_results
+        return SearchResult(
+            sources=sources[:limit],
+            truncated=limit is not None and len(sources) > limit,
+            content=optional_str(message, "content"),
+            citations=_citations(data),
+            related=_strings(data.get("related_questions")),
+        )
+
+    def _body(self, request: SearchRequest) -> dict[str, Any]:
+        """Related questions always asked for; breadth, length and temperature only when the
+        request sets them, so Perplexity's own defaults apply otherwise."""
         body: dict[str, Any] = {
             "model": self._model,
             "messages": [{"role": "user", "content": request.query}],
+            "search_mode": "web",
+            "return_related_questions": True,
         }
+        if request.num_search_results is not None:
+            body["num_search_results"] = request.num_search_results
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
         if request.recency is not None:
             body["search_recency_filter"] = request.recency
         if domains := _domain_filter(request):
@@ -55,16 +87,7 @@ class PerplexitySearchProvider(ModelProvider):
             body["search_language_filter"] = [request.language]
         if request.country is not None:
             body["web_search_options"] = {"user_location": {"country": request.country}}
-        data = await self._call(
-            "POST",
-            "/chat/completions",
-            headers={"Authorization": f"Bearer {self._api_key or ''}"},
-            json_body=body,
-        )
-        message = self._first_message(data)
-        return SearchResult(
-            sources=_on_sites(_sources(data), request), content=optional_str(message, "content")
-        )
+        return body
 
     def _first_message(self, data: Any) -> dict[str, Any]:
         choices = field(self.id, data, "choices", list)
@@ -107,10 +130,26 @@ def _sources(data: dict[str, Any]) -> tuple[SearchSource, ...]:
         sources = tuple(_source(item) for item in results if _has_url(item))
         if sources:
             return sources
-    citations = data.get("citations")
-    if isinstance(citations, list):
-        return tuple(SearchSource(url=url) for url in citations if isinstance(url, str) and url)
-    return ()
+    return tuple(SearchSource(url=url) for url in _strings(data.get("citations")))
+
+
+def _citations(data: dict[str, Any]) -> tuple[SearchCitation, ...]:
+    """The ``citations`` URLs, ``[1]`` first, each titled from the search result of that URL."""
+    titles: dict[str, str | None] = {}
+    results = data.get("search_results")
+    for item in results if isinstance(results, list) else []:
+        if _has_url(item):
+            titles.setdefault(item["url"], optional_str(item, "title"))
+    return tuple(
+        SearchCitation(url=url, title=titles.get(url)) for url in _strings(data.get("citations"))
+    )
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    """The non-blank strings of a list field; anything else is none."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(item for item in value if isinstance(item, str) and item.strip())
 
 
 def _has_url(item: Any) -> bool:

@@ -1,6 +1,9 @@
 """SearXNG, usually self-hosted: ``GET {base}/search?format=json``, with an optional token
 for instances behind an authenticating proxy.
 
+SearXNG takes no result count: the results are cut to the request's breadth (10 by default,
+at most 20). Its ``suggestions`` become related searches.
+
 Filters: ``language`` (``de``, or ``de-DE`` with a country; a country alone takes its main
 language). Recency and domains are hints the seam checks after: SearXNG documents ``time_range``
 as ``day``/``month``/``year`` for the engines that support it (a week asks for a month), and
@@ -26,7 +29,7 @@ from ...seam import (
     WebErrorCode,
 )
 from .._json_api import field, optional_str, request_json
-from .._plain_text import optional_text
+from .._plain_text import optional_text, plain_text
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._filters import locale, not_passed, with_sites
 from ._sources import sources_from
@@ -34,6 +37,8 @@ from ._sources import sources_from
 __all__ = ["PROVIDER", "SearxngSearchProvider", "SearxngSettings"]
 
 _TIME_RANGE: dict[Recency, str] = {"day": "day", "week": "month", "month": "month", "year": "year"}
+_DEFAULT_COUNT = 10
+_MAX_COUNT = 20
 
 
 class SearxngSearchProvider:
@@ -92,7 +97,13 @@ class SearxngSearchProvider:
                 status=error.status,
             ) from None
         items = field(self.id, data, "results", list)
-        result = sources_from(items, _source)
+        found = sources_from(items, _source).sources
+        count = min(request.breadth() or _DEFAULT_COUNT, _MAX_COUNT)
+        result = SearchResult(
+            sources=found[:count],
+            truncated=len(found) > count,
+            related=_suggestions(data),
+        )
         if (request.country or request.language) and locale(request) is None:
             result = dataclasses.replace(result, unfiltered=not_passed(request, "country"))
         return result
@@ -107,6 +118,15 @@ def _params(request: SearchRequest) -> dict[str, str | int]:
     elif request.language is not None:
         params["language"] = request.language
     return params
+
+
+def _suggestions(data: dict[str, Any]) -> tuple[str, ...]:
+    """The instance's suggested searches (a list of strings), each once."""
+    suggestions = data.get("suggestions")
+    if not isinstance(suggestions, list):
+        return ()
+    texts = (plain_text(item) for item in suggestions if isinstance(item, str))
+    return tuple(dict.fromkeys(text for text in texts if text))
 
 
 def _source(url: str, item: dict[str, Any]) -> SearchSource:
