@@ -25,6 +25,9 @@ OWN_PREFIXES = (
     "KAGI_",
     "SERPAPI_",
     "GOOGLE_VISION_",
+    "GEMINI_",
+    "GOOGLE_API_KEY",
+    "ZAI_",
 )
 
 

@@ -29,11 +29,13 @@ BUILT_IN_SEARCH = {
     "deepseek",
     "duckduckgo",
     "exa",
+    "gemini",
     "jina",
     "kagi",
     "perplexity",
     "searxng",
     "tavily",
+    "zai",
 }
 README = Path(__file__).parent.parent / "README.md"
 
