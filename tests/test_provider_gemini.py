@@ -385,3 +385,27 @@ async def test_the_runtime_waits_for_the_model(replay: ReplayServer) -> None:
     async with create_client(timeout=5) as client:
         provider = gemini(replay, client)
         assert provider.call_timeout() == client.timeout.read
+
+
+async def test_a_chunk_whose_site_is_unknown_is_on_no_site(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    """The site is the ``domain`` when given (Vertex AI), else a title that is a host name,
+    else the URL's host unless that is the redirect."""
+    direct = "https://docs.python.org/3/whatsnew/3.13.html"
+    reply = answer(
+        {"text": "Spain."},
+        metadata={
+            "groundingChunks": [
+                chunk(ALJAZEERA, "Euro 2024 final report"),
+                chunk(direct, "What's New In Python 3.13"),
+                {"web": {"uri": UEFA, "title": "Final", "domain": "uefa.com"}},
+            ]
+        },
+    )
+    replay.route("POST", PATH, Reply(json=reply))
+    provider = gemini(replay, client)
+    kept = await provider.search(SearchRequest("q", include_domains=("python.org", "uefa.com")))
+    assert [s.url for s in kept.sources] == [direct, UEFA]
+    excluded = await provider.search(SearchRequest("q", exclude_domains=("aljazeera.com",)))
+    assert [s.url for s in excluded.sources] == [ALJAZEERA, direct, UEFA]

@@ -385,6 +385,11 @@ async def test_an_http_failure_of_the_call_does_not_fall_back(
             "zai: Insufficient balance (MCP error 1113)",
             None,
         ),
+        (
+            Reply(json={"jsonrpc": "2.0", "id": None, **rpc_error(-32600, "Invalid Request")}),
+            "zai: Invalid Request (MCP error -32600)",
+            None,
+        ),
         (Reply(body=b"not json"), "zai: the response is not valid JSON", None),
         (
             Reply(json={"jsonrpc": "2.0", "id": 1}),

@@ -193,12 +193,15 @@ def _json(payload: bytes | str, error: Callable[[str], WebError]) -> Any:
 
 
 def _matching(reply: Any, rid: int) -> Any:
-    """The response to ``rid`` in a body or event: a message, or one of a batch. A message
-    without an id (a gateway's error body) answers too; another id's does not."""
+    """The response to ``rid`` in a body or event: a message, or one of a batch. One without an
+    id (an error about a request the server could not read, a gateway's error body) answers
+    too; a notification or another request's response does not."""
     for message in reply if isinstance(reply, list) else [reply]:
-        if not isinstance(message, dict):
-            continue
-        if message.get("id") == rid or ("id" not in message and "method" not in message):
+        if (
+            isinstance(message, dict)
+            and "method" not in message
+            and message.get("id") in (rid, None)
+        ):
             return message
     return None
 
