@@ -27,6 +27,13 @@ OWN_PREFIXES = (
     "GOOGLE_VISION_",
     "ANTHROPIC_",
     "OPENAI_",
+    "GEMINI_",
+    "GOOGLE_API_KEY",
+    "ZAI_",
+    "KIMI_",
+    "MOONSHOT_",
+    "PARALLEL_",
+    "SYNTHETIC_",
 )
 
 
@@ -72,4 +79,3 @@ def ddgs_calls(tmp_path: Path) -> list[dict[str, Any]]:
 
 
 # kimi, parallel and synthetic read these too (kimi: MOONSHOT_SEARCH_API_KEY, MOONSHOT_API_KEY …).
-OWN_PREFIXES = (*OWN_PREFIXES, "KIMI_", "MOONSHOT_", "PARALLEL_", "SYNTHETIC_")

@@ -30,6 +30,7 @@ BUILT_IN_SEARCH = {
     "deepseek",
     "duckduckgo",
     "exa",
+    "gemini",
     "jina",
     "kagi",
     "kimi",
@@ -39,6 +40,7 @@ BUILT_IN_SEARCH = {
     "searxng",
     "synthetic",
     "tavily",
+    "zai",
 }
 README = Path(__file__).parent.parent / "README.md"
 

@@ -1,0 +1,211 @@
+"""Z.AI: the remote MCP tool ``web_search_prime`` at ``{base}/api/mcp/web_search_prime/mcp``.
+
+A ``tools/call`` in an MCP session (see :mod:`._mcp_http`), Bearer ``ZAI_API_KEY``. As in 004,
+the tool is asked with ``{query, count}``, then ``{search_query, count}``, then
+``{search_query, search_engine: "search-prime", count}``, moving on only when the server says
+the arguments were wrong; the shape that worked is tried first afterwards.
+
+The tool's text is a JSON list of results (``title``, ``link``, ``content``, ``media``,
+``publish_date``, ``icon``), sometimes JSON-encoded twice; text that is not JSON is an answer.
+
+Filters: ``recency`` as ``search_recency_filter``. One included domain is sent as
+``search_domain_filter``, as a hint only: the seam still checks every source's host.
+Errors keep Z.AI's own message (never the key), as 004 does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from ...seam import Recency, SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
+from .._json_api import optional_str, redact
+from .._plain_text import optional_text
+from ..spec import BaseUrl, ProviderSettings, Secret
+from ._keyed import KeyedProvider, keyed_spec
+from ._mcp_http import McpSession, RpcError
+from ._sources import url_of
+
+__all__ = ["PROVIDER", "ZaiSearchProvider", "ZaiSettings"]
+
+TOOL = "web_search_prime"
+_DEFAULT_COUNT = 10
+_MAX_COUNT = 50
+_RAW_LIMIT = 500
+_INVALID_PARAMS = -32602
+_RECENCY: dict[Recency, str] = {
+    "day": "oneDay",
+    "week": "oneWeek",
+    "month": "oneMonth",
+    "year": "oneYear",
+}
+_SHAPES: tuple[Callable[[str, int], dict[str, Any]], ...] = (
+    lambda query, count: {"query": query, "count": count},
+    lambda query, count: {"search_query": query, "count": count},
+    lambda query, count: {"search_query": query, "search_engine": "search-prime", "count": count},
+)
+"""The argument shapes 004 tries, in its order."""
+_ARGUMENT = re.compile(r"\b(?:arguments?|param(?:eter)?s?|fields?|search_query|query)\b", re.I)
+_WRONG = re.compile(r"\b(?:missing|required|invalid|unknown|unexpected|unrecognized)\b", re.I)
+
+
+class ZaiSearchProvider(KeyedProvider):
+    id = "zai"
+    default_base_url = "https://api.z.ai"
+    filters = frozenset({"recency"})
+
+    def __init__(
+        self, *, api_key: str | None, client: httpx.AsyncClient, base_url: str | None = None
+    ) -> None:
+        super().__init__(api_key=api_key, client=client, base_url=base_url)
+        self._shape = 0
+
+    async def search(self, request: SearchRequest) -> SearchResult:
+        count = min(request.breadth() or _DEFAULT_COUNT, _MAX_COUNT)
+        extra = _filters(request)
+        session = McpSession(
+            self._client,
+            self.id,
+            f"{self._base_url}/api/mcp/web_search_prime/mcp",
+            api_key=self._api_key or "",
+        )
+        try:
+            await session.open()
+        except RpcError as error:
+            raise self._refused(error) from None
+        for index in range(self._shape, len(_SHAPES)):
+            last = index == len(_SHAPES) - 1
+            arguments = _SHAPES[index](request.query, count) | extra
+            try:
+                result = await session.call_tool(TOOL, arguments)
+            except RpcError as error:
+                if not last and (error.code == _INVALID_PARAMS or _about_arguments(error.message)):
+                    continue
+                raise self._refused(error) from None
+            if result.get("isError") is True:
+                text = _texts(result)
+                if not last and _about_arguments(text):
+                    continue
+                said = redact(text, [self._api_key])[:_RAW_LIMIT] or "the search failed"
+                raise WebError(
+                    WebErrorCode.WEB_PROVIDER_ERROR, f"{self.id}: {said}", provider=self.id
+                )
+            self._shape = index
+            return _mapped(result, count)
+        raise AssertionError("unreachable: the last shape returns or raises")
+
+    def _refused(self, error: RpcError) -> WebError:
+        code = f" (MCP error {error.code})" if error.code is not None else ""
+        return WebError(
+            WebErrorCode.WEB_PROVIDER_ERROR, f"{self.id}: {error.message}{code}", provider=self.id
+        )
+
+
+def _filters(request: SearchRequest) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if request.recency is not None:
+        extra["search_recency_filter"] = _RECENCY[request.recency]
+    if len(request.include_domains) == 1:
+        extra["search_domain_filter"] = request.include_domains[0]
+    return extra
+
+
+def _about_arguments(text: str) -> bool:
+    """Whether an error says the arguments were wrong (one missing, invalid or unknown), the
+    only failure another argument shape may cure."""
+    return bool(_ARGUMENT.search(text) and _WRONG.search(text))
+
+
+def _texts(result: dict[str, Any]) -> str:
+    return "\n".join(_text_parts(result)).strip()
+
+
+def _text_parts(result: dict[str, Any]) -> list[str]:
+    content = result.get("content")
+    if not isinstance(content, list):
+        return []
+    return [
+        part["text"]
+        for part in content
+        if isinstance(part, dict)
+        and part.get("type") == "text"
+        and isinstance(part.get("text"), str)
+    ]
+
+
+_NOT_JSON = object()
+
+
+def _decoded(text: str) -> Any:
+    """The text's JSON value, a JSON string's own JSON unwrapped too; ``_NOT_JSON`` otherwise."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return _NOT_JSON
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _items(value: Any) -> list[Any] | None:
+    """The results in a decoded payload: a list, or one under ``search_result``/``results``."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        for key in ("search_result", "results"):
+            if isinstance(value.get(key), list):
+                return list(value[key])
+    return None
+
+
+def _mapped(result: dict[str, Any], count: int) -> SearchResult:
+    items: list[Any] = []
+    answer: list[str] = []
+    for text in _text_parts(result):
+        value = _decoded(text)
+        if value is _NOT_JSON:
+            words = text.strip()
+        elif isinstance(value, str):
+            words = value.strip()
+        else:
+            items.extend(_items(value) or [])
+            continue
+        if words:
+            answer.append(words)
+    if not items and (found := _items(result.get("structuredContent"))) is not None:
+        items = found
+    sources = tuple(_source(url, item) for item in items if (url := _link(item)))
+    return SearchResult(sources=sources[:count], content="\n\n".join(answer) or None)
+
+
+def _link(item: Any) -> str | None:
+    if isinstance(item, dict) and isinstance(item.get("link"), str) and item["link"].strip():
+        return str(item["link"]).strip()
+    return url_of(item)
+
+
+def _source(url: str, item: dict[str, Any]) -> SearchSource:
+    return SearchSource(
+        url=url,
+        title=optional_text(item, "title"),
+        snippet=optional_text(item, "content"),
+        published_at=optional_str(item, "publish_date"),
+    )
+
+
+class ZaiSettings(ProviderSettings):
+    """``ZAI_API_KEY``, and ``ZAI_BASE_URL`` to use another endpoint than the official one
+    (``https://open.bigmodel.cn`` for the mainland China service)."""
+
+    zai_api_key: Secret = None
+    zai_base_url: BaseUrl = None
+
+
+PROVIDER = keyed_spec(ZaiSearchProvider, ZaiSettings)
