@@ -76,6 +76,3 @@ def ddgs_calls(tmp_path: Path) -> list[dict[str, Any]]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text().splitlines()]
-
-
-# kimi, parallel and synthetic read these too (kimi: MOONSHOT_SEARCH_API_KEY, MOONSHOT_API_KEY …).

@@ -14,7 +14,14 @@ import httpx
 from ..seam import WebError, WebErrorCode
 from ..seam.causes import network_cause
 
-__all__ = ["field", "optional_field", "optional_str", "redact", "request_json"]
+__all__ = [
+    "field",
+    "optional_field",
+    "optional_str",
+    "redact",
+    "request_json",
+    "retry_after_seconds",
+]
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
@@ -34,7 +41,7 @@ def _host(url: str) -> str | None:
     return f"{parts.host}:{parts.port}" if parts.port else parts.host
 
 
-def _retry_after(value: str | None) -> float | None:
+def retry_after_seconds(value: str | None) -> float | None:
     """Seconds from a ``Retry-After`` header, which may be a number or an HTTP date."""
     if not value:
         return None
@@ -61,7 +68,7 @@ def _status_error(
             status=status,
         )
     if status == 429:
-        retry_after = _retry_after(response.headers.get("retry-after"))
+        retry_after = retry_after_seconds(response.headers.get("retry-after"))
         hint = f", retry after {retry_after:g} s" if retry_after is not None else ""
         return WebError(
             WebErrorCode.WEB_PROVIDER_ERROR,

@@ -22,7 +22,7 @@ from httpx_sse import EventSource, SSEError
 from ..._version import __version__
 from ...seam import WebError, WebErrorCode
 from ...seam.causes import network_cause
-from .._json_api import _retry_after, redact
+from .._json_api import redact, retry_after_seconds
 
 __all__ = ["McpSession", "RpcError"]
 
@@ -152,7 +152,9 @@ class McpSession:
     def _status_error(self, response: httpx.Response) -> WebError:
         status = response.status_code
         raw = self._raw(_message_of(response.content))
-        retry_after = _retry_after(response.headers.get("retry-after")) if status == 429 else None
+        retry_after = (
+            retry_after_seconds(response.headers.get("retry-after")) if status == 429 else None
+        )
         if raw:
             text = raw
         elif status in (401, 403):
