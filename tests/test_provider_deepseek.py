@@ -153,6 +153,16 @@ async def test_request_shape(replay: ReplayServer, client: httpx.AsyncClient) ->
     assert body["messages"] == [{"role": "user", "content": "python 3.13"}]
     assert "search the web" in body["system"].lower()
     assert "tool_choice" not in body
+    assert "temperature" not in body
+
+
+async def test_max_tokens_and_temperature_come_from_the_request(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.route("POST", PATH, Reply(json=message()))
+    await deepseek(replay, client).search(SearchRequest("q", max_tokens=900, temperature=0.3))
+    body = replay.requests[0].json()
+    assert (body["max_tokens"], body["temperature"]) == (900, 0.3)
 
 
 async def test_the_model_is_configurable(replay: ReplayServer, client: httpx.AsyncClient) -> None:

@@ -7,6 +7,8 @@ citations from the text after the last search, the queries from ``server_tool_us
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...seam import SearchRequest, SearchResult
 from ..spec import (
     BaseUrl,
@@ -29,6 +31,17 @@ class DeepSeekSearchProvider(ModelProvider):
     model_setting = "deepseek_search_model"
 
     async def search(self, request: SearchRequest) -> SearchResult:
+        body: dict[str, Any] = {
+            "model": self._model,
+            "max_tokens": request.max_tokens or 2048,
+            "stream": False,
+            "thinking": {"type": "disabled"},
+            "tools": [{"type": "deepseek_web_search", "name": "deepseek_web_search"}],
+            "system": _INSTRUCTION,
+            "messages": [{"role": "user", "content": request.query}],
+        }
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
         data = await self._call(
             "POST",
             "/anthropic/v1/messages",
@@ -37,15 +50,7 @@ class DeepSeekSearchProvider(ModelProvider):
                 "anthropic-version": "2023-06-01",
                 "content-type": "application/json",
             },
-            json_body={
-                "model": self._model,
-                "max_tokens": 2048,
-                "stream": False,
-                "thinking": {"type": "disabled"},
-                "tools": [{"type": "deepseek_web_search", "name": "deepseek_web_search"}],
-                "system": _INSTRUCTION,
-                "messages": [{"role": "user", "content": request.query}],
-            },
+            json_body=body,
         )
         found = read_message(self.id, data, [self._api_key])
         return SearchResult(
