@@ -8,6 +8,7 @@ multicast and 100.64.0.0/10.
 from __future__ import annotations
 
 import ipaddress
+import re
 import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -118,6 +119,10 @@ def _parse(url: str) -> httpx.URL:
         return httpx.URL(urllib.parse.urlunsplit(parts._replace(netloc=netloc)))
 
 
+_HOST_AND_PORT = re.compile(r"[A-Za-z0-9.-]+:\d+(?:[/?#].*)?", re.DOTALL)
+"""``localhost:8080/x``, which parses as the scheme ``localhost``: a host and port, no scheme."""
+
+
 def check_url(url: str) -> httpx.URL:
     """Parse and vet ``url`` before any I/O; raise ``WEB_INVALID_URL`` naming what is wrong.
 
@@ -129,9 +134,12 @@ def check_url(url: str) -> httpx.URL:
     if not url.strip():
         raise _invalid("URL is empty")
     parsed = _parse(url.strip())
+    given = url.strip()
+    if not parsed.scheme or _HOST_AND_PORT.fullmatch(given):
+        hint = f"; did you mean 'https://{given}'?" if given[:1].isalnum() else ""
+        raise _invalid(f"URL has no scheme: write it with http:// or https://{hint}")
     if parsed.scheme not in ("http", "https"):
-        shown = parsed.scheme or "none"
-        raise _invalid(f"URL scheme {shown!r} is not supported; use http or https")
+        raise _invalid(f"URL scheme {parsed.scheme!r} is not supported; use http or https")
     if parsed.userinfo:
         raise _invalid("URL carries credentials (user:password@); they are never sent")
     if not parsed.host:
