@@ -172,13 +172,23 @@ def test_fetch_results_round_trip(body: HtmlBody | TextBody | PdfBody) -> None:
 
 
 async def test_an_unopenable_configured_store_warns_and_continues(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("WEBREACH_CACHE", "bogus://")
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    monkeypatch.setenv("WEBREACH_CACHE", f"sqlite:///{not_a_folder}/cache.db")
     with caplog.at_level(logging.WARNING, logger="webreach.cache"):
         async with build_runtime(load_settings()):
             pass
     assert "WEBREACH_CACHE" in caplog.text
+
+
+def test_an_unknown_store_is_refused_when_the_settings_are_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("WEBREACH_CACHE", "bogus://")
+    with pytest.raises(ValueError, match="the scheme 'bogus' is not a cache store"):
+        load_settings()
 
 
 def test_the_command_line_reuses_results_across_runs(tmp_path: Path) -> None:

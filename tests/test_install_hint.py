@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from webreach.cli.install_hint import command_for
+from webreach.install_hint import command_for
 
 CHECKOUT = Path("/home/me/webreach")
 

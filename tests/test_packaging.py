@@ -17,7 +17,7 @@ from packaging.utils import canonicalize_name
 
 from cli_helpers import clean_env, fake_ddgs_env, run_cli
 from replay_server import ReplayServer, Reply
-from webreach.cli.install_hint import install_command
+from webreach.install_hint import install_command
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "webreach"

@@ -61,6 +61,17 @@ class WebSettings(BaseModel):
             AllowList.parse(value)
         return value
 
+    @field_validator("cache")
+    @classmethod
+    def _cache_store(cls, value: str | None) -> str | None:
+        """An unknown store or a missing extra stops every command: continuing without the
+        cache would leave server replicas silently without their shared store."""
+        from .cache.urls import check_store_url
+
+        if value is not None:
+            check_store_url(value.strip())
+        return value
+
     def tool_options(self) -> ToolOptions:
         from .tools import ToolOptions
 

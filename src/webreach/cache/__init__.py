@@ -14,11 +14,13 @@ from ..seam import CacheStore
 from .memory import MemoryStore
 from .redis import RedisStore
 from .sqlite import SqliteStore
+from .urls import REDIS_SCHEMES, check_store_url
 
 __all__ = [
     "MemoryStore",
     "RedisStore",
     "SqliteStore",
+    "check_store_url",
     "default_sqlite_url",
     "open_store",
     "user_cache_dir",
@@ -43,15 +45,12 @@ def default_sqlite_url() -> str:
 def open_store(url: str) -> CacheStore:
     """A store for ``memory``, ``sqlite:///absolute/path`` or ``redis[s]://…``.
 
-    Raises ValueError for anything else.
+    Raises ValueError for anything else (``none`` is no store: the caller's to skip).
     """
+    check_store_url(url)
     if url == "memory":
         return MemoryStore()
     parts = urlsplit(url)
-    if parts.scheme == "sqlite":
-        if parts.netloc or not parts.path:
-            raise ValueError(f"expected sqlite:///absolute/path, got {url!r}")
-        return SqliteStore(Path(unquote(parts.path)))
-    if parts.scheme in ("redis", "rediss", "unix"):
+    if parts.scheme in REDIS_SCHEMES:
         return RedisStore(url)
-    raise ValueError(f"unknown cache store {url!r}; use memory, sqlite:///path or redis://host")
+    return SqliteStore(Path(unquote(parts.path)))

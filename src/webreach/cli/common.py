@@ -69,7 +69,7 @@ _EXTRAS: dict[str, tuple[str, ...]] = {
 def require_extra(command: str, extra: str) -> None:
     """Stop with one line (exit 2) when ``command`` needs an extra that is not installed, with
     the pip command that fits how webreach was installed (from the index, or a checkout)."""
-    from .install_hint import install_command
+    from ..install_hint import install_command
 
     for module in _EXTRAS[extra]:
         try:

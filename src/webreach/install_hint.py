@@ -58,7 +58,7 @@ def _recorded_directory(direct_url: str | None) -> tuple[Path | None, bool]:
 
 def _source_checkout() -> Path | None:
     """The checkout whose ``src/`` this code runs from (``PYTHONPATH=src``), if it is one."""
-    root = Path(__file__).resolve().parents[3]
+    root = Path(__file__).resolve().parents[2]
     return (
         root
         if (root / "pyproject.toml").is_file() and (root / "src" / "webreach").is_dir()
