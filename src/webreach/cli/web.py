@@ -180,6 +180,47 @@ def _filters(
         usage(f"{options.get(error.field, error.field)}: {error}", as_json=as_json)
 
 
+def _tuning(
+    num_search_results: str | None,
+    max_tokens: str | None,
+    temperature: str | None,
+    *,
+    as_json: bool,
+) -> dict[str, int | float]:
+    """The tool arguments the options ask for; a bad value stops here, one line, exit 2."""
+    from ..seam import InvalidValueError
+    from ..tools.base import SearchTuning
+
+    def number(option: str, text: str | None, kind: type[int] | type[float]) -> Any:
+        if text is None:
+            return None
+        try:
+            return kind(text.strip())
+        except ValueError:
+            what = "a whole number" if kind is int else "a number"
+            usage(f"{option}: must be {what}, not {text!r}", as_json=as_json)
+
+    options = {
+        "num_search_results": "--num-search-results",
+        "max_tokens": "--max-tokens",
+        "temperature": "--temperature",
+    }
+    try:
+        tuning = SearchTuning(
+            number(options["num_search_results"], num_search_results, int),
+            number(options["max_tokens"], max_tokens, int),
+            number(options["temperature"], temperature, float),
+        )
+    except InvalidValueError as error:
+        usage(f"{options[error.field]}: {error}", as_json=as_json)
+    asked = {
+        "num_search_results": tuning.num_search_results,
+        "max_tokens": tuning.max_tokens,
+        "temperature": tuning.temperature,
+    }
+    return {name: value for name, value in asked.items() if value is not None}
+
+
 def _print_json(data: dict[str, Any], cached: bool) -> None:
     print(json.dumps({**data, "cached": cached}, ensure_ascii=False, indent=2))
 
@@ -204,7 +245,9 @@ def search(
     ] = None,
     max_results: Annotated[
         int | None,
-        typer.Option("--max-results", metavar="N", min=1, help="Sources to return [8]."),
+        typer.Option(
+            "--max-results", "--limit", metavar="N", min=1, help="Sources to return [8]."
+        ),
     ] = None,
     recency: Annotated[
         str | None,
@@ -249,6 +292,30 @@ def search(
             "[WEBREACH_SEARCH_CONTEXT_SIZE, medium].",
         ),
     ] = None,
+    num_search_results: Annotated[
+        str | None,
+        typer.Option(
+            "--num-search-results",
+            metavar="N",
+            help="Results the provider looks at, when more than it returns (1-50).",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--max-tokens",
+            metavar="N",
+            help="Longest answer a model-backed provider writes (perplexity, deepseek …).",
+        ),
+    ] = None,
+    temperature: Annotated[
+        str | None,
+        typer.Option(
+            "--temperature",
+            metavar="T",
+            help="A model-backed provider's temperature, 0 to 2.",
+        ),
+    ] = None,
     output: FormatOption = None,
     as_json: JsonOption = False,
     no_cache: NoCacheOption = False,
@@ -259,6 +326,7 @@ def search(
     form = _format(output, as_json)
     as_json = form is Format.json
     filters = _filters(recency, site, exclude_site, country, language, as_json=as_json)
+    tuning = _tuning(num_search_results, max_tokens, temperature, as_json=as_json)
     settings = startup(
         as_json,
         search_provider=provider,
@@ -281,7 +349,7 @@ def search(
             settings,
             lambda runtime: web_search_tool(
                 runtime, settings.tool_options(), on_query_done=on_done, filters=filters
-            ).execute({"queries": list(queries)}),
+            ).execute({"queries": list(queries), **tuning}),
             watch,
             as_json=as_json,
         )
