@@ -245,9 +245,7 @@ def search(
     ] = None,
     max_results: Annotated[
         int | None,
-        typer.Option(
-            "--max-results", "--limit", metavar="N", min=1, help="Sources to return [8]."
-        ),
+        typer.Option("--max-results", "--limit", metavar="N", min=1, help="Sources to return [8]."),
     ] = None,
     recency: Annotated[
         str | None,

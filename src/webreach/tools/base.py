@@ -24,10 +24,10 @@ RECENCIES: tuple[Recency, ...] = get_args(Recency)
 __all__ = [
     "CONTEXT_SIZES",
     "INVALID_ARGUMENTS",
-    "RECENCIES",
-    "ContextSize",
     "MAX_NUM_SEARCH_RESULTS",
     "MAX_SEARCH_TOKENS",
+    "RECENCIES",
+    "ContextSize",
     "SearchFilters",
     "SearchTuning",
     "StructuredResult",

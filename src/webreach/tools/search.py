@@ -112,8 +112,7 @@ class SearchToolResult:
             "filtered_after": list(self.filtered_after),
             "unfiltered": list(self.unfiltered),
             "citations": [
-                {"url": c.url, "title": c.title, "cited_text": c.cited_text}
-                for c in self.citations
+                {"url": c.url, "title": c.title, "cited_text": c.cited_text} for c in self.citations
             ],
             "related": list(self.related),
             "provider_queries": list(self.provider_queries),
