@@ -29,11 +29,11 @@ from .common import (
     startup,
     usage,
 )
+from .search_options import search_filters, search_tuning
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..seam import CacheStore, SearchResult, WebRuntime
-    from ..tools import SearchFilters
 
 T = TypeVar("T")
 
@@ -147,80 +147,6 @@ def _turned_off(settings: Settings, field: str, what: str, as_json: bool) -> NoR
     )
 
 
-def _filters(
-    recency: str | None,
-    sites: list[str] | None,
-    excluded: list[str] | None,
-    country: str | None,
-    language: str | None,
-    *,
-    as_json: bool,
-) -> SearchFilters:
-    """The filters the options ask for; a bad value stops here, one line, exit 2."""
-    from ..seam import InvalidValueError
-    from ..tools import SearchFilters
-
-    options = {
-        "recency": "--recency",
-        "include_domains": "--site",
-        "exclude_domains": "--exclude-site",
-        "country": "--country",
-        "language": "--language",
-    }
-    asked = SearchFilters(
-        recency,  # type: ignore[arg-type]  # checked just below
-        tuple(sites or ()),
-        tuple(excluded or ()),
-        country,
-        language,
-    )
-    try:
-        return asked.check()
-    except InvalidValueError as error:
-        usage(f"{options.get(error.field, error.field)}: {error}", as_json=as_json)
-
-
-def _tuning(
-    num_search_results: str | None,
-    max_tokens: str | None,
-    temperature: str | None,
-    *,
-    as_json: bool,
-) -> dict[str, int | float]:
-    """The tool arguments the options ask for; a bad value stops here, one line, exit 2."""
-    from ..seam import InvalidValueError
-    from ..tools.base import SearchTuning
-
-    def number(option: str, text: str | None, kind: type[int] | type[float]) -> Any:
-        if text is None:
-            return None
-        try:
-            return kind(text.strip())
-        except ValueError:
-            what = "a whole number" if kind is int else "a number"
-            usage(f"{option}: must be {what}, not {text!r}", as_json=as_json)
-
-    options = {
-        "num_search_results": "--num-search-results",
-        "max_tokens": "--max-tokens",
-        "temperature": "--temperature",
-    }
-    try:
-        tuning = SearchTuning(
-            number(options["num_search_results"], num_search_results, int),
-            number(options["max_tokens"], max_tokens, int),
-            number(options["temperature"], temperature, float),
-        )
-    except InvalidValueError as error:
-        usage(f"{options[error.field]}: {error}", as_json=as_json)
-    asked = {
-        "num_search_results": tuning.num_search_results,
-        "max_tokens": tuning.max_tokens,
-        "temperature": tuning.temperature,
-    }
-    return {name: value for name, value in asked.items() if value is not None}
-
-
 def _print_json(data: dict[str, Any], cached: bool) -> None:
     print(json.dumps({**data, "cached": cached}, ensure_ascii=False, indent=2))
 
@@ -323,8 +249,8 @@ def search(
 
     form = _format(output, as_json)
     as_json = form is Format.json
-    filters = _filters(recency, site, exclude_site, country, language, as_json=as_json)
-    tuning = _tuning(num_search_results, max_tokens, temperature, as_json=as_json)
+    filters = search_filters(recency, site, exclude_site, country, language, as_json=as_json)
+    tuning = search_tuning(num_search_results, max_tokens, temperature, as_json=as_json)
     settings = startup(
         as_json,
         search_provider=provider,

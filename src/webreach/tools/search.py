@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..seam import (
@@ -16,7 +15,6 @@ from ..seam import (
     SearchSource,
     WebError,
     WebRuntime,
-    cancel_and_wait,
 )
 from .base import (
     ContextSize,
@@ -37,6 +35,7 @@ from .search_input import (
     search_description,
     search_schema,
 )
+from .search_merge import all_or_nothing, merge_sources
 from .search_sections import Sections, clip, merge_sections, section_lines
 from .untrusted import fence
 
@@ -60,8 +59,6 @@ ANSWER_CHARS = 4_000
 ANSWERS_CHARS = 8_000
 """The most of all the answers of one call the model reads."""
 CITE_LINE = "Cite the URLs you use as Markdown links, e.g. [title](https://example.com/page)."
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,38 +118,6 @@ class SearchToolResult:
     def _passages_json(self, url: str) -> dict[str, list[str]]:
         found = self.passages.get(url)
         return {"passages": [p.text for p in found]} if found else {}
-
-
-async def all_or_nothing(factories: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
-    """Run concurrently; on the first failure cancel the rest, wait for all, raise that failure.
-
-    Cancelling the caller cancels every started call and also waits for them to settle.
-    """
-    tasks = [asyncio.ensure_future(factory()) for factory in factories]
-    try:
-        pending = set(tasks)
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
-            for task in tasks:
-                if task in done and not task.cancelled() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
-        return [task.result() for task in tasks]
-    finally:
-        await cancel_and_wait(tasks)
-
-
-def merge_sources(
-    results: Sequence[SearchResult], limit: int
-) -> tuple[tuple[SearchSource, ...], bool]:
-    """Round-robin by rank across queries, first URL wins, then cut to ``limit``."""
-    merged: dict[str, SearchSource] = {}
-    depth = max((len(r.sources) for r in results), default=0)
-    for rank in range(depth):
-        for result in results:
-            if rank < len(result.sources):
-                merged.setdefault(result.sources[rank].url, result.sources[rank])
-    sources = tuple(merged.values())
-    return sources[:limit], len(sources) > limit
 
 
 QueryDone = Callable[[str, SearchResult], None]
