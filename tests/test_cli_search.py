@@ -81,6 +81,9 @@ def test_json_output(tmp_path: Path) -> None:
         "filtered_by_provider": [],
         "filtered_after": [],
         "unfiltered": [],
+        "citations": [],
+        "related": [],
+        "provider_queries": [],
         "cached": False,
     }
 

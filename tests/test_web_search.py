@@ -45,6 +45,30 @@ def test_schema_states_the_bound() -> None:
                 "description": "Only sources published within the last day, week, month or "
                 "year. Leave it out unless the question is about recent events.",
             },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 8,
+                "description": "Sources to return.",
+            },
+            "num_search_results": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 50,
+                "description": "Results the provider looks at, when more than `limit`.",
+            },
+            "max_tokens": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 16_384,
+                "description": "Longest provider answer; model-backed providers only.",
+            },
+            "temperature": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 2,
+                "description": "Provider answer temperature; model-backed providers only.",
+            },
         },
         "required": ["queries"],
         "additionalProperties": False,
@@ -327,4 +351,7 @@ async def test_structured_result_for_programs() -> None:
         "filtered_by_provider": [],
         "filtered_after": [],
         "unfiltered": [],
+        "citations": [],
+        "related": [],
+        "provider_queries": [],
     }

@@ -72,9 +72,34 @@ def search_text(result: SearchToolResult, *, cached: bool) -> Text:
             out.append(f"\n    {_one_line(source.snippet)}")
         if best := result.passages.get(source.url):
             out.append(f"\n    » {_clip(_one_line(best[0].text), _PASSAGE_CHARS)}", style="dim")
+    _sections(out, result)
     if result.truncated:
         out.append("\n\nMore sources were found; --max-results N shows more.", style="dim")
     return out
+
+
+def _sections(out: Text, result: SearchToolResult) -> None:
+    """The answers' citations, the related questions and the provider's own searches."""
+    numbers = {source.url: n for n, source in enumerate(result.sources, 1)}
+    if result.citations:
+        out.append("\n\nCitations", style="bold")
+        for citation in result.citations:
+            number = numbers.get(citation.url)
+            out.append("\n  " + (f"[{number}] " if number else ""), style="cyan")
+            if citation.title:
+                out.append(f"{_one_line(citation.title)} · ")
+            out.append(_one_line(citation.url), style="blue")
+            if citation.cited_text:
+                cited = _clip(_one_line(citation.cited_text), _PASSAGE_CHARS)
+                out.append(f"\n    “{cited}”", style="dim")
+    if result.related:
+        out.append("\n\nRelated", style="bold")
+        for question in result.related:
+            out.append(f"\n  - {_one_line(question)}")
+    if result.provider_queries:
+        out.append("\n\nThe provider searched for", style="bold")
+        for query in result.provider_queries:
+            out.append(f"\n  - {_one_line(query)}", style="dim")
 
 
 def fetch_text(piece: FetchToolResult, *, cached: bool, raw: bool = False) -> Text:

@@ -29,11 +29,11 @@ from .common import (
     startup,
     usage,
 )
+from .search_options import search_filters, search_tuning
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..seam import CacheStore, SearchResult, WebRuntime
-    from ..tools import SearchFilters
 
 T = TypeVar("T")
 
@@ -147,39 +147,6 @@ def _turned_off(settings: Settings, field: str, what: str, as_json: bool) -> NoR
     )
 
 
-def _filters(
-    recency: str | None,
-    sites: list[str] | None,
-    excluded: list[str] | None,
-    country: str | None,
-    language: str | None,
-    *,
-    as_json: bool,
-) -> SearchFilters:
-    """The filters the options ask for; a bad value stops here, one line, exit 2."""
-    from ..seam import InvalidValueError
-    from ..tools import SearchFilters
-
-    options = {
-        "recency": "--recency",
-        "include_domains": "--site",
-        "exclude_domains": "--exclude-site",
-        "country": "--country",
-        "language": "--language",
-    }
-    asked = SearchFilters(
-        recency,  # type: ignore[arg-type]  # checked just below
-        tuple(sites or ()),
-        tuple(excluded or ()),
-        country,
-        language,
-    )
-    try:
-        return asked.check()
-    except InvalidValueError as error:
-        usage(f"{options.get(error.field, error.field)}: {error}", as_json=as_json)
-
-
 def _print_json(data: dict[str, Any], cached: bool) -> None:
     print(json.dumps({**data, "cached": cached}, ensure_ascii=False, indent=2))
 
@@ -204,7 +171,7 @@ def search(
     ] = None,
     max_results: Annotated[
         int | None,
-        typer.Option("--max-results", metavar="N", min=1, help="Sources to return [8]."),
+        typer.Option("--max-results", "--limit", metavar="N", min=1, help="Sources to return [8]."),
     ] = None,
     recency: Annotated[
         str | None,
@@ -249,6 +216,30 @@ def search(
             "[WEBREACH_SEARCH_CONTEXT_SIZE, medium].",
         ),
     ] = None,
+    num_search_results: Annotated[
+        str | None,
+        typer.Option(
+            "--num-search-results",
+            metavar="N",
+            help="Results the provider looks at, when more than it returns (1-50).",
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--max-tokens",
+            metavar="N",
+            help="Longest answer a model-backed provider writes (perplexity, deepseek …).",
+        ),
+    ] = None,
+    temperature: Annotated[
+        str | None,
+        typer.Option(
+            "--temperature",
+            metavar="T",
+            help="A model-backed provider's temperature, 0 to 2.",
+        ),
+    ] = None,
     output: FormatOption = None,
     as_json: JsonOption = False,
     no_cache: NoCacheOption = False,
@@ -258,7 +249,8 @@ def search(
 
     form = _format(output, as_json)
     as_json = form is Format.json
-    filters = _filters(recency, site, exclude_site, country, language, as_json=as_json)
+    filters = search_filters(recency, site, exclude_site, country, language, as_json=as_json)
+    tuning = search_tuning(num_search_results, max_tokens, temperature, as_json=as_json)
     settings = startup(
         as_json,
         search_provider=provider,
@@ -281,7 +273,7 @@ def search(
             settings,
             lambda runtime: web_search_tool(
                 runtime, settings.tool_options(), on_query_done=on_done, filters=filters
-            ).execute({"queries": list(queries)}),
+            ).execute({"queries": list(queries), **tuning}),
             watch,
             as_json=as_json,
         )

@@ -24,9 +24,12 @@ RECENCIES: tuple[Recency, ...] = get_args(Recency)
 __all__ = [
     "CONTEXT_SIZES",
     "INVALID_ARGUMENTS",
+    "MAX_NUM_SEARCH_RESULTS",
+    "MAX_SEARCH_TOKENS",
     "RECENCIES",
     "ContextSize",
     "SearchFilters",
+    "SearchTuning",
     "StructuredResult",
     "ToolDefinition",
     "ToolError",
@@ -35,6 +38,11 @@ __all__ = [
 ]
 
 INVALID_ARGUMENTS = WebErrorCode.INVALID_ARGUMENTS
+MAX_NUM_SEARCH_RESULTS = 50
+"""The most results a call may ask a provider to look at (``num_search_results``)."""
+MAX_SEARCH_TOKENS = 16_384
+"""The longest answer a call may ask a model-backed provider for (``max_tokens``): the model
+reads at most a few thousand characters of it anyway."""
 
 
 class StructuredResult(Protocol):
@@ -126,7 +134,10 @@ class SearchFilters:
     country: str | None = None
     language: str | None = None
 
-    def request(self, query: str, max_results: int | None = None) -> SearchRequest:
+    def request(
+        self, query: str, max_results: int | None = None, tuning: SearchTuning | None = None
+    ) -> SearchRequest:
+        tuning = tuning or SearchTuning()
         return SearchRequest(
             query,
             max_results,
@@ -135,6 +146,9 @@ class SearchFilters:
             exclude_domains=self.exclude_domains,
             country=self.country,
             language=self.language,
+            num_search_results=tuning.num_search_results,
+            max_tokens=tuning.max_tokens,
+            temperature=tuning.temperature,
         )
 
     def narrowed(self, recency: Recency | None) -> SearchFilters:
@@ -163,3 +177,40 @@ class SearchFilters:
             request.country,
             request.language,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchTuning:
+    """How one ``web_search`` call asks its provider to work, beside the filters: how many
+    results to look at, and (for a provider a model answers) how long and how freely to write.
+
+    Bounded here, tighter than :class:`SearchRequest`, because a model or a caller chooses
+    them and each costs the deployment: an :class:`InvalidValueError` names the field, its
+    message the problem alone (``must be between 0 and 2, not 3``).
+    """
+
+    num_search_results: int | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+    def __post_init__(self) -> None:
+        _bounded("num_search_results", self.num_search_results, 1, MAX_NUM_SEARCH_RESULTS)
+        _bounded("max_tokens", self.max_tokens, 1, MAX_SEARCH_TOKENS)
+        temperature = self.temperature
+        if temperature is not None:
+            if isinstance(temperature, bool) or not isinstance(temperature, int | float):
+                raise InvalidValueError("temperature", f"must be a number, not {temperature!r}")
+            if not 0 <= temperature <= 2:
+                raise InvalidValueError(
+                    "temperature", f"must be between 0 and 2, not {temperature!r}"
+                )
+            object.__setattr__(self, "temperature", float(temperature))
+
+
+def _bounded(name: str, value: object, low: int, high: int) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidValueError(name, f"must be a whole number, not {value!r}")
+    if not low <= value <= high:
+        raise InvalidValueError(name, f"must be between {low} and {high}, not {value!r}")

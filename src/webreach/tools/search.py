@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..seam import (
     InvalidValueError,
+    SearchCitation,
     SearchFilter,
     SearchResult,
     SearchSource,
     WebError,
     WebRuntime,
-    cancel_and_wait,
 )
 from .base import (
     ContextSize,
     SearchFilters,
+    SearchTuning,
     ToolDefinition,
     ToolError,
     ToolOptions,
@@ -31,9 +31,12 @@ from .search_input import (
     invalid_arguments,
     parse_queries,
     parse_search_arguments,
+    parse_search_call,
     search_description,
     search_schema,
 )
+from .search_merge import all_or_nothing, merge_sources
+from .search_sections import Sections, clip, merge_sections, section_lines
 from .untrusted import fence
 
 __all__ = [
@@ -43,6 +46,7 @@ __all__ = [
     "format_search",
     "parse_queries",
     "parse_search_arguments",
+    "parse_search_call",
     "run_search",
     "shown_passages",
     "web_search_tool",
@@ -55,8 +59,6 @@ ANSWER_CHARS = 4_000
 ANSWERS_CHARS = 8_000
 """The most of all the answers of one call the model reads."""
 CITE_LINE = "Cite the URLs you use as Markdown links, e.g. [title](https://example.com/page)."
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +82,12 @@ class SearchToolResult:
     passages: Mapping[str, tuple[Passage, ...]] = field(default_factory=dict)
     """The ranked passages of each source whose page was read (``medium`` / ``high``), best
     first; :func:`format_search` prints those that fit the size's budget."""
+    citations: tuple[SearchCitation, ...] = ()
+    """What the providers' answers cite, over every query, each once, in order."""
+    related: tuple[str, ...] = ()
+    """Questions or searches the providers suggest next, each once (at most a few)."""
+    provider_queries: tuple[str, ...] = ()
+    """The searches model-backed providers ran to answer, each once."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,43 +108,16 @@ class SearchToolResult:
             "filtered_by_provider": list(self.filtered_by_provider),
             "filtered_after": list(self.filtered_after),
             "unfiltered": list(self.unfiltered),
+            "citations": [
+                {"url": c.url, "title": c.title, "cited_text": c.cited_text} for c in self.citations
+            ],
+            "related": list(self.related),
+            "provider_queries": list(self.provider_queries),
         }
 
     def _passages_json(self, url: str) -> dict[str, list[str]]:
         found = self.passages.get(url)
         return {"passages": [p.text for p in found]} if found else {}
-
-
-async def all_or_nothing(factories: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
-    """Run concurrently; on the first failure cancel the rest, wait for all, raise that failure.
-
-    Cancelling the caller cancels every started call and also waits for them to settle.
-    """
-    tasks = [asyncio.ensure_future(factory()) for factory in factories]
-    try:
-        pending = set(tasks)
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_EXCEPTION)
-            for task in tasks:
-                if task in done and not task.cancelled() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
-        return [task.result() for task in tasks]
-    finally:
-        await cancel_and_wait(tasks)
-
-
-def merge_sources(
-    results: Sequence[SearchResult], limit: int
-) -> tuple[tuple[SearchSource, ...], bool]:
-    """Round-robin by rank across queries, first URL wins, then cut to ``limit``."""
-    merged: dict[str, SearchSource] = {}
-    depth = max((len(r.sources) for r in results), default=0)
-    for rank in range(depth):
-        for result in results:
-            if rank < len(result.sources):
-                merged.setdefault(result.sources[rank].url, result.sources[rank])
-    sources = tuple(merged.values())
-    return sources[:limit], len(sources) > limit
 
 
 QueryDone = Callable[[str, SearchResult], None]
@@ -152,15 +133,18 @@ async def run_search(
     on_query_done: QueryDone | None = None,
     context_size: ContextSize = "low",
     page_timeout: float = 3.0,
+    tuning: SearchTuning | None = None,
 ) -> SearchToolResult:
-    """Run validated queries through the seam, each with ``filters``, and combine their
-    results; at ``medium`` / ``high``, also read the top sources' pages for passages (within
-    ``page_timeout``)."""
+    """Run validated queries through the seam, each with ``filters`` and ``tuning``, and
+    combine their results; at ``medium`` / ``high``, also read the top sources' pages for
+    passages (within ``page_timeout``)."""
     try:
         checked = (filters or SearchFilters()).check()
     except InvalidValueError as error:
         raise invalid_arguments(f"search filter `{error.field}`: {error}") from error
-    merged = await _search(runtime, queries, max_results, checked, on_query_done)
+    merged = await _search(
+        runtime, queries, max_results, checked, tuning or SearchTuning(), on_query_done
+    )
     if context_size == "low" or not merged.sources:
         return merged
     passages = await read_passages(
@@ -185,6 +169,7 @@ async def _search(
     queries: Sequence[str],
     max_results: int,
     filters: SearchFilters,
+    tuning: SearchTuning,
     on_query_done: QueryDone | None,
 ) -> SearchToolResult:
     """Run validated queries through the seam, each with ``filters`` (checked here), and
@@ -192,7 +177,7 @@ async def _search(
 
     def one(query: str) -> Callable[[], Awaitable[SearchResult]]:
         async def call() -> SearchResult:
-            result = await runtime.search(filters.request(query, max_results))
+            result = await runtime.search(filters.request(query, max_results, tuning))
             if on_query_done is not None:
                 on_query_done(query, result)
             return result
@@ -206,12 +191,22 @@ async def _search(
     providers = {r.provider for r in results if r.provider}
     provider = providers.pop() if len(providers) == 1 else None
     fates = filter_fates(results)
+    sections = merge_sections(results, queries)
     if len(results) == 1:
         only = results[0]
         sources, cut = only.sources[:max_results], len(only.sources) > max_results
         content = cap_answer(only.content) if only.content else only.content
         return SearchToolResult(
-            tuple(queries), content, sources, only.truncated or cut, provider, filters, *fates
+            tuple(queries),
+            content,
+            sources,
+            only.truncated or cut,
+            provider,
+            filters,
+            *fates,
+            citations=sections.citations,
+            related=sections.related,
+            provider_queries=sections.queries,
         )
     answered = [
         (query, result.content)
@@ -219,14 +214,14 @@ async def _search(
         if result.content and result.content.strip()
     ]
     share = max(ANSWERS_CHARS // max(len(answered), 1), 1)
-    sections = [
+    answers = [
         f"### {query}\n\n{cap_answer(content.strip(), min(ANSWER_CHARS, share))}"
         for query, content in answered
     ]
     sources, cut = merge_sources(results, max_results)
     return SearchToolResult(
         queries=tuple(queries),
-        content="\n\n".join(sections) or None,
+        content="\n\n".join(answers) or None,
         sources=sources,
         truncated=cut or any(r.truncated for r in results),
         provider=provider,
@@ -234,12 +229,10 @@ async def _search(
         filtered_by_provider=fates[0],
         filtered_after=fates[1],
         unfiltered=fates[2],
+        citations=sections.citations,
+        related=sections.related,
+        provider_queries=sections.queries,
     )
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _label(source: SearchSource) -> str:
@@ -318,17 +311,20 @@ def _layout(
     parts: list[str] = []
     if result.content:
         parts.append(result.content.strip())
+    labels = list(numbers) if numbers is not None else list(range(1, len(result.sources) + 1))
     if result.sources:
         lines = ["Sources:"]
-        labels = numbers if numbers is not None else range(1, len(result.sources) + 1)
         for number, source in zip(labels, result.sources, strict=True):
             when = f" ({source.published_at})" if source.published_at else ""
             lines.append(f"[{number}] {_label(source)}{when}")
             lines.append(f"    {source.url}")
             if source.snippet:
-                lines.append(f"    {_clip(source.snippet, SNIPPET_CHARS)}")
+                lines.append(f"    {clip(source.snippet, SNIPPET_CHARS)}")
             lines.extend(_passage_lines(passages.get(source.url, ())))
         parts.append("\n".join(lines))
+    numbered = dict(zip((s.url for s in result.sources), labels, strict=True))
+    extras = Sections(result.citations, result.related, result.provider_queries)
+    parts.extend(section_lines(extras, numbered))
     body = fence("\n\n".join(parts), source=WEB_SEARCH)
     return f"{head}\n\n{body}\n\n{cite_line}"
 
@@ -358,21 +354,23 @@ def web_search_tool(
     given = filters or SearchFilters()
 
     async def execute(arguments: Mapping[str, Any]) -> ToolResult:
-        queries, recency = parse_search_arguments(arguments, options.search_max_queries)
+        call = parse_search_call(arguments, options.search_max_queries)
+        bound = options.search_max_results
         result = await run_search(
             runtime,
-            queries,
-            max_results=options.search_max_results,
-            filters=given.narrowed(recency),
+            call.queries,
+            max_results=min(call.limit or bound, bound),
+            filters=given.narrowed(call.recency),
             on_query_done=on_query_done,
             context_size=options.search_context_size,
             page_timeout=options.search_page_timeout,
+            tuning=call.tuning,
         )
         return ToolResult(text=format_search(result), data=result)
 
     return ToolDefinition(
         name=WEB_SEARCH,
         description=search_description(options.search_max_queries),
-        input_schema=search_schema(options.search_max_queries),
+        input_schema=search_schema(options.search_max_queries, options.search_max_results),
         execute=execute,
     )

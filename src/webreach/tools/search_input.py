@@ -4,19 +4,44 @@ any provider is called."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..seam import Recency
-from .base import INVALID_ARGUMENTS, RECENCIES, ToolError
+from ..seam import InvalidValueError, Recency
+from .base import (
+    INVALID_ARGUMENTS,
+    MAX_NUM_SEARCH_RESULTS,
+    MAX_SEARCH_TOKENS,
+    RECENCIES,
+    SearchTuning,
+    ToolError,
+)
 
 __all__ = [
+    "ARGUMENTS",
+    "SearchArguments",
     "invalid_arguments",
     "parse_queries",
     "parse_recency",
     "parse_search_arguments",
+    "parse_search_call",
     "search_description",
     "search_schema",
 ]
+
+ARGUMENTS = ("queries", "recency", "limit", "num_search_results", "max_tokens", "temperature")
+"""Everything a ``web_search`` call may pass, in the schema's order."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchArguments:
+    """One ``web_search`` call's arguments, checked: ``limit`` as asked (the caller holds it to
+    its own bound), the rest as the provider's request will carry them."""
+
+    queries: tuple[str, ...]
+    recency: Recency | None = None
+    limit: int | None = None
+    tuning: SearchTuning = field(default_factory=SearchTuning)
 
 
 def search_description(max_queries: int) -> str:
@@ -29,7 +54,12 @@ def search_description(max_queries: int) -> str:
     )
 
 
-def search_schema(max_queries: int) -> dict[str, Any]:
+def search_schema(max_queries: int, max_results: int | None = None) -> dict[str, Any]:
+    """The call's JSON schema; ``max_results`` (the deployment's bound) is ``limit``'s maximum.
+    Descriptions stay short: every request to the model carries them."""
+    limit: dict[str, Any] = {"type": "integer", "minimum": 1}
+    if max_results is not None:
+        limit["maximum"] = max_results
     return {
         "type": "object",
         "properties": {
@@ -45,6 +75,25 @@ def search_schema(max_queries: int) -> dict[str, Any]:
                 "enum": list(RECENCIES),
                 "description": "Only sources published within the last day, week, month or "
                 "year. Leave it out unless the question is about recent events.",
+            },
+            "limit": {**limit, "description": "Sources to return."},
+            "num_search_results": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_NUM_SEARCH_RESULTS,
+                "description": "Results the provider looks at, when more than `limit`.",
+            },
+            "max_tokens": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_SEARCH_TOKENS,
+                "description": "Longest provider answer; model-backed providers only.",
+            },
+            "temperature": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 2,
+                "description": "Provider answer temperature; model-backed providers only.",
             },
         },
         "required": ["queries"],
@@ -93,18 +142,61 @@ def parse_queries(arguments: object, max_queries: int) -> tuple[str, ...]:
 def parse_search_arguments(
     arguments: object, max_queries: int
 ) -> tuple[tuple[str, ...], Recency | None]:
-    """Validate ``{"queries": [...], "recency": "week"}`` (``recency`` optional): the distinct
-    queries and the recency. Everything is checked before any provider is called."""
+    """The distinct queries and the recency of a call (:func:`parse_search_call` has the rest)."""
+    call = parse_search_call(arguments, max_queries)
+    return call.queries, call.recency
+
+
+def parse_search_call(arguments: object, max_queries: int) -> SearchArguments:
+    """Validate ``{"queries": [...], "recency": "week", "limit": 5, ...}`` (all but ``queries``
+    optional, null is absent). Everything is checked before any provider is called."""
     if not isinstance(arguments, Mapping):
         raise invalid_arguments('arguments must be an object like {"queries": ["…"]}')
-    extra = sorted(str(key) for key in arguments if key not in ("queries", "recency"))
+    extra = sorted(str(key) for key in arguments if key not in ARGUMENTS)
     if extra:
+        optional = ", ".join(f"`{name}`" for name in ARGUMENTS[1:])
         raise invalid_arguments(
             f"unknown argument(s) {', '.join(extra)}; web_search takes `queries`, an array of "
-            'strings, and optionally `recency`, e.g. {"queries": ["…"], "recency": "week"}'
+            f"strings, and optionally {optional}, "
+            'e.g. {"queries": ["…"], "recency": "week"}'
         )
     queries = parse_queries({k: v for k, v in arguments.items() if k == "queries"}, max_queries)
-    return queries, parse_recency(arguments.get("recency"))
+    limit = _whole("limit", arguments.get("limit"))
+    if limit is not None and limit < 1:
+        raise invalid_arguments(f"`limit` must be at least 1, not {limit}")
+    try:
+        tuning = SearchTuning(
+            _whole("num_search_results", arguments.get("num_search_results")),
+            _whole("max_tokens", arguments.get("max_tokens")),
+            _number("temperature", arguments.get("temperature")),
+        )
+    except InvalidValueError as error:
+        raise invalid_arguments(f"`{error.field}` {error}") from None
+    return SearchArguments(queries, parse_recency(arguments.get("recency")), limit, tuning)
+
+
+def _whole(name: str, value: object) -> int | None:
+    """A whole number as JSON gives it (``5`` or ``5.0``); null is absent."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid_arguments(f"`{name}` must be a whole number, not {_shown(value)}")
+    return value
+
+
+def _number(name: str, value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise invalid_arguments(f"`{name}` must be a number, not {_shown(value)}")
+    return float(value)
+
+
+def _shown(value: object) -> str:
+    plain = isinstance(value, str | int | float) and not isinstance(value, bool)
+    return repr(value) if plain else _json_type(value)
 
 
 def parse_recency(value: object) -> Recency | None:

@@ -18,6 +18,7 @@ from pydantic import ConfigDict, Field
 
 from ...seam import MAX_URL_LENGTH, InvalidValueError, Recency
 from ...tools import RECENCIES, SearchFilters, ToolError, ToolOptions, parse_queries
+from ...tools.base import MAX_NUM_SEARCH_RESULTS, MAX_SEARCH_TOKENS, SearchTuning
 from ...tools.fetch import PAGE_FORMATS, PageFormat, parse_fetch_arguments
 from ..core.errors import RequestError
 from ..core.fields import JSON, Request, bad, checked, validate
@@ -105,6 +106,59 @@ _TWO_LETTERS: JSON = {"pattern": "^[A-Za-z]{2}$"}
 words."""
 
 
+def _at_most(bound: int) -> Callable[[object], bool]:
+    """Passes values it does not bound: the type's own check refuses those, in its words."""
+
+    def test(value: object) -> bool:
+        if isinstance(value, list):
+            return len(value) <= bound
+        return not isinstance(value, int) or value <= bound
+
+    return test
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _temperature(value: object) -> bool:
+    return isinstance(value, int | float) and 0 <= value <= 2
+
+
+NumSearchResults = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=MAX_NUM_SEARCH_RESULTS,
+        description="Results the provider looks at, when more than `max_results` (only "
+        "Perplexity keeps the two apart; the others ask for this many).",
+    ),
+    checked(
+        _positive,
+        "must be a positive integer",
+        (_at_most(MAX_NUM_SEARCH_RESULTS), f"must be at most {MAX_NUM_SEARCH_RESULTS}"),
+    ),
+]
+MaxTokens = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=MAX_SEARCH_TOKENS,
+        description="The longest answer a model-backed provider may write; others ignore it.",
+    ),
+    checked(
+        _positive,
+        "must be a positive integer",
+        (_at_most(MAX_SEARCH_TOKENS), f"must be at most {MAX_SEARCH_TOKENS}"),
+    ),
+]
+Temperature = Annotated[
+    float,
+    Field(ge=0, le=2, description="A model-backed provider's temperature; others ignore it."),
+    checked(_number, "must be a number", (_temperature, "must be between 0 and 2")),
+]
+
+
 class SearchBody(Body):
     """What ``search_call`` reads; :func:`search_body` gives it this server's bounds."""
 
@@ -147,6 +201,9 @@ class SearchBody(Body):
         ]
         | None
     ) = None
+    num_search_results: NumSearchResults | None = None
+    max_tokens: MaxTokens | None = None
+    temperature: Temperature | None = None
 
     def filters(self) -> SearchFilters:
         """The filters asked for, normalised; a bad one is a 400 naming its field."""
@@ -162,6 +219,12 @@ class SearchBody(Body):
         except InvalidValueError as error:
             raise bad(error.field, str(error)) from None
 
+    def tuning(self) -> SearchTuning:
+        try:
+            return SearchTuning(self.num_search_results, self.max_tokens, self.temperature)
+        except InvalidValueError as error:
+            raise bad(error.field, str(error)) from None
+
 
 def _texts(value: object) -> bool:
     return isinstance(value, list) and all(_text(item) for item in value)
@@ -169,17 +232,6 @@ def _texts(value: object) -> bool:
 
 def _non_empty_list(value: object) -> bool:
     return isinstance(value, list) and bool(value)
-
-
-def _at_most(bound: int) -> Callable[[object], bool]:
-    """Passes values it does not bound: the type's own check refuses those, in its words."""
-
-    def test(value: object) -> bool:
-        if isinstance(value, list):
-            return len(value) <= bound
-        return not isinstance(value, int) or value <= bound
-
-    return test
 
 
 @lru_cache(maxsize=8)
@@ -281,6 +333,7 @@ class SearchCall:
     queries: tuple[str, ...]
     max_results: int
     filters: SearchFilters = field(default_factory=SearchFilters)
+    tuning: SearchTuning = field(default_factory=SearchTuning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +372,10 @@ def search_call(body: JSON, options: ToolOptions) -> SearchCall:
     except ToolError as error:
         raise _tool_refusal(error, "queries") from None
     return SearchCall(
-        parsed, checked_body.max_results or options.search_max_results, checked_body.filters()
+        parsed,
+        checked_body.max_results or options.search_max_results,
+        checked_body.filters(),
+        checked_body.tuning(),
     )
 
 

@@ -117,7 +117,11 @@ async def _search(context: ServerContext, call: SearchCall) -> tuple[SearchToolR
     request_log().searches += 1
     return await timed(
         run_search(
-            context.runtime, call.queries, max_results=call.max_results, filters=call.filters
+            context.runtime,
+            call.queries,
+            max_results=call.max_results,
+            filters=call.filters,
+            tuning=call.tuning,
         )
     )
 

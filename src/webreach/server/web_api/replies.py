@@ -15,6 +15,7 @@ from ...seam import SearchFilter
 from ...tools.fetch import PageFormat
 
 __all__ = [
+    "Citation",
     "Error",
     "ErrorDetail",
     "FetchResult",
@@ -41,6 +42,14 @@ class Source(Reply):
     published_at: str | None = Field(description="As the provider gave it.")
 
 
+class Citation(Reply):
+    """A page a provider's answer cites, with the words of the answer that cite it."""
+
+    url: str
+    title: str | None
+    cited_text: str | None
+
+
 class SearchResult(Reply):
     """The `web_search` tool's structured result."""
 
@@ -59,6 +68,16 @@ class SearchResult(Reply):
     unfiltered: list[SearchFilter] = Field(
         description="The filters asked for that nobody could apply (a `country` or `language` "
         "the provider cannot take)."
+    )
+    citations: list[Citation] = Field(
+        description="What the providers' answers cite, over every query, each once."
+    )
+    related: list[str] = Field(
+        description="Questions or searches the providers suggest next (Perplexity's related "
+        "questions, SearXNG's suggestions, Kagi's related searches)."
+    )
+    provider_queries: list[str] = Field(
+        description="The searches model-backed providers ran to answer."
     )
 
 

@@ -10,10 +10,9 @@ from urllib.parse import urlsplit
 
 from ....seam import Recency, WebRuntime
 from ....tools import ToolError, ToolOptions, format_search, run_search
-from ....tools.base import ContextSize
+from ....tools.base import ContextSize, SearchTuning
 from ....tools.search import shown_passages
-from ....tools.search_input import parse_search_arguments as parse_tool_arguments
-from ....tools.search_input import search_schema
+from ....tools.search_input import SearchArguments, parse_search_call, search_schema
 from ..display import published, site_icon, site_name
 from ..events import Billing, CallFailed, Outcome, SearchAction, SearchOutcome, WebSource
 from ..operator_log import web_failure
@@ -57,19 +56,17 @@ def search_tool(options: ToolOptions, name: str = "web_search") -> ModelTool:
         f"{bound} distinct queries in `queries`; they run at the same time. Results are "
         "numbered sources; cite them as 【n】."
     )
-    return function_tool(name, description, search_schema(bound))
+    return function_tool(name, description, search_schema(bound, options.search_max_results))
 
 
-def parse_search_arguments(
-    raw: str, options: ToolOptions
-) -> tuple[tuple[str, ...], Recency | None]:
-    """The queries and the recency of a ``web_search`` call; raises ``ToolError`` for malformed
-    arguments."""
+def parse_search_arguments(raw: str, options: ToolOptions) -> SearchArguments:
+    """A ``web_search`` call's arguments (queries, recency, limit and the provider's tuning);
+    raises ``ToolError`` for malformed arguments."""
     try:
         arguments = json.loads(raw or "{}")
     except ValueError:
         raise ToolError("INVALID_ARGUMENTS", "arguments are not valid JSON") from None
-    return parse_tool_arguments(arguments, options.search_max_queries)
+    return parse_search_call(arguments, options.search_max_queries)
 
 
 async def run_search_call(
@@ -81,10 +78,14 @@ async def run_search_call(
     searches: TurnSearches | None = None,
     recency: Recency | None = None,
     context_size: ContextSize = "low",
+    *,
+    limit: int | None = None,
+    tuning: SearchTuning | None = None,
 ) -> tuple[Outcome, str, int]:
     """Run one call with the request's filters and the model's ``recency`` (the narrower of it
-    and the request's wins); returns the client-facing outcome, the model's text and billed
-    queries. The request's domains are also checked here, whoever applied them. A query
+    and the request's wins), and the model's ``limit`` within the request's and the server's;
+    returns the client-facing outcome, the model's text and billed queries. The request's
+    domains are also checked here, whoever applied them (a provider's citations too). A query
     ``searches`` already ran this turn is answered from its result, and not billed.
 
     At ``medium`` / ``high`` a source whose page gave passages shows its best one as its
@@ -92,20 +93,22 @@ async def run_search_call(
     memo = (searches or TurnSearches()).around(runtime)
     runtime = memo.runtime
     try:
-        limit = min(spec.max_results or options.search_max_results, options.search_max_results)
+        bound = min(spec.max_results or options.search_max_results, options.search_max_results)
         result = await run_search(
             runtime,
             queries,
-            max_results=limit,
+            max_results=min(limit or bound, bound),
             filters=spec.filters.narrowed(recency),
             context_size=context_size,
             page_timeout=options.search_page_timeout,
+            tuning=tuning,
         )
     except ToolError as error:
         web_failure("search", error)
         return CallFailed("unavailable"), f"The search failed ({error.code}): {error.message}", 0
     kept = tuple(s for s in result.sources if spec.domains.admits(urlsplit(s.url).hostname))
-    filtered = dataclasses.replace(result, sources=kept)
+    cited = tuple(c for c in result.citations if spec.domains.admits(urlsplit(c.url).hostname))
+    filtered = dataclasses.replace(result, sources=kept, citations=cited)
     best = shown_passages(filtered, cite_line=CITE_WITH_MARKERS)
     numbered = tuple(
         registry.add(
@@ -162,9 +165,10 @@ class WebSearch:
     def plan(self, call: PendingCall, slot: Slot) -> Plan:
         context = self.setup.context
         try:
-            queries, recency = parse_search_arguments(call.arguments, context.options)
+            arguments = parse_search_arguments(call.arguments, context.options)
         except ToolError as error:
             return SearchAction(()), invalid_input(error)
+        queries = arguments.queries
         if not slot.within_budget:
             return SearchAction(queries), over_budget("search")
         # Deep search opens pages itself; a quick search gets the pages' passages.
@@ -178,7 +182,9 @@ class WebSearch:
             context.options,
             self.setup.sources,
             self.setup.searches,
-            recency,
+            arguments.recency,
             size,
+            limit=arguments.limit,
+            tuning=arguments.tuning,
         )
         return SearchAction(queries), work
