@@ -220,7 +220,7 @@ def test_an_unknown_provider_flag_names_the_flag_and_the_valid_ids() -> None:
     done = run_cli("search", "q", "--provider", "nope", env=clean_env())
     assert done.returncode == 2
     assert done.stderr.startswith("webreach: USAGE: --provider nope: there is no search provider")
-    assert "duckduckgo, exa, jina" in done.stderr
+    assert "duckduckgo, exa, gemini, jina" in done.stderr
     assert "WEBREACH_SEARCH_PROVIDER" not in done.stderr
     as_json = run_cli("search", "q", "--provider", "nope", "--json", env=clean_env())
     assert json.loads(as_json.stdout)["error"]["code"] == "USAGE"
