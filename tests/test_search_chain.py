@@ -97,11 +97,11 @@ async def test_without_a_place_for_them_unnamed_providers_go_last() -> None:
 
 
 async def test_the_built_in_order_is_004s_then_plugins_deepseek_and_duckduckgo() -> None:
-    assert AUTO_ORDER == (
+    assert (
         *("perplexity", "gemini", "anthropic", "openai", "zai", "exa", "jina", "kagi"),
         *("tavily", "brave", "kimi", "parallel", "synthetic", "searxng"),
         *("*", "deepseek", "duckduckgo"),
-    )
+    ) == AUTO_ORDER
 
 
 async def test_build_runtime_passes_the_order_and_the_exclusions(
@@ -168,7 +168,11 @@ async def test_exclusions_leave_providers_out_of_an_explicit_list() -> None:
 
 async def test_an_exclusion_settles_a_bare_configuration() -> None:
     a, b = found("a"), found("b")
-    await refused(runtime_with(a, b), WebErrorCode.WEB_PROVIDER_AMBIGUOUS)
+    ambiguous = await refused(runtime_with(a, b), WebErrorCode.WEB_PROVIDER_AMBIGUOUS)
+    assert ambiguous.message.endswith(
+        "(or a comma list for fallback, e.g. WEBREACH_SEARCH_PROVIDER=a,b, or "
+        "WEBREACH_SEARCH_PROVIDER=auto for every available one in order)"
+    )
     assert (await search(runtime_with(a, b, search_exclude="a"))).provider == "b"
 
 
@@ -312,7 +316,9 @@ async def test_a_shared_key_does_not_count_in_a_bare_configuration() -> None:
 
 
 async def test_a_shared_key_alone_is_no_choice_but_says_how_to_use_it() -> None:
-    error = await refused(runtime_with(BorrowedKey("openai")), WebErrorCode.WEB_PROVIDER_UNAVAILABLE)
+    error = await refused(
+        runtime_with(BorrowedKey("openai")), WebErrorCode.WEB_PROVIDER_UNAVAILABLE
+    )
     assert "openai only with a key other programs share, so only when named" in error.message
 
 

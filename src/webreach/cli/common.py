@@ -132,10 +132,10 @@ def check_providers(
         problem = capability.setting_problem(named)
         if problem is None:
             continue
-        unknown = capability.unknown()
+        impossible = capability.impossible()
         if named is not None:
             usage(problem, as_json=as_json)
-        if unknown or capability.kind == need:
+        if impossible or capability.kind == need:
             fail("INVALID_SETTING", problem, as_json=as_json, exit_code=EXIT_USAGE)
         if warn_unavailable:
             warn(f"{problem}; every {capability.label} will fail until then")

@@ -68,10 +68,14 @@ class Capability:
         """The configured ids that are not excluded."""
         return tuple(pid for pid in self.configured if pid not in self.exclude)
 
-    def unknown(self) -> bool:
-        """Whether a configured or excluded id names no provider (a typo, say)."""
-        named = self.exclude if self.auto else self.configured + self.exclude
-        return any(self.state(pid) is None for pid in named)
+    def impossible(self) -> bool:
+        """Whether the selection can never work, whatever keys are set: an id that names no
+        provider (a typo, say), ``auto`` in a list, or a list whose ids are all excluded."""
+        if self.auto:
+            return len(self.configured) > 1 or any(self.state(p) is None for p in self.exclude)
+        if self.configured and not self.kept():
+            return True
+        return any(self.state(pid) is None for pid in self.configured + self.exclude)
 
     def uses(self) -> tuple[str, ...]:
         """The providers a call would try, in order; empty when none can be chosen."""
@@ -177,7 +181,9 @@ async def capabilities(settings: Settings) -> list[Capability]:
                 parse_provider_ids(getattr(settings, f"{kind}_provider"), f"{variable}_PROVIDER"),
                 tuple(state for of, state in sorted(states, key=lambda s: s[1].id) if of == kind),
                 AUTO_ORDER if kind == "search" else None,
-                parse_provider_ids(getattr(settings, f"{kind}_exclude", None), f"{variable}_EXCLUDE"),
+                parse_provider_ids(
+                    getattr(settings, f"{kind}_exclude", None), f"{variable}_EXCLUDE"
+                ),
             )
         )
     return found

@@ -118,7 +118,9 @@ def _as_text(
     for capability in found:
         for index, state in enumerate(capability.providers):
             label = capability.label if index == 0 else ""
-            if state.available:
+            if state.available and state.shared:
+                status = "available when named or in auto (its key is shared with other programs)"
+            elif state.available:
                 status = "available"
             elif state.needs:
                 status = f"needs {' or '.join(state.needs)}"

@@ -89,8 +89,9 @@ class _Failure:
     error: WebError
 
     def reason(self) -> str:
-        """The error's message, led by the provider's id (most messages already are)."""
-        message = self.error.message
+        """The error's message, led by the provider's id (most messages already are), its own
+        semicolons made commas: they separate the providers in the chain's error."""
+        message = self.error.message.replace("; ", ", ")
         if message.startswith((f"{self.provider}:", f"{self.provider} ")):
             return message
         return f"{self.provider}: {message}"
@@ -179,11 +180,16 @@ class Registry(Generic[P]):
             raise WebError(WebErrorCode.WEB_PROVIDER_UNAVAILABLE, self._none_available())
         if len(available) > 1:
             ids = ", ".join(p.id for p in available)
+            every = (
+                f", or {self.env_var}={AUTO} for every available one in order"
+                if self.order is not None
+                else ""
+            )
             raise WebError(
                 WebErrorCode.WEB_PROVIDER_AMBIGUOUS,
                 f"several {self.kind} providers are available ({ids}); choose one by setting "
                 f"{self.env_var} to one of them (or a comma list for fallback, e.g. "
-                f"{self.env_var}={available[0].id},{available[1].id})",
+                f"{self.env_var}={available[0].id},{available[1].id}{every})",
             )
         return available
 
@@ -291,9 +297,7 @@ class Registry(Generic[P]):
                 if following is None or empty is None or not empty(result):
                     return result
                 nothing.append(result)
-                logger.info(
-                    "%s: %s found nothing; trying %s", self.kind, provider.id, following.id
-                )
+                logger.info("%s: %s found nothing; trying %s", self.kind, provider.id, following.id)
                 continue
             failures.append(_Failure(provider.id, failure))
             if following is not None:

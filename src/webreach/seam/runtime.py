@@ -324,7 +324,7 @@ def _search_key(request: SearchRequest) -> tuple[object, ...]:
         "country": request.country,
         "language": request.language,
     }
-    named = {name: value for name, value in filters.items() if value}
+    named: dict[str, object] = {name: value for name, value in filters.items() if value}
     shaping = {
         "num_search_results": request.num_search_results,
         "max_tokens": request.max_tokens,
