@@ -38,12 +38,19 @@ def test_defaults_and_the_keyless_choice() -> None:
     assert data["capabilities"]["search"] == {
         "variable": "WEBREACH_SEARCH_PROVIDER",
         "configured": [],
+        "exclude": [],
         "uses": ["duckduckgo"],
         "problem": None,
     }
     assert data["capabilities"]["fetch"]["uses"] == ["http"]
     exa = next(p for p in data["providers"]["search"] if p["id"] == "exa")
-    assert exa == {"id": "exa", "available": False, "needs": ["EXA_API_KEY"], "plugin": False}
+    assert exa == {
+        "id": "exa",
+        "available": False,
+        "needs": ["EXA_API_KEY"],
+        "plugin": False,
+        "shared_credential": False,
+    }
     searxng = next(p for p in data["providers"]["search"] if p["id"] == "searxng")
     assert searxng["needs"] == ["SEARXNG_BASE_URL"]
 

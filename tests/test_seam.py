@@ -234,7 +234,8 @@ async def test_last_provider_error_is_raised_when_every_fallback_fails() -> None
         search_provider="a,b",
     )
     error = await expect_code(runtime, WebErrorCode.WEB_PROVIDER_ERROR)
-    assert error.message == "b is down"
+    assert error.message == "all providers failed: a: boom; b is down"
+    assert error.provider == "b"
 
 
 async def test_every_listed_provider_must_exist_before_anything_runs() -> None:

@@ -192,7 +192,8 @@ async def test_the_last_failure_is_raised_when_every_provider_fails() -> None:
         image_search_provider="a,b",
     )
     error = await expect_code(runtime, WebErrorCode.WEB_PROVIDER_ERROR)
-    assert error.message == "b failed"
+    assert error.message == "all providers failed: a failed; b failed"
+    assert error.provider == "b"
 
 
 async def test_an_unexpected_exception_becomes_a_provider_error() -> None:

@@ -21,8 +21,9 @@ from pydantic import SecretStr, ValidationError
 from pydantic_settings import BaseSettings
 
 from .config_sources import ConfigError, Setting, describe, read_settings_file, unknown_keys
+from .providers.search import AUTO_ORDER
 from .providers.spec import ProviderContext, ProviderSpec
-from .seam import CacheStore, WebRuntime
+from .seam import CacheStore, InvalidValueError, WebRuntime
 from .settings import Settings
 
 __all__ = [
@@ -253,14 +254,16 @@ def build_runtime(
     search = _builders("search", settings, given, problems)
     fetch = _builders("fetch", settings, given, problems)
     image_search = _builders("image_search", settings, given, problems)
+    try:
+        WebRuntime(**_selection(settings))
+    except InvalidValueError as error:
+        problems.append(error.message)
     if problems:
         raise ConfigError(problems)
 
     cache = _open_cache(settings, default_cache)
     runtime = WebRuntime(
-        search_provider=settings.search_provider,
-        fetch_provider=settings.fetch_provider,
-        image_search_provider=settings.image_search_provider,
+        **_selection(settings),
         cache=wrap_cache(cache) if cache is not None and wrap_cache else cache,
         cache_ttl=settings.cache_ttl,
         search_timeout=settings.search_timeout,
@@ -280,6 +283,18 @@ def build_runtime(
             runtime.register_image_search_provider(finder)
             _own_if_closeable(runtime, finder)
     return runtime
+
+
+def _selection(settings: Settings) -> dict[str, Any]:
+    """Which providers each capability may use, as :class:`WebRuntime` takes it; ``auto`` for
+    search follows :data:`webreach.providers.search.AUTO_ORDER`."""
+    return {
+        "search_provider": settings.search_provider,
+        "search_order": AUTO_ORDER,
+        "search_exclude": settings.search_exclude,
+        "fetch_provider": settings.fetch_provider,
+        "image_search_provider": settings.image_search_provider,
+    }
 
 
 _Builder = Callable[[ProviderContext], Any]

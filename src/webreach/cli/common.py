@@ -114,7 +114,8 @@ def check_providers(
     as_json: bool = False,
     warn_unavailable: bool = False,
 ) -> list[Capability]:
-    """Stop (exit 2) on a configured provider id that does not exist, for any capability, and
+    """Stop (exit 2) on a configured or excluded provider id that does not exist, or a
+    selection that cannot be (``auto`` in a list, a list all excluded), for any capability, and
     on one that cannot run (its key missing) for the capability ``need`` that the command uses;
     a server only warns about the latter (``warn_unavailable``), as each call to it would fail.
 
@@ -122,18 +123,22 @@ def check_providers(
     provider of ``need``, else the variable."""
     import asyncio
 
+    from ..seam import InvalidValueError
     from .report import capabilities
 
-    found = asyncio.run(capabilities(settings))
+    try:
+        found = asyncio.run(capabilities(settings))
+    except InvalidValueError as error:
+        fail("INVALID_SETTING", error.message, as_json=as_json, exit_code=EXIT_USAGE)
     for capability in found:
         named = option if option and capability.kind == need else None
-        problem = capability.problem(named) if capability.configured else None
+        problem = capability.setting_problem(named)
         if problem is None:
             continue
-        unknown = any(capability.state(pid) is None for pid in capability.configured)
+        impossible = capability.impossible()
         if named is not None:
             usage(problem, as_json=as_json)
-        if unknown or capability.kind == need:
+        if impossible or capability.kind == need:
             fail("INVALID_SETTING", problem, as_json=as_json, exit_code=EXIT_USAGE)
         if warn_unavailable:
             warn(f"{problem}; every {capability.label} will fail until then")

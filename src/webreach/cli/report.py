@@ -2,14 +2,18 @@
 cannot: for ``webreach config`` and for the commands' start-up checks.
 
 The providers are built (no I/O) and closed again. The choice follows the runtime's table
-(SPEC §2): a configured list must be registered and available; otherwise exactly one available
-provider is chosen.
+(SPEC §2): a configured list must be registered and available; ``auto`` (search) takes every
+available provider in :data:`webreach.providers.search.AUTO_ORDER`; otherwise exactly one
+available provider is chosen, never one whose only key is shared with other programs. Excluded
+ids (``WEBREACH_SEARCH_EXCLUDE``) are left out of each.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ..seam.registry import AUTO, auto_order, did_you_mean
 
 if TYPE_CHECKING:
     from ..config import BuiltProvider, Settings
@@ -25,6 +29,8 @@ class ProviderState:
     needs: tuple[str, ...]
     """The variables that would make it available, when it is not."""
     plugin: bool
+    shared: bool = False
+    """Its only credential is a key other programs share: it runs when named or in ``auto``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +38,9 @@ class Capability:
     kind: str
     configured: tuple[str, ...]
     providers: tuple[ProviderState, ...]
+    order: tuple[str, ...] | None = None
+    """The order of ``auto``; None where ``auto`` is not a choice."""
+    exclude: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -47,32 +56,103 @@ class Capability:
     def state(self, pid: str) -> ProviderState | None:
         return next((p for p in self.providers if p.id == pid), None)
 
+    @property
+    def exclude_variable(self) -> str:
+        return f"WEBREACH_{self.kind.upper()}_EXCLUDE"
+
+    @property
+    def auto(self) -> bool:
+        return self.order is not None and AUTO in self.configured
+
+    def kept(self) -> tuple[str, ...]:
+        """The configured ids that are not excluded."""
+        return tuple(pid for pid in self.configured if pid not in self.exclude)
+
+    def impossible(self) -> bool:
+        """Whether the selection can never work, whatever keys are set: an id that names no
+        provider (a typo, say), ``auto`` in a list, or a list whose ids are all excluded."""
+        if self.auto:
+            return len(self.configured) > 1 or any(self.state(p) is None for p in self.exclude)
+        if self.configured and not self.kept():
+            return True
+        return any(self.state(pid) is None for pid in self.configured + self.exclude)
+
     def uses(self) -> tuple[str, ...]:
         """The providers a call would try, in order; empty when none can be chosen."""
+        if self.setting_problem() is not None:
+            return ()
+        if self.auto:
+            order = auto_order((p.id for p in self.providers), self.order or ())
+            ready = {p.id for p in self.providers if p.available}
+            return tuple(pid for pid in order if pid in ready and pid not in self.exclude)
         if self.configured:
-            states = [self.state(pid) for pid in self.configured]
-            return self.configured if all(s and s.available for s in states) else ()
-        available = [p.id for p in self.providers if p.available]
+            return self.kept()
+        available = self._choosable()
         return (available[0],) if len(available) == 1 else ()
 
-    def problem(self, named: str | None = None) -> str | None:
-        """Why no provider can be chosen, naming how the choice was made (``named``: the
-        variable, or the command-line option the person used); None when one can."""
+    def _choosable(self) -> list[str]:
+        """What a bare configuration chooses from."""
+        return [
+            p.id
+            for p in self.providers
+            if p.available and not p.shared and p.id not in self.exclude
+        ]
+
+    def setting_problem(self, named: str | None = None) -> str | None:
+        """What is wrong with the settings themselves (an unknown id, a provider named but
+        not configured, a list all excluded), naming how the choice was made (``named``: the
+        variable, or the command-line option the person used); None when nothing is."""
+        valid = ", ".join(self.ids()) or "none are installed"
+        for pid in self.exclude:
+            if self.state(pid) is None:
+                return (
+                    f"{self.exclude_variable}={','.join(self.exclude)}: there is no "
+                    f"{self.label} provider {pid!r}{did_you_mean(pid, self.ids())} "
+                    f"(valid: {valid})"
+                )
         named = named or f"{self.variable}={','.join(self.configured)}"
-        for pid in self.configured:
+        if self.auto:
+            if len(self.configured) > 1:
+                return (
+                    f"{named}: {AUTO!r} stands alone (every available provider in order); "
+                    f"to leave providers out of it, set {self.exclude_variable}"
+                )
+            return None
+        if self.configured and not self.kept():
+            return (
+                f"{self.exclude_variable}={','.join(self.exclude)} excludes every provider "
+                f"of {named}"
+            )
+        for pid in self.kept():
             state = self.state(pid)
             if state is None:
-                valid = ", ".join(self.ids()) or "none are installed"
-                return f"{named}: there is no {self.label} provider {pid!r} (valid: {valid})"
+                close = did_you_mean(pid, self.ids())
+                return f"{named}: there is no {self.label} provider {pid!r}{close} (valid: {valid})"
             if not state.available:
                 if state.needs:
                     return f"{named}: {pid} is not configured; set {' or '.join(state.needs)}"
                 return f"{named}: {pid} is not available with the current settings"
-        if self.configured:
+        return None
+
+    def problem(self, named: str | None = None) -> str | None:
+        """Why no provider can be chosen (see :meth:`setting_problem`), or why a bare
+        configuration chooses none; None when one can."""
+        if (found := self.setting_problem(named)) is not None:
+            return found
+        if self.configured and not self.auto:
             return None
-        available = [p.id for p in self.providers if p.available]
+        if self.auto:
+            if self.uses():
+                return None
+            excluded = f" (excluded: {', '.join(self.exclude)})" if self.exclude else ""
+            return f"{self.variable}={AUTO}: no {self.label} provider is available{excluded}"
+        available = self._choosable()
         if not available:
-            ways = [f"{' or '.join(p.needs)} ({p.id})" for p in self.providers if p.needs]
+            ways = [
+                f"{' or '.join(p.needs)} ({p.id})"
+                for p in self.providers
+                if p.needs and p.id not in self.exclude
+            ]
             how = f"set {' or '.join(ways)}" if ways else "install or configure one"
             return f"no {self.label} provider is available; {how}"
         if len(available) > 1:
@@ -86,25 +166,37 @@ class Capability:
 async def capabilities(settings: Settings) -> list[Capability]:
     """Every capability with its providers and what is configured for it."""
     from ..config import built_providers, provider_kinds
+    from ..providers.search import AUTO_ORDER
     from ..seam import WebRuntime, parse_provider_ids
 
     async with WebRuntime() as owner:
         built = built_providers(settings, owner)
         states = [(item.kind, await _state(item)) for item in built]
-    return [
-        Capability(
-            kind,
-            parse_provider_ids(getattr(settings, f"{kind}_provider", None)),
-            tuple(state for of, state in sorted(states, key=lambda s: s[1].id) if of == kind),
+    found = []
+    for kind in provider_kinds():
+        variable = f"WEBREACH_{kind.upper()}"
+        found.append(
+            Capability(
+                kind,
+                parse_provider_ids(getattr(settings, f"{kind}_provider"), f"{variable}_PROVIDER"),
+                tuple(state for of, state in sorted(states, key=lambda s: s[1].id) if of == kind),
+                AUTO_ORDER if kind == "search" else None,
+                parse_provider_ids(
+                    getattr(settings, f"{kind}_exclude", None), f"{variable}_EXCLUDE"
+                ),
+            )
         )
-        for kind in provider_kinds()
-    ]
+    return found
 
 
 async def _state(item: BuiltProvider) -> ProviderState:
-    available = bool(item.provider.available())
+    from ..seam import SharedCredential
+
+    provider = item.provider
+    available = bool(provider.available())
     needs = () if available else await _needs(item)
-    return ProviderState(str(item.provider.id), available, needs, item.plugin)
+    shared = isinstance(provider, SharedCredential) and bool(provider.shared_credential())
+    return ProviderState(str(provider.id), available, needs, item.plugin, shared)
 
 
 async def _needs(item: BuiltProvider) -> tuple[str, ...]:

@@ -25,7 +25,9 @@ def show_config(
     ] = False,
 ) -> None:
     """Show every setting's effective value and its source (environment, settings file or
-    default), the providers, and which one search and fetch would use.
+    default), the providers, and which ones search and fetch would use, in order (for
+    ``WEBREACH_SEARCH_PROVIDER=auto`` the available providers it resolves to now, excluded
+    ids left out).
 
     Secrets show only whether they are set. An invalid setting stops it as it stops every
     command (exit 2), naming the variable or file key.
@@ -103,16 +105,22 @@ def _as_text(
             row = next(r for r in rows if r["variable"] == capability.variable)
             key = f"{row['key']} in the settings file"
             why = "chosen by " + (key if row["source"] == "file" else capability.variable)
+            if capability.auto:
+                why = f"every available provider in order, {why}"
         else:
             why = "automatic: the only available provider" if uses else ""
+        if capability.exclude and uses:
+            why += f"; excluded: {', '.join(capability.exclude)}"
         problem = capability.problem()
-        detail = f"{uses:<{id_width}}{why}" if uses else f"none: {problem}"
+        detail = f"{uses:<{id_width - 2}}  {why}" if uses else f"none: {problem}"
         lines.append(f"  {capability.label:<{width}}{detail}".rstrip())
     lines += ["", "Providers"]
     for capability in found:
         for index, state in enumerate(capability.providers):
             label = capability.label if index == 0 else ""
-            if state.available:
+            if state.available and state.shared:
+                status = "available when named or in auto (its key is shared with other programs)"
+            elif state.available:
                 status = "available"
             elif state.needs:
                 status = f"needs {' or '.join(state.needs)}"
@@ -147,6 +155,7 @@ def _as_json(
             c.kind: {
                 "variable": c.variable,
                 "configured": list(c.configured),
+                "exclude": list(c.exclude),
                 "uses": list(c.uses()),
                 "problem": c.problem(),
             }
@@ -154,7 +163,13 @@ def _as_json(
         },
         "providers": {
             c.kind: [
-                {"id": s.id, "available": s.available, "needs": list(s.needs), "plugin": s.plugin}
+                {
+                    "id": s.id,
+                    "available": s.available,
+                    "needs": list(s.needs),
+                    "plugin": s.plugin,
+                    "shared_credential": s.shared,
+                }
                 for s in c.providers
             ]
             for c in found

@@ -1,22 +1,42 @@
 """Providers of one kind by id, and the one place where a call's providers are chosen.
 
 :class:`~webreach.seam.WebRuntime` keeps one :class:`Registry` per capability (search, fetch,
-image search); they share the selection table of SPEC §2 and the explicit fallback lists.
+image search); they share the selection table of SPEC §2 and the explicit fallback lists. A
+registry given an ``order`` also understands ``auto``: every available provider in that order.
+The registry never names a provider itself: the order comes from whoever builds the runtime.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from .cache import cache_key
 from .errors import InvalidValueError, WebError, WebErrorCode
-from .types import CacheScoped
+from .types import CacheScoped, SharedCredential
 
 logger = logging.getLogger("webreach.seam")
 
-__all__ = ["FALLBACK_CODES", "Disposer", "Registry", "parse_provider_ids", "scoped_cache_key"]
+__all__ = [
+    "AUTO",
+    "FALLBACK_CODES",
+    "OTHERS",
+    "Disposer",
+    "Registry",
+    "auto_order",
+    "did_you_mean",
+    "parse_provider_ids",
+    "scoped_cache_key",
+]
+
+AUTO = "auto"
+"""The configured id that asks for every available provider, in the registry's order."""
+
+OTHERS = "*"
+"""In an order, where the registered providers it does not name go (by id); without it, last."""
 
 Disposer = Callable[[], None]
 
@@ -49,12 +69,42 @@ def parse_provider_ids(
     return ids
 
 
+def auto_order(ids: Iterable[str], order: Sequence[str]) -> list[str]:
+    """``ids`` in ``order``: the ids it names where it names them, the others by id where it has
+    :data:`OTHERS` (at the end without it). Ids of ``order`` not in ``ids`` are skipped."""
+    present = set(ids)
+    others = sorted(present - set(order))
+    placed: list[str] = []
+    for pid in order:
+        if pid == OTHERS:
+            placed += others
+        elif pid in present:
+            placed.append(pid)
+    return placed if OTHERS in order else placed + others
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    provider: str
+    error: WebError
+
+    def reason(self) -> str:
+        """The error's message, led by the provider's id (most messages already are), its own
+        semicolons made commas: they separate the providers in the chain's error."""
+        message = self.error.message.replace("; ", ", ")
+        if message.startswith((f"{self.provider}:", f"{self.provider} ")):
+            return message
+        return f"{self.provider}: {message}"
+
+
 class Registry(Generic[P]):
     """Providers of one kind, keyed by id; selection never depends on registration order.
 
     ``kind`` and ``env_var`` only word the errors; ``timeout_code`` is what a raw
     ``TimeoutError`` from the last provider becomes; ``fallback_codes`` are the failures after
-    which a fallback list moves on.
+    which a chain moves on. ``order`` makes ``auto`` a valid configured id (every available
+    provider, in that order; see :func:`auto_order`); ``exclude`` names ids no chain ever uses,
+    set by ``exclude_var``.
     """
 
     def __init__(
@@ -64,12 +114,35 @@ class Registry(Generic[P]):
         env_var: str,
         timeout_code: WebErrorCode,
         fallback_codes: frozenset[WebErrorCode] = FALLBACK_CODES,
+        *,
+        order: Sequence[str] | None = None,
+        exclude: tuple[str, ...] = (),
+        exclude_var: str = "",
     ) -> None:
         self.kind = kind
-        self.configured = configured
         self.env_var = env_var
         self.timeout_code = timeout_code
         self.fallback_codes = fallback_codes
+        self.order = tuple(order) if order is not None else None
+        self.exclude = exclude
+        self.exclude_var = exclude_var
+        self.auto = self.order is not None and AUTO in configured
+        field = env_var.removeprefix("WEBREACH_").lower()
+        if self.auto and len(configured) > 1:
+            raise InvalidValueError(
+                field,
+                f"{env_var}={','.join(configured)}: {AUTO!r} stands alone (every available "
+                f"provider in order); to leave providers out of it, set {exclude_var}",
+            )
+        kept = tuple(pid for pid in configured if pid not in exclude)
+        if configured and not kept:
+            raise InvalidValueError(
+                field,
+                f"{exclude_var}={','.join(exclude)} excludes every provider of "
+                f"{env_var}={','.join(configured)}; remove one from {exclude_var}",
+            )
+        self.configured = configured
+        self._kept = kept
         self._providers: dict[str, P] = {}
 
     def register(self, provider: P) -> Disposer:
@@ -90,30 +163,83 @@ class Registry(Generic[P]):
 
     def chain(self) -> list[P]:
         """The providers to try for one call, in order, resolved now."""
+        self._check_excluded()
+        if self.auto:
+            return self._auto()
         if self.configured:
-            return [self._configured(pid) for pid in self.configured]
+            return [self._configured(pid) for pid in self._kept]
         available = sorted(
-            (p for p in self._providers.values() if p.available()), key=lambda p: p.id
+            (
+                p
+                for p in self._providers.values()
+                if p.id not in self.exclude and p.available() and not _shared(p)
+            ),
+            key=lambda p: p.id,
         )
         if not available:
-            # Naming the idle ones tells a user which key to set (no image search provider
-            # works without one, so this is the usual first error there).
-            idle = ", ".join(sorted(self._providers))
-            known = f" (registered, but not configured: {idle})" if idle else ""
-            raise WebError(
-                WebErrorCode.WEB_PROVIDER_UNAVAILABLE,
-                f"no {self.kind} provider is available{known}; configure one and set "
-                f"{self.env_var}",
-            )
+            raise WebError(WebErrorCode.WEB_PROVIDER_UNAVAILABLE, self._none_available())
         if len(available) > 1:
             ids = ", ".join(p.id for p in available)
+            every = (
+                f", or {self.env_var}={AUTO} for every available one in order"
+                if self.order is not None
+                else ""
+            )
             raise WebError(
                 WebErrorCode.WEB_PROVIDER_AMBIGUOUS,
                 f"several {self.kind} providers are available ({ids}); choose one by setting "
                 f"{self.env_var} to one of them (or a comma list for fallback, e.g. "
-                f"{self.env_var}={available[0].id},{available[1].id})",
+                f"{self.env_var}={available[0].id},{available[1].id}{every})",
             )
         return available
+
+    def _auto(self) -> list[P]:
+        """Every available provider that is not excluded, in the order; shared keys count."""
+        order = auto_order(self._providers, self.order or ())
+        chain = [
+            self._providers[pid]
+            for pid in order
+            if pid not in self.exclude and self._providers[pid].available()
+        ]
+        if not chain:
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_UNAVAILABLE,
+                self._none_available(f" for {self.env_var}={AUTO}"),
+            )
+        return chain
+
+    def _none_available(self, how: str = "") -> str:
+        """Why nothing can run: naming the idle ones tells a user which key to set (no image
+        search provider works without one, so this is the usual first error there)."""
+        ready = [p for p in self._providers.values() if p.id not in self.exclude and p.available()]
+        shared = sorted(p.id for p in ready if _shared(p))
+        idle = sorted(pid for pid in self._providers if pid not in self.exclude)
+        idle = [pid for pid in idle if pid not in shared]
+        notes = [f"registered, but not configured: {', '.join(idle)}"] if idle else []
+        if shared:
+            notes.append(
+                f"{', '.join(shared)} only with a key other programs share, so only when named"
+            )
+        excluded = [pid for pid in self.exclude if pid in self._providers]
+        if excluded:
+            notes.append(f"excluded by {self.exclude_var}: {', '.join(excluded)}")
+        known = f" ({'; '.join(notes)})" if notes else ""
+        return (
+            f"no {self.kind} provider is available{how}{known}; configure one and set "
+            f"{self.env_var}"
+        )
+
+    def _check_excluded(self) -> None:
+        """An excluded id must be a provider: a typo would otherwise exclude nothing."""
+        for pid in self.exclude:
+            if pid not in self._providers:
+                raise WebError(
+                    WebErrorCode.WEB_PROVIDER_CONFIGURED_MISSING,
+                    f"{self.exclude_var} names {self.kind} provider {pid!r}, which is not "
+                    f"registered{did_you_mean(pid, self._providers)} (registered: "
+                    f"{', '.join(sorted(self._providers)) or 'none'})",
+                    provider=pid,
+                )
 
     def _configured(self, pid: str) -> P:
         provider = self._providers.get(pid)
@@ -139,24 +265,85 @@ class Registry(Generic[P]):
         an operator wants to know (a key expiring shows up here first)."""
         logger.info("%s failed (%s); trying %s", self.kind, why, following.id)
 
-    async def run(self, call: Callable[[P], Awaitable[R]]) -> R:
+    async def run(
+        self, call: Callable[[P], Awaitable[R]], empty: Callable[[R], bool] | None = None
+    ) -> R:
+        """``call`` with each provider of the chain until one answers.
+
+        A provider error or timeout moves on; so does an answer ``empty`` calls empty, except
+        the last provider's, which is a real "no results". When every provider failed and one
+        of them answered empty, that answer is returned; otherwise the error names each
+        provider's reason, in order (one provider alone keeps its own error).
+        """
         chain = self.chain()
+        failures: list[_Failure] = []
+        nothing: list[R] = []
         for index, provider in enumerate(chain):
+            following = chain[index + 1] if index + 1 < len(chain) else None
             try:
-                return await call(provider)
+                result = await call(provider)
             except WebError as error:
-                if error.code not in self.fallback_codes or index == len(chain) - 1:
+                if error.code not in self.fallback_codes:
                     raise
-                self._passing_on(error, chain[index + 1])
+                failure = error
             except TimeoutError as error:
-                if index == len(chain) - 1:
-                    raise WebError(
-                        self.timeout_code, f"{provider.id}: timed out", provider=provider.id
-                    ) from error
-                self._passing_on(f"{provider.id}: timed out", chain[index + 1])
+                failure = WebError(
+                    self.timeout_code, f"{provider.id}: timed out", provider=provider.id
+                )
+                failure.__cause__ = error
             except Exception as error:
                 raise _unexpected(provider.id, error) from error
-        raise AssertionError("unreachable: the chain is never empty")
+            else:
+                if following is None or empty is None or not empty(result):
+                    return result
+                nothing.append(result)
+                logger.info("%s: %s found nothing; trying %s", self.kind, provider.id, following.id)
+                continue
+            failures.append(_Failure(provider.id, failure))
+            if following is not None:
+                self._passing_on(failure, following)
+        if nothing:
+            logger.info(
+                "%s: no provider found anything and the others failed (%s); "
+                "returning the empty answer",
+                self.kind,
+                "; ".join(f.reason() for f in failures),
+            )
+            return nothing[0]
+        raise self._all_failed(failures)
+
+    def _all_failed(self, failures: list[_Failure]) -> WebError:
+        """One error for the whole chain: each provider's reason in order, and what they share
+        (their code when all failed alike, the provider tried last)."""
+        if len(failures) == 1:
+            return failures[0].error
+        errors = [f.error for f in failures]
+        codes = {e.code for e in errors}
+        statuses = {e.status for e in errors}
+        waits = [e.retry_after for e in errors]
+        error = WebError(
+            codes.pop() if len(codes) == 1 else WebErrorCode.WEB_PROVIDER_ERROR,
+            "all providers failed: " + "; ".join(f.reason() for f in failures),
+            provider=failures[-1].provider,
+            status=statuses.pop() if len(statuses) == 1 else None,
+            retry_after=min(w for w in waits if w is not None)
+            if all(w is not None for w in waits)
+            else None,
+        )
+        error.__cause__ = errors[-1]
+        return error
+
+
+def did_you_mean(pid: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'exa'?)`` when one known id is close to ``pid``; else empty."""
+    close = difflib.get_close_matches(pid, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _shared(provider: object) -> bool:
+    """Whether the provider's only credential is a key other programs share: it runs when
+    named or in ``auto``, never by a bare configuration's choice."""
+    return isinstance(provider, SharedCredential) and provider.shared_credential()
 
 
 def scoped_cache_key(kind: str, provider: _Provider, *request: object) -> str:

@@ -73,6 +73,11 @@ class WebRuntime:
     at every call.
 
     The runtime never reads the environment; :func:`webreach.config.build_runtime` does.
+    ``search_provider`` may be ``"auto"``: every available search provider, in ``search_order``
+    (ids; ``"*"`` marks where the registered providers it does not name go, by id, else they go
+    last). ``search_exclude`` names search providers no chain uses (``auto``, a list, or the
+    choice of the one available provider). In a chain of several, a search with nothing to show
+    moves on as an error does.
     ``search_timeout`` and ``image_search_timeout`` bound each provider's whole attempt, its
     body's last byte included (seconds; None: only the provider's own request timeouts apply,
     and a per-read timeout never ends a body sent a byte at a time). A provider with
@@ -83,6 +88,8 @@ class WebRuntime:
         self,
         *,
         search_provider: str | Sequence[str] | None = None,
+        search_order: Sequence[str] = (),
+        search_exclude: str | Sequence[str] | None = None,
         fetch_provider: str | Sequence[str] | None = None,
         image_search_provider: str | Sequence[str] | None = None,
         cache: CacheStore | None = None,
@@ -101,6 +108,9 @@ class WebRuntime:
             parse_provider_ids(search_provider, "search_provider"),
             "WEBREACH_SEARCH_PROVIDER",
             WebErrorCode.WEB_PROVIDER_ERROR,
+            order=search_order,
+            exclude=parse_provider_ids(search_exclude, "search_exclude"),
+            exclude_var="WEBREACH_SEARCH_EXCLUDE",
         )
         self._fetch: Registry[FetchProvider] = Registry(
             "fetch",
@@ -170,7 +180,7 @@ class WebRuntime:
             return dataclasses.replace(result, provider=provider.id)
 
         self._refuse_if_closed()
-        return await await_cleanly(self._search.run(call))
+        return await await_cleanly(self._search.run(call, _nothing_to_show))
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
         """Fetch with the selected provider, from the cache when the same policy fetched it.
@@ -298,6 +308,10 @@ class WebRuntime:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _nothing_to_show(result: SearchResult) -> bool:
+    return not result.has_content()
 
 
 def _search_key(request: SearchRequest) -> tuple[object, ...]:
