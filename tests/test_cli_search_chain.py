@@ -135,8 +135,9 @@ def test_the_provider_flag_takes_auto(replay: ReplayServer, brave: ReplayServer)
         (
             {"WEBREACH_SEARCH_EXCLUDE": "bravo"},
             "WEBREACH_SEARCH_EXCLUDE=bravo: there is no search provider 'bravo' "
-            "(did you mean 'brave'?) (valid: brave, deepseek, duckduckgo, exa, jina, kagi, "
-            "perplexity, searxng, tavily)",
+            "(did you mean 'brave'?) (valid: anthropic, brave, deepseek, duckduckgo, exa, "
+            "gemini, jina, kagi, kimi, openai, parallel, perplexity, searxng, synthetic, tavily, "
+            "zai)",
         ),
         (
             {"WEBREACH_SEARCH_PROVIDER": "exa,auto"},
