@@ -253,3 +253,23 @@ async def test_an_unreachable_redis_degrades_with_one_warning(
     await runtime.aclose()
     assert len(provider.calls) == 2
     assert len([r for r in caplog.records if "cache disabled" in r.message]) == 1
+
+
+async def test_a_store_password_never_reaches_the_log(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from webreach.cache.urls import shown_store_url
+
+    assert shown_store_url("redis://:hunter2@cache:6379/0") == "redis://:***@cache:6379/0"
+    assert shown_store_url("rediss://app:hunter2@cache/1") == "rediss://app:***@cache/1"
+    assert shown_store_url("redis://cache:6379") == "redis://cache:6379"
+    monkeypatch.setattr(
+        "webreach.cache.open_store",
+        lambda url: (_ for _ in ()).throw(ValueError(f"cannot reach {url}")),
+    )
+    monkeypatch.setenv("WEBREACH_CACHE", "redis://:hunter2@127.0.0.1:9/0")
+    with caplog.at_level(logging.WARNING, logger="webreach.cache"):
+        async with build_runtime(load_settings()):
+            pass
+    assert "WEBREACH_CACHE" in caplog.text
+    assert "hunter2" not in caplog.text

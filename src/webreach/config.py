@@ -180,12 +180,17 @@ def _open_cache(settings: Settings, default: str | None) -> CacheStore | None:
 
 def _open_store(url: str, purpose: str) -> CacheStore | None:
     from .cache import open_store
+    from .cache.urls import shown_store_url
 
     try:
         return open_store(url)
     except Exception as error:
+        shown = shown_store_url(url)
         logging.getLogger("webreach.cache").warning(
-            "WEBREACH_CACHE: cannot open %r (%s); continuing without %s", url, error, purpose
+            "WEBREACH_CACHE: cannot open %r (%s); continuing without %s",
+            shown,
+            str(error).replace(url, shown),
+            purpose,
         )
         return None
 

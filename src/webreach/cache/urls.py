@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib.util import find_spec
 from urllib.parse import urlsplit
 
-__all__ = ["check_store_url"]
+__all__ = ["check_store_url", "shown_store_url"]
 
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 
@@ -41,3 +41,13 @@ def _installed(module: str) -> bool:
         return find_spec(module) is not None
     except ImportError:
         return False
+
+
+def shown_store_url(url: str) -> str:
+    """``url`` as a log line may show it: a password (``redis://:secret@host``) masked."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return parts._replace(netloc=f"{user}:***@{host}").geturl()
