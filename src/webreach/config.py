@@ -365,6 +365,7 @@ def _without_secrets(settings: Settings) -> Settings:
 def _context(settings: Settings, runtime: WebRuntime) -> ProviderContext:
     """What the providers share; the runtime owns and closes its clients."""
     from .net import create_client
+    from .net.client import stamp_hops
 
     client = create_client(timeout=settings.search_timeout, proxy=settings.proxy)
     runtime.own(client)
@@ -373,6 +374,8 @@ def _context(settings: Settings, runtime: WebRuntime) -> ProviderContext:
         timeout=max(settings.search_timeout, MODEL_SEARCH_TIMEOUT), proxy=settings.proxy
     )
     runtime.own(model_client)
+    for provider_client in (client, model_client):
+        provider_client.event_hooks["request"].append(stamp_hops)
     return ProviderContext(
         client=client,
         model_client=model_client,

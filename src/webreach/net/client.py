@@ -5,10 +5,11 @@ from __future__ import annotations
 import httpx
 
 from .._version import __version__
+from ..seam.hops import HOPS_HEADER, current_hops
 from .aio import AioTransport
 from .tls import shared_ssl_context
 
-__all__ = ["USER_AGENT", "create_client"]
+__all__ = ["USER_AGENT", "create_client", "stamp_hops"]
 
 USER_AGENT = f"webreach/{__version__}"
 
@@ -39,3 +40,9 @@ def create_client(
         transport=transport,
         verify=shared_ssl_context(),
     )
+
+
+async def stamp_hops(request: httpx.Request) -> None:
+    """An event hook of the provider clients: each request says how many webreach servers the
+    search has passed through, plus this one (see :mod:`webreach.seam.hops`)."""
+    request.headers[HOPS_HEADER] = str(current_hops() + 1)

@@ -6,9 +6,10 @@ It imports nothing else of webreach. Providers register here; tools and the serv
 
 from typing import TYPE_CHECKING
 
-from . import errors, runtime, tasks, types
+from . import errors, hops, runtime, tasks, types
 from .cache import CacheStore as CacheStore
 from .errors import *
+from .hops import *
 from .runtime import *
 from .tasks import *
 from .types import *
@@ -16,4 +17,11 @@ from .types import *
 # The names are each module's own ``__all__``. mypy reads them through the star imports and takes
 # a computed ``__all__`` for an empty one, so only the interpreter computes it.
 if not TYPE_CHECKING:
-    __all__ = ["CacheStore", *errors.__all__, *runtime.__all__, *tasks.__all__, *types.__all__]
+    __all__ = [
+        "CacheStore",
+        *errors.__all__,
+        *hops.__all__,
+        *runtime.__all__,
+        *tasks.__all__,
+        *types.__all__,
+    ]

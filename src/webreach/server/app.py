@@ -30,7 +30,7 @@ from .core.turn import JSON
 from .core.upstream import Upstream
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint
 from .messages import MessagesCodec
-from .middleware import AccessLog, InboundKeys, ServerTiming
+from .middleware import LOOP_DETECTED, AccessLog, HopLimit, InboundKeys, ServerTiming
 from .responses import ResponsesCodec
 from .web_api import OPEN_PATHS as WEB_OPEN_PATHS
 from .web_api import PATHS as WEB_PATHS
@@ -93,7 +93,11 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         *web_routes(),
     ]
-    middleware = [Middleware(AccessLog, protocols=_protocols(codecs)), Middleware(ServerTiming)]
+    middleware = [
+        Middleware(AccessLog, protocols=_protocols(codecs)),
+        Middleware(ServerTiming),
+        Middleware(HopLimit, error_body=_error_body_for(codecs, LOOP_DETECTED)),
+    ]
     if keys := settings.api_keys():
         inbound = Middleware(
             InboundKeys,
@@ -163,7 +167,9 @@ def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:
     return named
 
 
-def _error_body_for(codecs: dict[str, Codec]) -> Callable[[str], Callable[[str], JSON]]:
+def _error_body_for(
+    codecs: dict[str, Codec], status: int = 401
+) -> Callable[[str], Callable[[str], JSON]]:
     """The error shape of the protocol a path speaks (the search and fetch endpoints' own on
     theirs, Chat's for anything else)."""
     by_path = {path: codecs[protocol] for protocol in codecs for path in PATHS[protocol]}
@@ -171,9 +177,9 @@ def _error_body_for(codecs: dict[str, Codec]) -> Callable[[str], Callable[[str],
     web_paths = frozenset(WEB_PATHS.values())
 
     def for_path(path: str) -> Callable[[str], JSON]:
-        if path in web_paths:
+        if path in web_paths and status == 401:
             return unauthorized_body
         codec = by_path.get(path, fallback)
-        return lambda message: codec.error_body(401, message)
+        return lambda message: codec.error_body(status, message)
 
     return for_path

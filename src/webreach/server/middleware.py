@@ -17,13 +17,14 @@ from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..seam.hops import HOPS_HEADER, MAX_HOPS, arrived_after, hops_of
 from .core.operator_log import RequestLog, begin_request, end_request
 from .core.protocol_common import dumps
 from .core.store import scoped_to_key
 from .core.turn import JSON
 from .limits import TIMED_OUT
 
-__all__ = ["AccessLog", "InboundKeys", "ServerTiming"]
+__all__ = ["AccessLog", "HopLimit", "InboundKeys", "ServerTiming"]
 
 access_logger = logging.getLogger("webreach.access")
 CLIENT_LEFT = 499
@@ -224,3 +225,47 @@ class InboundKeys:
         for key in self._keys:
             matched |= hmac.compare_digest(candidate, key)
         return candidate if matched else None
+
+
+LOOP_DETECTED = 508
+
+
+class HopLimit:
+    """Takes the webreach servers a request has passed through (``X-Webreach-Hops``, sent by
+    webreach's own search providers) as the count its searches carry on, and refuses a request
+    past :data:`~webreach.seam.hops.MAX_HOPS` with a 508 in the protocol's error shape: a
+    provider pointed back at this server would otherwise search forever."""
+
+    def __init__(self, app: ASGIApp, *, error_body: Callable[[str], ErrorBody]) -> None:
+        self.app = app
+        self._error_body = error_body
+        self._header = HOPS_HEADER.lower().encode("latin-1")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = next((v for k, v in scope["headers"] if k == self._header), None)
+        hops = hops_of(given.decode("latin-1")) if given is not None else 0
+        if hops < MAX_HOPS:
+            with arrived_after(hops):
+                await self.app(scope, receive, send)
+            return
+        message = (
+            f"this request has passed through {hops} webreach servers ({HOPS_HEADER}); a "
+            "search provider points back at a webreach server (ANTHROPIC_BASE_URL or "
+            "OPENAI_BASE_URL?): set its search-only base URL or exclude it "
+            "(WEBREACH_SEARCH_EXCLUDE)"
+        )
+        body = dumps(self._error_body(scope["path"])(message)).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": LOOP_DETECTED,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
