@@ -63,7 +63,7 @@ check_for_update_on_startup = false
 name = "webreach"
 base_url = "{here.url}/v1"
 wire_api = "responses"
-env_key = "WEBREACH_KEY"
+env_key = "CODEX_WEBREACH_KEY"
 request_max_retries = 1
 stream_max_retries = 1
 {provider_extra}
@@ -90,7 +90,7 @@ def run_codex(
     home = tmp_path / "codex-home"
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text(config(here, model, provider_extra))
-    env = sandbox_env(tmp_path, here, CODEX_HOME=str(home), WEBREACH_KEY=SERVER_KEY)
+    env = sandbox_env(tmp_path, here, CODEX_HOME=str(home), CODEX_WEBREACH_KEY=SERVER_KEY)
     workdir = tmp_path / "project"
     workdir.mkdir(exist_ok=True)
     argv = [str(codex), "exec", "--json", "--skip-git-repo-check", *command]

@@ -1,5 +1,5 @@
 """Smoke tests against the real services. Each skips itself without its key (or, for the
-keyless provider, unless ``WEBREACH_LIVE=1`` says the machine may use the internet)."""
+keyless provider, unless ``TEST_LIVE_WEB=1`` says the machine may use the internet)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ async def test_exa_answers_a_real_query() -> None:
 
 
 @pytest.mark.skipif(
-    LIVE_ENVIRONMENT.get("WEBREACH_LIVE") != "1", reason="set WEBREACH_LIVE=1 to use the internet"
+    LIVE_ENVIRONMENT.get("TEST_LIVE_WEB") != "1", reason="set TEST_LIVE_WEB=1 to use the internet"
 )
 async def test_duckduckgo_answers_a_real_query() -> None:
     result = await DuckDuckGoSearchProvider(timeout=20).search(

@@ -147,7 +147,7 @@ def test_every_runtime_dependency_has_an_upper_bound(extra: str | None) -> None:
 BLOCKER = '''
 import os, sys
 
-_BLOCKED = set(os.environ["WEBREACH_TEST_BLOCKED"].split(","))
+_BLOCKED = set(os.environ["TEST_BLOCKED_MODULES"].split(","))
 
 
 class _NotInstalled:
@@ -172,7 +172,7 @@ def _without(tmp_path: Path, modules: list[str], env: dict[str, str]) -> dict[st
     blocker.mkdir(exist_ok=True)
     (blocker / "sitecustomize.py").write_text(BLOCKER)
     path = os.pathsep.join(p for p in [str(blocker), env.get("PYTHONPATH", "")] if p)
-    return {**env, "PYTHONPATH": path, "WEBREACH_TEST_BLOCKED": ",".join(modules)}
+    return {**env, "PYTHONPATH": path, "TEST_BLOCKED_MODULES": ",".join(modules)}
 
 
 def test_the_blocker_really_blocks(tmp_path: Path) -> None:

@@ -170,8 +170,8 @@ BODIES = {
 }
 CODECS = default_codecs()
 ALL_CHECKS = list(HealthCheck)
-EXAMPLES = int(os.environ.get("WEBREACH_FUZZ_EXAMPLES", "300"))
-"""Examples per property; CI runs a few hundred, ``WEBREACH_FUZZ_EXAMPLES=20000`` hunts longer."""
+EXAMPLES = int(os.environ.get("TEST_FUZZ_EXAMPLES", "300"))
+"""Examples per property; CI runs a few hundred, ``TEST_FUZZ_EXAMPLES=20000`` hunts longer."""
 
 
 @pytest.mark.parametrize("protocol", ["chat", "responses", "messages"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -20,7 +21,14 @@ from typing import Any, Literal, TypeVar
 from pydantic import SecretStr, ValidationError
 from pydantic_settings import BaseSettings
 
-from .config_sources import ConfigError, Setting, describe, read_settings_file, unknown_keys
+from .config_sources import (
+    ConfigError,
+    Setting,
+    describe,
+    read_settings_file,
+    unknown_keys,
+    unknown_variables,
+)
 from .providers.search import AUTO_ORDER
 from .providers.spec import ProviderContext, ProviderSpec
 from .seam import CacheStore, InvalidValueError, WebRuntime
@@ -73,11 +81,14 @@ def load_settings(**overrides: Any) -> Settings:
     variable or file key. The providers' own settings are read by :func:`build_runtime`, or all
     at once by :func:`check_settings`.
 
-    A settings file that is not valid TOML, or that has a key no settings class reads, is an
-    error too: a typo would otherwise leave the setting silently at its default.
+    A settings file that is not valid TOML, a key of it no settings class reads, or a
+    ``WEBREACH_*`` variable that is no setting, is an error too: a typo would otherwise leave
+    the setting silently at its default.
     """
     file = read_settings_file()
-    problems = unknown_keys(file, all_settings()) if file.data else []
+    known = all_settings()
+    problems = unknown_variables(os.environ, known)
+    problems += unknown_keys(file, known) if file.data else []
     try:
         settings = _read(Settings, **overrides)
     except ConfigError as error:

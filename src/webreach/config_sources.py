@@ -34,6 +34,7 @@ __all__ = [
     "describe",
     "read_settings_file",
     "unknown_keys",
+    "unknown_variables",
 ]
 
 Source = Literal["environment", "file", "default", "command line"]
@@ -184,6 +185,38 @@ def unknown_keys(file: SettingsFile, settings: Iterable[Setting]) -> list[str]:
         close = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}?" if close else "`webreach config` lists the settings"
         problems.append(f"{file.where(key)}: unknown key {key!r}; {hint}")
+    return problems
+
+
+NOT_SETTINGS = frozenset({"WEBREACH_CONFIG"})
+"""``WEBREACH_*`` variables webreach reads that are not settings."""
+
+_OPTIONS = {
+    "WEBREACH_PORT": "the port is an option: webreach serve --port N (or mcp --http --port N)",
+    "WEBREACH_HOST": "the address is an option: webreach serve --host ADDRESS",
+}
+"""Settings people look for in the environment that are command-line options."""
+
+
+def unknown_variables(environ: Mapping[str, str], settings: Iterable[Setting]) -> list[str]:
+    """A problem for each ``WEBREACH_*`` variable that is not a setting, with the closest one:
+    most operators configure through the environment, where a typo is otherwise silent."""
+    known = {setting.variable.upper() for setting in settings} | NOT_SETTINGS
+    known |= {f"{setting.variable.upper()}_FILE" for setting in settings if setting.secret}
+    candidates = sorted(name for name in known if name.startswith("WEBREACH_"))
+    problems = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith("WEBREACH_") or upper in known:
+            continue
+        # Judged without the prefix every candidate shares, which would make anything close.
+        close = difflib.get_close_matches(upper[9:], [c[9:] for c in candidates], n=1, cutoff=0.6)
+        hint = (
+            f"did you mean WEBREACH_{close[0]}?"
+            if close
+            else "`webreach config` lists the settings"
+        )
+        problems.append(f"{name}: not a setting; {_OPTIONS.get(upper, hint)}")
     return problems
 
 

@@ -3,7 +3,6 @@ and which one each capability would use. Secrets show only whether they are set.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from typing import TYPE_CHECKING, Annotated, Any
@@ -40,11 +39,10 @@ def show_config(
     file = read_settings_file()
     owners: dict[type[Any], Any] = {type(settings): settings}
     rows = [_row(setting, owners, file) for setting in all_settings()]
-    unknown = _unknown_variables([row["variable"] for row in rows])
     if as_json:
-        print(json.dumps(_as_json(file, rows, found, unknown), ensure_ascii=False, indent=2))
+        print(json.dumps(_as_json(file, rows, found), ensure_ascii=False, indent=2))
         return
-    print("\n".join(_as_text(file, rows, found, unknown)))
+    print("\n".join(_as_text(file, rows, found)))
 
 
 def _row(setting: Setting, owners: dict[type[Any], Any], file: SettingsFile) -> dict[str, Any]:
@@ -61,17 +59,6 @@ def _row(setting: Setting, owners: dict[type[Any], Any], file: SettingsFile) -> 
         "value": None if setting.secret else value,
         "source": setting.source(file, os.environ),
     }
-
-
-def _unknown_variables(known: list[str]) -> list[str]:
-    """``WEBREACH_*`` variables that are no setting: a typo there is otherwise silent."""
-    names = set(known) | {"WEBREACH_CONFIG"}
-    lines = []
-    for name in sorted(n.upper() for n in os.environ if n.upper().startswith("WEBREACH_")):
-        if name not in names:
-            close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.8)
-            lines.append(name + (f" (did you mean {close[0]}?)" if close else ""))
-    return lines
 
 
 def _shown(row: dict[str, Any]) -> str:
@@ -93,9 +80,7 @@ def _file_line(file: SettingsFile) -> str:
     return f"Settings file: none ({where}; WEBREACH_CONFIG names one)"
 
 
-def _as_text(
-    file: SettingsFile, rows: list[dict[str, Any]], found: list[Capability], unknown: list[str]
-) -> list[str]:
+def _as_text(file: SettingsFile, rows: list[dict[str, Any]], found: list[Capability]) -> list[str]:
     lines = [_file_line(file), "", "Capabilities"]
     width = max(len(c.label) for c in found) + 2
     id_width = max((len(p.id) + 9 * p.plugin for c in found for p in c.providers), default=0) + 2
@@ -137,13 +122,11 @@ def _as_text(
         lines.append(
             f"  {row['variable']:<{name_width}}{_shown(row):<{value_width}}{row['source']}"
         )
-    if unknown:
-        lines += ["", "Not settings (ignored): " + ", ".join(unknown)]
     return lines
 
 
 def _as_json(
-    file: SettingsFile, rows: list[dict[str, Any]], found: list[Capability], unknown: list[str]
+    file: SettingsFile, rows: list[dict[str, Any]], found: list[Capability]
 ) -> dict[str, Any]:
     return {
         "file": {
@@ -175,5 +158,4 @@ def _as_json(
             for c in found
         },
         "settings": rows,
-        "unknown_variables": [line.split(" ", 1)[0] for line in unknown],
     }
