@@ -33,14 +33,15 @@ def show_config(
     command (exit 2), naming the variable or file key.
     """
     from ..config import all_settings
-    from ..config_sources import read_settings_file
+    from ..config_sources import accepted_variables, read_settings_file
 
     settings = startup(as_json)
     found = check_providers(settings, need=None, as_json=as_json)
     file = read_settings_file()
     owners: dict[type[Any], Any] = {type(settings): settings}
-    rows = [_row(setting, owners, file) for setting in all_settings()]
-    unknown = _unknown_variables([row["variable"] for row in rows])
+    known = all_settings()
+    rows = [_row(setting, owners, file) for setting in known]
+    unknown = _unknown_variables(accepted_variables(known))
     if as_json:
         print(json.dumps(_as_json(file, rows, found, unknown), ensure_ascii=False, indent=2))
         return
@@ -63,9 +64,8 @@ def _row(setting: Setting, owners: dict[type[Any], Any], file: SettingsFile) -> 
     }
 
 
-def _unknown_variables(known: list[str]) -> list[str]:
+def _unknown_variables(names: frozenset[str]) -> list[str]:
     """``WEBREACH_*`` variables that are no setting: a typo there is otherwise silent."""
-    names = set(known) | {"WEBREACH_CONFIG"}
     lines = []
     for name in sorted(n.upper() for n in os.environ if n.upper().startswith("WEBREACH_")):
         if name not in names:
