@@ -82,7 +82,9 @@ class Readiness:
         if state.ready == self._logged:
             return
         self._logged = state.ready
+        where = self.upstream.where
         if state.ready:
-            logger.info("ready: the upstream (%s) answers", self.upstream.where)
+            logger.info("ready: the upstream (%s) answers", where, extra={"event": "ready"})
         else:
-            logger.warning("not ready: %s (%s)", state.reason, self.upstream.where)
+            message = "not ready: %s (%s)"
+            logger.warning(message, state.reason, where, extra={"event": "not_ready"})
