@@ -18,26 +18,37 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
-from pydantic import AliasChoices, SecretStr, ValidationError
+from pydantic import ValidationError
 from pydantic_settings import BaseSettings
 
 from .seam import WebreachError
-from .settings_base import config_file
+from .settings_base import (
+    FILE_SUFFIX,
+    SECRET_FILE_ERROR,
+    config_file,
+    field_names,
+    mentions_secret,
+    secret_file_path,
+    toml_secret_path,
+)
 
 __all__ = [
     "ConfigError",
     "Setting",
     "SettingsFile",
     "Source",
+    "accepted_variables",
     "describe",
     "read_settings_file",
     "unknown_keys",
     "unknown_variables",
 ]
 
-Source = Literal["environment", "file", "default", "command line"]
+Source = str
+"""``environment``, ``file`` (the settings file), ``default``, ``command line``, or
+``file /run/secrets/key`` for a secret read from the file a ``*_FILE`` setting names."""
 
 
 class ConfigError(WebreachError, ValueError):
@@ -63,17 +74,39 @@ class Setting:
 
     @classmethod
     def all_of(cls, owner: type[BaseSettings], provider: str | None = None) -> list[Setting]:
-        prefix = str(owner.model_config.get("env_prefix") or "")
         settings = []
         for name, info in owner.model_fields.items():
-            alias = info.validation_alias
-            if isinstance(alias, AliasChoices):
-                alias = str(alias.choices[0])
-            key = alias if isinstance(alias, str) else name
-            variable = (alias if isinstance(alias, str) else f"{prefix}{name}").upper()
-            secret = _mentions_secret(info.annotation)
+            variable, key = field_names(owner, name)
+            secret = mentions_secret(info.annotation)
             settings.append(cls(variable, key, name, owner, secret, provider))
         return settings
+
+    @property
+    def file_variable(self) -> str | None:
+        """The variable that may name a file holding this secret (``<NAME>_FILE``)."""
+        return self.variable + FILE_SUFFIX if self.secret else None
+
+    @property
+    def file_key(self) -> str | None:
+        """The settings file's key that may name a file holding this secret."""
+        return self.key + FILE_SUFFIX.lower() if self.secret else None
+
+    def variables(self) -> tuple[str, ...]:
+        """Every variable that sets it: its own, and ``<NAME>_FILE`` for a secret."""
+        file_variable = self.file_variable
+        return (self.variable,) if file_variable is None else (self.variable, file_variable)
+
+    def secret_file(self, file: SettingsFile, environ: Mapping[str, str]) -> str | None:
+        """The file the secret is read from, when one is named (the variable first, then the
+        settings file), as it is read."""
+        if not self.secret:
+            return None
+        if path := secret_file_path(self.variable, environ):
+            return path
+        if self.key in file.data:
+            return None
+        found = toml_secret_path(self.key, file.data, file.path)
+        return str(found) if found is not None else None
 
     def environment_value(self, environ: Mapping[str, str]) -> str | None:
         """The value the environment gives it (names are case-insensitive, as pydantic reads
@@ -91,6 +124,10 @@ class Setting:
         """Which source set the effective value, in the order the settings classes read them."""
         if self.field in overrides:
             return "command line"
+        if self.environment_value(environ):
+            return "environment"
+        if path := self.secret_file(file, environ):
+            return f"file {path}"
         if self.environment_value(environ) is not None:
             return "environment"
         if self.key in file.data:
@@ -113,12 +150,6 @@ class Setting:
         """Whether a bad value may be echoed back: never a key, nor a URL that could hold one."""
         lowered = self.field.lower()
         return not self.secret and not lowered.endswith(("_url", "_key", "_keys", "proxy", "cache"))
-
-
-def _mentions_secret(annotation: Any) -> bool:
-    if annotation is SecretStr:
-        return True
-    return any(_mentions_secret(arg) for arg in get_args(annotation))
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,21 +206,27 @@ def read_settings_file() -> SettingsFile:
     return SettingsFile(path, named, exists=True, data=data, text=text)
 
 
+def accepted_variables(settings: Iterable[Setting]) -> frozenset[str]:
+    """Every variable name webreach reads for ``settings`` (``config.all_settings()``): each
+    setting's own, ``<NAME>_FILE`` for each secret, and ``WEBREACH_CONFIG``. Upper case."""
+    names = {name for setting in settings for name in setting.variables()}
+    return frozenset(names | {"WEBREACH_CONFIG"})
+
+
 def unknown_keys(file: SettingsFile, settings: Iterable[Setting]) -> list[str]:
     """A problem for each key of the file no settings class reads, with the closest valid key."""
+    settings = list(settings)
     known = sorted({setting.key for setting in settings})
+    accepted = set(known) | {s.file_key for s in settings if s.file_key}
     problems = []
     for key in file.data:
-        if key in known:
+        if key in accepted:
             continue
         close = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.6)
         hint = f"did you mean {close[0]!r}?" if close else "`webreach config` lists the settings"
         problems.append(f"{file.where(key)}: unknown key {key!r}; {hint}")
     return problems
 
-
-NOT_SETTINGS = frozenset({"WEBREACH_CONFIG"})
-"""``WEBREACH_*`` variables webreach reads that are not settings."""
 
 _OPTIONS = {
     "WEBREACH_PORT": "the port is an option: webreach serve --port N (or mcp --http --port N)",
@@ -201,8 +238,7 @@ _OPTIONS = {
 def unknown_variables(environ: Mapping[str, str], settings: Iterable[Setting]) -> list[str]:
     """A problem for each ``WEBREACH_*`` variable that is not a setting, with the closest one:
     most operators configure through the environment, where a typo is otherwise silent."""
-    known = {setting.variable.upper() for setting in settings} | NOT_SETTINGS
-    known |= {f"{setting.variable.upper()}_FILE" for setting in settings if setting.secret}
+    known = accepted_variables(settings)
     candidates = sorted(name for name in known if name.startswith("WEBREACH_"))
     problems = []
     for name in sorted(environ):
@@ -238,6 +274,9 @@ def describe(
     for item in error.errors(include_url=False):
         name = str(item["loc"][0]) if item["loc"] else ""
         message = str(item["msg"]).removeprefix("Value error, ")
+        if item["type"] == SECRET_FILE_ERROR:
+            problems.append(message)  # whole already: the variable, the path and why
+            continue
         setting = by_name.get(name)
         if setting is None:
             problems.append(f"{name or owner.__name__}: {message}")

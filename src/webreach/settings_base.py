@@ -1,6 +1,8 @@
 """The base every settings class of webreach shares: where settings are read from.
 
 The environment first, then the TOML file ``WEBREACH_CONFIG`` names (else ``./webreach.toml``).
+Every secret (a ``SecretStr`` field) may instead be read from the file ``<NAME>_FILE`` names,
+or ``<key>_file`` in the TOML file, as Docker and Kubernetes mount secrets.
 It imports nothing of webreach, so the shared settings, the providers' own and the code that
 reports where a value came from all build on it without importing each other.
 """
@@ -8,8 +10,14 @@ reports where a value came from all build on it without importing each other.
 from __future__ import annotations
 
 import os
+import shlex
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, get_args
 
+from pydantic import AliasChoices, SecretStr, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -17,7 +25,25 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-__all__ = ["FileSettings", "config_file"]
+__all__ = [
+    "FILE_SUFFIX",
+    "SECRET_FILE_ERROR",
+    "FileSettings",
+    "SecretFileProblem",
+    "SecretFilesFromEnvironment",
+    "SecretFilesFromToml",
+    "config_file",
+    "field_names",
+    "mentions_secret",
+    "secret_file_path",
+    "toml_secret_path",
+]
+
+FILE_SUFFIX = "_FILE"
+"""``WEBREACH_SIGNING_KEY_FILE`` names the file that holds ``WEBREACH_SIGNING_KEY``."""
+SECRET_FILE_ERROR = "secret_file"
+"""The validation error type of a secret whose file cannot be used; its message is whole."""
+_MAX_SECRET_BYTES = 64 * 1024
 
 
 def config_file() -> Path:
@@ -25,14 +51,178 @@ def config_file() -> Path:
     return Path(os.environ.get("WEBREACH_CONFIG") or "webreach.toml")
 
 
+def field_names(owner: type[BaseSettings], name: str) -> tuple[str, str]:
+    """A field's variable (``WEBREACH_UPSTREAM_API_KEY``) and its key in the settings file."""
+    prefix = str(owner.model_config.get("env_prefix") or "")
+    alias = owner.model_fields[name].validation_alias
+    if isinstance(alias, AliasChoices):
+        alias = str(alias.choices[0])
+    if isinstance(alias, str):
+        return alias.upper(), alias
+    return f"{prefix}{name}".upper(), name
+
+
+def mentions_secret(annotation: Any) -> bool:
+    """Whether a field's type is a ``SecretStr`` (alone, optional or annotated)."""
+    if annotation is SecretStr:
+        return True
+    return any(mentions_secret(arg) for arg in get_args(annotation))
+
+
+def secret_file_path(variable: str, environ: Mapping[str, str]) -> str | None:
+    """The path ``<variable>_FILE`` gives, case-insensitively as pydantic reads variables;
+    empty counts as unset, as it does in a shell."""
+    wanted = variable.upper() + FILE_SUFFIX
+    found = next((v for k, v in environ.items() if k.upper() == wanted), None)
+    return found or None
+
+
+class SecretFileProblem:
+    """Why a secret could not be read from its file, put in the secret's place so that
+    validation reports it under the setting, with every other problem at once."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def __repr__(self) -> str:
+        return "SecretFileProblem()"
+
+
+def _read_secret(path: Path) -> str:
+    """The file's text without its one trailing newline; ``ValueError`` says why it cannot be
+    used (never what it holds)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_SECRET_BYTES + 1)
+    except FileNotFoundError:
+        raise ValueError("no such file") from None
+    except IsADirectoryError:
+        raise ValueError("is a directory, not a file") from None
+    except PermissionError:
+        raise ValueError("cannot be read (permission denied)") from None
+    except OSError as error:
+        raise ValueError(f"cannot be read ({error.strerror or type(error).__name__})") from None
+    if len(data) > _MAX_SECRET_BYTES:
+        raise ValueError(f"is larger than {_MAX_SECRET_BYTES // 1024} KiB, too large for a key")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("is not UTF-8 text") from None
+    text = text.removesuffix("\n").removesuffix("\r") if text.endswith("\n") else text
+    if not text:
+        raise ValueError("is empty")
+    return text
+
+
+def _secret_fields(settings_cls: type[BaseSettings]) -> list[tuple[str, str, str]]:
+    """``(field, variable, key)`` of each secret of ``settings_cls``."""
+    return [
+        (name, *field_names(settings_cls, name))
+        for name, info in settings_cls.model_fields.items()
+        if mentions_secret(info.annotation)
+    ]
+
+
+def _input_name(settings_cls: type[BaseSettings], name: str) -> str:
+    """The name a source gives a field's value under (its alias when it has one)."""
+    info: FieldInfo = settings_cls.model_fields[name]
+    alias = info.validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return alias if isinstance(alias, str) else name
+
+
+class SecretFilesFromEnvironment(PydanticBaseSettingsSource):
+    """Each secret from the file its ``<NAME>_FILE`` variable names. Read before the
+    environment itself, so that naming both is an error instead of one silently winning."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        environ = {name.upper(): value for name, value in os.environ.items()}
+        found: dict[str, Any] = {}
+        for name, variable, _key in _secret_fields(self.settings_cls):
+            path = secret_file_path(variable, environ)
+            if path is None:
+                continue
+            named = f"{variable}{FILE_SUFFIX}={shlex.quote(path)}"
+            if environ.get(variable):
+                both = f"{variable} and {variable}{FILE_SUFFIX} are both set; keep one of them"
+                found[_input_name(self.settings_cls, name)] = SecretFileProblem(both)
+                continue
+            try:
+                found[_input_name(self.settings_cls, name)] = _read_secret(Path(path))
+            except ValueError as why:
+                found[_input_name(self.settings_cls, name)] = SecretFileProblem(f"{named}: {why}")
+        return found
+
+
+class SecretFilesFromToml(PydanticBaseSettingsSource):
+    """Each secret from the file its ``<key>_file`` key in the settings file names (a relative
+    path from the settings file's directory), unless the environment sets it."""
+
+    def __init__(self, settings_cls: type[BaseSettings], data: Mapping[str, Any], path: Path):
+        super().__init__(settings_cls)
+        self._data = data
+        self._path = path
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        environ = {name.upper(): value for name, value in os.environ.items()}
+        found: dict[str, Any] = {}
+        for name, variable, key in _secret_fields(self.settings_cls):
+            given = self._data.get(key + FILE_SUFFIX.lower())
+            if given is None or environ.get(variable) or secret_file_path(variable, environ):
+                continue
+            where = f"{key}{FILE_SUFFIX.lower()} in {self._path.absolute()}"
+            if key in self._data:
+                both = f"{key} and {where} are both set; keep one of them"
+                found[_input_name(self.settings_cls, name)] = SecretFileProblem(both)
+                continue
+            if not isinstance(given, str) or not given:
+                problem = f'{where}: must be the path of a file, e.g. "/run/secrets/{key}"'
+                found[_input_name(self.settings_cls, name)] = SecretFileProblem(problem)
+                continue
+            path = toml_secret_path(key, self._data, self._path)
+            assert path is not None
+            try:
+                found[_input_name(self.settings_cls, name)] = _read_secret(path)
+            except ValueError as why:
+                problem = f"{where} ({path}): {why}"
+                found[_input_name(self.settings_cls, name)] = SecretFileProblem(problem)
+        return found
+
+
+def toml_secret_path(key: str, data: Mapping[str, Any], settings_path: Path) -> Path | None:
+    """The file ``<key>_file`` in the settings file names, resolved as it is read."""
+    given = data.get(key + FILE_SUFFIX.lower())
+    if not isinstance(given, str) or not given:
+        return None
+    return settings_path.absolute().parent / Path(given).expanduser()
+
+
 class FileSettings(BaseSettings):
-    """Settings read from the arguments given, then the environment, then the settings file.
+    """Settings read from the arguments given, then the environment, then the settings file;
+    each secret may come from a file instead (``<NAME>_FILE``, ``<key>_file``).
 
     Keys no field reads are ignored here: :mod:`webreach.config` reports them once, for every
     settings class together.
     """
 
     model_config = SettingsConfigDict(extra="ignore", validate_default=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _secret_file_problem(cls, value: object) -> object:
+        """A secret whose file could not be used fails here, with its whole message."""
+        if isinstance(value, SecretFileProblem):
+            raise PydanticCustomError(SECRET_FILE_ERROR, "{problem}", {"problem": value.message})
+        return value
 
     @classmethod
     def settings_customise_sources(
@@ -43,4 +233,12 @@ class FileSettings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file()))
+        path = config_file()
+        toml = TomlConfigSettingsSource(settings_cls, path)
+        return (
+            init_settings,
+            SecretFilesFromEnvironment(settings_cls),
+            env_settings,
+            SecretFilesFromToml(settings_cls, toml.toml_data, path),
+            toml,
+        )

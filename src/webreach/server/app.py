@@ -6,6 +6,7 @@ themselves, so a framework's models and dependency injection would only add per-
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
@@ -14,7 +15,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
-from ..seam import CacheStore, WebRuntime
+from ..seam import CacheStore, WebRuntime, cancel_and_wait
 from ..tools import ToolOptions
 from .chat import ChatCodec
 from .config import ServerSettings
@@ -23,12 +24,13 @@ from .core.calls.registry import BUILT_IN_TOOLS
 from .core.codec import Codec
 from .core.context import ServerContext
 from .core.page_cipher import PageCipher
+from .core.readiness import Readiness
 from .core.review import ModerationReviewer
 from .core.secrets import Redactor
 from .core.store import ResponseStore
 from .core.turn import JSON
 from .core.upstream import Upstream
-from .endpoints import ProtocolEndpoint, healthz, models_endpoint
+from .endpoints import ProtocolEndpoint, healthz, models_endpoint, readyz
 from .messages import MessagesCodec
 from .middleware import LOOP_DETECTED, AccessLog, HopLimit, InboundKeys, ServerTiming
 from .responses import ResponsesCodec
@@ -45,7 +47,7 @@ PATHS = {
     "messages": ("/v1/messages", "/messages", "/anthropic/v1/messages"),
 }
 """Where each protocol is served."""
-_OPEN_PATHS = frozenset({"/healthz"}) | WEB_OPEN_PATHS
+_OPEN_PATHS = frozenset({"/healthz", "/readyz"}) | WEB_OPEN_PATHS
 
 
 def default_codecs() -> dict[str, Codec]:
@@ -79,7 +81,12 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with open_context() as context:
             app.state.context = context
-            yield
+            app.state.readiness = readiness = Readiness(context.upstream, settings.ready_window)
+            watcher = asyncio.create_task(readiness.watch(), name="webreach-readiness")
+            try:
+                yield
+            finally:
+                await cancel_and_wait([watcher])
 
     routes = [
         Route(path, ProtocolEndpoint(codec, keepalive_seconds).handle, methods=["POST"])
@@ -91,6 +98,7 @@ def create_app(
         Route("/v1/models", listing, methods=["GET"]),
         Route("/models", listing, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
         *web_routes(),
     ]
     middleware = [
@@ -162,7 +170,8 @@ def _revealed(secret: SecretStr | None) -> str | None:
 def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:
     """What the access line names as each path's protocol."""
     named = {path: protocol for protocol in codecs for path in PATHS[protocol]}
-    named.update({"/v1/models": "models", "/models": "models", "/healthz": "health"})
+    named.update({"/v1/models": "models", "/models": "models"})
+    named.update({"/healthz": "health", "/readyz": "health"})
     named.update({path: name.split("_")[0] for name, path in WEB_PATHS.items()})
     return named
 

@@ -45,6 +45,9 @@ class ServerSettings(BaseModel):
     """Upstream calls per request: at the cap one forced answer, then the protocol's error."""
     turn_timeout: Seconds = 900.0
     """Seconds for one request's whole turn; past it the protocol's error (504-class)."""
+    ready_window: Seconds = 60.0
+    """``/readyz`` is 200 while the upstream answered within this many seconds; it is asked
+    every half window when no request had an answer."""
     server_max_connections: PositiveInt | None = None
     server_header_timeout: Seconds = 10.0
     server_body_timeout: Seconds = 60.0

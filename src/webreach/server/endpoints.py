@@ -27,12 +27,13 @@ from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from .core.loop import TurnRunner
 from .core.operator_log import request_log
 from .core.protocol_common import dumps, sse_frame
+from .core.readiness import Readiness
 from .core.relay import relay
 from .core.streaming import server_timing, with_keepalive
 from .core.turn import JSON, CitationStyle, Turn
 from .core.turn_limits import TurnLimits, TurnTimedOut, Waits, within
 
-__all__ = ["ProtocolEndpoint", "healthz", "json_response", "models_endpoint"]
+__all__ = ["ProtocolEndpoint", "healthz", "json_response", "models_endpoint", "readyz"]
 
 logger = logging.getLogger("webreach.server")
 
@@ -283,4 +284,20 @@ def models_endpoint(codec: Codec) -> Any:
 
 
 async def healthz(request: Request) -> Response:
+    """Alive: the process answers. Whether it can serve is ``/readyz``."""
     return json_response(200, {"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    """Ready (200) when the upstream answered within ``WEBREACH_READY_WINDOW`` seconds, else
+    503 saying why; what a load balancer or an orchestrator routes by."""
+    readiness: Readiness = request.app.state.readiness
+    state = readiness.state()
+    body: dict[str, object] = {"status": "ready" if state.ready else "not ready"}
+    if state.reason is not None:
+        body["reason"] = state.reason
+    ago = state.answered_ago
+    body["upstream_answered_seconds_ago"] = None if ago is None else round(ago, 1)
+    body["window_seconds"] = readiness.window
+    headers = {"Cache-Control": "no-store"}
+    return json_response(200 if state.ready else 503, body, headers)

@@ -6,6 +6,8 @@ concurrency than an httpx pool (SPEC §7 has the measurements).
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -17,6 +19,7 @@ from openai import AsyncOpenAI, AsyncStream
 from pydantic import ValidationError
 
 from ...seam import await_cleanly
+from ...seam.causes import network_cause
 from ..config import ServerSettings
 from .chunk_stream import ChunkStream, reported_error
 from .chunks import ChatChunk, CompletionBody, invalid
@@ -51,6 +54,12 @@ def _address(base_url: str) -> str:
     host = parts.hostname or "?"
     host = f"[{host}]" if ":" in host else host
     return f"{host}:{port or (443 if parts.scheme == 'https' else 80)}"
+
+
+def _answers(status: int) -> bool:
+    """Whether a status shows an upstream able to serve: anything below 500 but a refusal of
+    the server's credentials (a 404 is a server without ``/models``, alive all the same)."""
+    return status < 500 and status not in (401, 403)
 
 
 def thinking_params(dialect: str, thinking: bool, effort: str | None, off: bool) -> JSON:
@@ -109,6 +118,8 @@ class Upstream:
         self.redactor = redactor if redactor is not None else Redactor([api_key])
         self.where = _address(base_url)
         """``host:port`` of the upstream, for the operator's log."""
+        self.answered_at: float | None = None
+        """``time.monotonic()`` of the upstream's last good answer, to any request (``/readyz``)."""
         # The SDK's HTTP client, kept here too: the relay sends its raw requests through it.
         self._http = openai.DefaultAioHttpClient(
             timeout=openai.Timeout(
@@ -173,6 +184,7 @@ class Upstream:
             )
         except openai.APIError as error:
             raise translate(error, self.redactor, self.where) from None
+        self.answered_at = time.monotonic()
         stream.bind(self.redactor, self.where)
         kind = stream.response.headers.get("content-type", "").split(";")[0].strip().lower()
         if not kind or kind == "text/event-stream":
@@ -216,6 +228,7 @@ class Upstream:
             answer = await self._client.post("/chat/completions", body=payload, cast_to=object)
         except openai.APIError as error:
             raise translate(error, self.redactor, self.where) from None
+        self.answered_at = time.monotonic()
         return Completion.of(answer if isinstance(answer, dict) else {})
 
     @asynccontextmanager
@@ -237,6 +250,8 @@ class Upstream:
             response = await self._http.send(request, stream=True)
         except Exception as error:
             raise translate(error, self.redactor, self.where) from None
+        if _answers(response.status_code):
+            self.answered_at = time.monotonic()
         try:
             yield RawUpstreamResponse(
                 status=response.status_code,
@@ -246,6 +261,33 @@ class Upstream:
             )
         finally:
             await await_cleanly(response.aclose())
+
+    async def probe(self, seconds: float) -> str | None:
+        """Ask ``GET /models``, the cheapest request every OpenAI-compatible server answers:
+        None when it answered, else why not, in words a client may read (no key, no address).
+        Nothing is logged here: the caller logs only when readiness changes."""
+        request = self._http.build_request(
+            "GET",
+            str(self._client.base_url).rstrip("/") + "/models",
+            headers={"Authorization": f"Bearer {self._client.api_key}"},
+        )
+        try:
+            async with asyncio.timeout(seconds):
+                response = await self._http.send(request, stream=True)
+                await response.aclose()
+        except TimeoutError:
+            return f"the upstream did not answer GET /models within {seconds:g} s"
+        except Exception as error:
+            cause = network_cause(error)
+            how = cause.describe() if cause is not None else type(error).__name__
+            return f"the upstream cannot be reached: {how}"
+        status = response.status_code
+        if status in (401, 403):
+            return f"the upstream refused the server's credentials (HTTP {status} to GET /models)"
+        if not _answers(status):
+            return f"the upstream answered HTTP {status} to GET /models"
+        self.answered_at = time.monotonic()
+        return None
 
     def status_error(self, status: int, message: str, headers: Mapping[str, str]) -> UpstreamError:
         return status_error(status, message, headers, self.redactor)
