@@ -9,35 +9,43 @@
 #
 # Arguments after the image name go to `webreach serve` (e.g. `--log-level debug`); other
 # commands: `docker run --entrypoint webreach webreach config`.
+#
+# Reproducible: the base image is pinned by digest (the tag is only a reminder; deploy/pin-images
+# moves the pins of this file and deploy/compose.yaml to what their tags name today), and every
+# Python package comes from deploy/requirements.lock with its sha256 hashes, as wheels
+# (deploy/lock refreshes the locks from pyproject.toml).
 
 # ---- build: a virtual environment holding webreach and the extras the server needs ----------
-FROM python:3.12-slim AS build
+FROM python:3.12-slim@sha256:229a2c5bfa27522db7815ea81f9bed70af17ccb9de9fc7ad142b1877b5830d36 AS build
 
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_ROOT_USER_ACTION=ignore
 RUN python -m venv /opt/venv
-ENV PATH=/opt/venv/bin:$PATH
 WORKDIR /src
 
-# `redis` is the shared cache and response store of replicas; add `mcp` to serve MCP too.
-ARG EXTRAS=server,redis
+# The dependencies first, from the locks alone, so that a change to the source reuses this
+# layer. The runtime lock holds the extras `server` and `redis` (the shared cache and response
+# store of replicas); deploy/lock says how to add `mcp`. Wheels only and hashes required: pip
+# runs no build script and installs nothing the lock does not name. The build backend
+# (hatchling, deploy/build-requirements.lock) goes into the base interpreter of this stage only.
+COPY deploy/requirements.lock deploy/build-requirements.lock ./deploy/
+RUN /opt/venv/bin/pip install --require-hashes --no-deps --only-binary :all: \
+      -r deploy/requirements.lock \
+ && pip install --require-hashes --no-deps --only-binary :all: \
+      -r deploy/build-requirements.lock
 
-# The dependencies first, from the project's metadata and an empty package (with a version file,
-# which the build reads), so that a change to the source reuses this layer; then webreach itself
-# without its dependencies.
+# Then webreach itself: a wheel built with that backend (no build isolation, so nothing else is
+# fetched), installed without dependencies; `pip check` fails the build if the lock missed one.
 COPY pyproject.toml README.md ./
-RUN mkdir -p src/webreach \
- && touch src/webreach/__init__.py \
- && echo '__version__ = "0"' > src/webreach/_version.py \
- && pip install ".[${EXTRAS}]" \
- && pip uninstall --yes webreach
 COPY src ./src
-RUN pip install --no-deps . \
- && webreach --version
+RUN pip wheel --no-deps --no-build-isolation --wheel-dir /tmp/dist . \
+ && /opt/venv/bin/pip install --no-deps /tmp/dist/webreach-*.whl \
+ && /opt/venv/bin/pip check \
+ && /opt/venv/bin/webreach --version
 
 # ---- runtime: the same base, the environment, and nothing else ---------------------------------
-FROM python:3.12-slim
+FROM python:3.12-slim@sha256:229a2c5bfa27522db7815ea81f9bed70af17ccb9de9fc7ad142b1877b5830d36
 
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \

@@ -1,6 +1,6 @@
-"""Readers for the deployment files (Dockerfile, .dockerignore, deploy/compose.yaml and
-deploy/nginx.conf), so tests can assert what they say and run what they would run, without a
-container engine."""
+"""Readers for the deployment files (Dockerfile, .dockerignore, deploy/compose.yaml,
+deploy/nginx.conf.template and the lock files), so tests can assert what they say and run what
+they would run, without a container engine."""
 
 from __future__ import annotations
 
@@ -25,8 +25,10 @@ DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
 DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "compose.yaml"
-NGINX_CONF = DEPLOY / "nginx.conf"
+NGINX_CONF = DEPLOY / "nginx.conf.template"
 ENV_EXAMPLE = DEPLOY / "webreach.env.example"
+LOCK = DEPLOY / "requirements.lock"
+BUILD_LOCK = DEPLOY / "build-requirements.lock"
 
 
 # --- Dockerfile -------------------------------------------------------------------------------
@@ -182,10 +184,61 @@ def in_build_context(relative: str, patterns: list[IgnorePattern]) -> bool:
 # --- compose and its env file -----------------------------------------------------------------
 
 
-def compose() -> dict[str, Any]:
+def compose(variables: dict[str, str] | None = None) -> dict[str, Any]:
+    """compose.yaml as written, or, given the variables compose would read (its .env), as
+    compose interpolates it (:func:`interpolate`)."""
     loaded = yaml.safe_load(COMPOSE.read_text())
     assert isinstance(loaded, dict)
-    return loaded
+    if variables is None:
+        return loaded
+    interpolated = interpolate(loaded, variables)
+    assert isinstance(interpolated, dict)
+    return interpolated
+
+
+class MissingVariable(Exception):
+    """What compose stops with for ``${NAME:?message}`` (or ``${NAME?message}``)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"required variable {name} is missing a value: {message}")
+        self.name = name
+
+
+_REFERENCE = re.compile(
+    r"\$(?:(?P<escaped>\$)|\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)"
+    r"(?:(?P<op>:?[-?+])(?P<arg>[^}]*))?\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*)|(?P<invalid>))"
+)
+
+
+def interpolate(node: Any, variables: dict[str, str]) -> Any:
+    """Compose's interpolation of every string of ``node``: ``$$``, ``$NAME``, ``${NAME}``,
+    ``${NAME:-default}`` / ``${NAME-default}``, ``${NAME:+alt}`` / ``${NAME+alt}`` and
+    ``${NAME:?message}`` / ``${NAME?message}`` (the colon forms also treat empty as unset)."""
+    if isinstance(node, dict):
+        return {key: interpolate(value, variables) for key, value in node.items()}
+    if isinstance(node, list):
+        return [interpolate(value, variables) for value in node]
+    if not isinstance(node, str):
+        return node
+
+    def replace(match: re.Match[str]) -> str:
+        if match["escaped"]:
+            return "$"
+        if match["invalid"] is not None:
+            raise ValueError(f"invalid interpolation format (a lone $; write $$): {node!r}")
+        name = match["braced"] or match["plain"]
+        value = variables.get(name)
+        op, arg = match["op"] or "", match["arg"] or ""
+        missing = value is None or (op.startswith(":") and value == "")
+        if op.endswith("-"):
+            return arg if missing else str(value)
+        if op.endswith("+"):
+            return "" if missing else arg
+        if op.endswith("?") and missing:
+            raise MissingVariable(name, arg)
+        return value or ""
+
+    return _REFERENCE.sub(replace, node)
 
 
 def service_environment(service: dict[str, Any]) -> dict[str, str]:
@@ -232,8 +285,44 @@ class Block:
         return found[0]
 
 
-def nginx_conf(path: Path = NGINX_CONF) -> Block:
-    text = "\n".join(line.split("#", 1)[0] for line in path.read_text().splitlines())
+def resolv_conf_nameservers(text: str) -> str:
+    """What the official nginx image's entry point puts in ``NGINX_LOCAL_RESOLVERS`` when
+    ``NGINX_ENTRYPOINT_LOCAL_RESOLVERS`` is set: the ``nameserver`` addresses of the container's
+    /etc/resolv.conf, space-separated, IPv6 ones in brackets."""
+    servers = []
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] == "nameserver":
+            servers.append(f"[{words[1]}]" if ":" in words[1] else words[1])
+    return " ".join(servers)
+
+
+def render_template(text: str, environment: dict[str, str], pattern: str) -> str:
+    """The image's ``envsubst`` of /etc/nginx/templates: only variables that are set and whose
+    name matches ``NGINX_ENVSUBST_FILTER`` are replaced; anything else (nginx's own ``$host``)
+    is left as written."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = match[1] or match[2]
+        if name in environment and re.search(pattern, name):
+            return environment[name]
+        return match[0]
+
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)", replace, text)
+
+
+def nginx_conf(path: Path = NGINX_CONF, resolv_conf: str = "nameserver 127.0.0.11\n") -> Block:
+    """The configuration nginx runs: the template as compose's ``lb`` service renders it, in a
+    container whose /etc/resolv.conf is ``resolv_conf`` (Docker's by default)."""
+    lb = compose()["services"]["lb"]
+    environment = service_environment(lb)
+    assert environment.get("NGINX_ENTRYPOINT_LOCAL_RESOLVERS"), "the resolvers are not filled in"
+    environment["NGINX_LOCAL_RESOLVERS"] = resolv_conf_nameservers(resolv_conf)
+    rendered = render_template(
+        path.read_text(), environment, environment.get("NGINX_ENVSUBST_FILTER", "")
+    )
+    text = "\n".join(line.split("#", 1)[0] for line in rendered.splitlines())
+    assert "${" not in text, "a template variable is left in nginx.conf"
     tokens = re.findall(r'"[^"]*"|[{};]|[^\s{};"]+', text)
     root = Block("main", [])
     stack = [root]
@@ -262,6 +351,42 @@ def nginx_seconds(value: str) -> float:
     assert match, value
     number, unit = int(match.group(1)), match.group(2) or "s"
     return number * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+
+
+# --- the lock files ---------------------------------------------------------------------------
+
+
+@dataclass
+class Pin:
+    name: str  # normalized (PEP 503)
+    version: str
+    marker: str  # "" when the pin applies everywhere
+    hashes: list[str]
+
+
+def lock_pins(path: Path = LOCK) -> dict[str, Pin]:
+    """A ``uv pip compile --generate-hashes`` output: ``name==version ; marker`` with its
+    ``--hash=sha256:…`` continuation lines."""
+    from packaging.utils import canonicalize_name
+
+    pins: dict[str, Pin] = {}
+    current: Pin | None = None
+    for raw in path.read_text().splitlines():
+        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        line = line.rstrip("\\").strip()
+        if not line:
+            continue
+        if line.startswith("--hash="):
+            assert current is not None, f"{path.name}: a hash before any pin"
+            current.hashes.append(line.removeprefix("--hash="))
+            continue
+        requirement, _, marker = line.partition(";")
+        name, sep, version = requirement.strip().partition("==")
+        assert sep, f"{path.name}: not pinned with ==: {raw!r}"
+        current = Pin(canonicalize_name(name), version.strip(), marker.strip(), [])
+        assert current.name not in pins, f"{path.name}: {name} pinned twice"
+        pins[current.name] = current
+    return pins
 
 
 # --- what the image would run, run on this machine --------------------------------------------

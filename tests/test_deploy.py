@@ -48,7 +48,7 @@ from deploy_files import (
 )
 from scripted_upstream import ScriptedUpstream
 
-SLIM_PYTHON = re.compile(r"python:3\.1[12]-slim(-\w+)?")
+SLIM_PYTHON = re.compile(r"python:3\.1[12]-slim(-\w+)?@sha256:[0-9a-f]{64}")
 FINAL = dockerfile_stages()[-1]
 
 
@@ -64,9 +64,9 @@ def test_the_image_is_slim_python_built_in_a_separate_stage() -> None:
     copies = FINAL.all("COPY")
     assert copies == ["--from=build /opt/venv /opt/venv"]
     assert env_of(FINAL)["PATH"].startswith("/opt/venv/bin:")
-    # Installed with the extras `webreach serve` needs, Redis included.
-    assert build.last("ARG") == "EXTRAS=server,redis"
-    assert any('pip install ".[${EXTRAS}]"' in run for run in build.all("RUN"))
+    # Installed from the lock (the extras `webreach serve` needs, Redis included; see
+    # tests/test_deploy_image.py), with hashes required.
+    assert any("--require-hashes" in run and "requirements.lock" in run for run in build.all("RUN"))
     assert not any("apt-get" in run for run in FINAL.all("RUN")), "no system packages at run time"
 
 
@@ -112,8 +112,8 @@ def test_every_copied_file_is_in_the_build_context_and_nothing_else_is() -> None
         check=True,
     ).stdout.split()
     sent = {path for path in tracked if in_build_context(path, patterns)}
-    # What the Dockerfile copies from the context: the metadata, the readme hatchling reads,
-    # and every file of the package.
+    # What the Dockerfile copies from the context: the locks, the metadata, the readme
+    # hatchling reads, and every file of the package.
     sources = [
         word
         for stage in dockerfile_stages()
@@ -121,11 +121,12 @@ def test_every_copied_file_is_in_the_build_context_and_nothing_else_is() -> None
         if not copy.startswith("--from")
         for word in copy.split()[:-1]
     ]
-    assert sources == ["pyproject.toml", "README.md", "src"]
+    locks = ["deploy/requirements.lock", "deploy/build-requirements.lock"]
+    assert sources == [*locks, "pyproject.toml", "README.md", "src"]
     package = {path for path in tracked if path.startswith("src/")}
     assert package and package <= sent
-    assert {"pyproject.toml", "README.md"} <= sent
-    assert sent == package | {"pyproject.toml", "README.md"}
+    assert {"pyproject.toml", "README.md", *locks} <= sent
+    assert sent == package | {"pyproject.toml", "README.md", *locks}
     # What must never be sent, tracked or not.
     for path in [
         ".git/HEAD",
@@ -134,7 +135,9 @@ def test_every_copied_file_is_in_the_build_context_and_nothing_else_is() -> None
         "tests/clients/node_modules/openai/package.json",
         "bench/README.md",
         "deploy/webreach.env",
+        "deploy/.env",
         "deploy/compose.yaml",
+        "deploy/lock",
         ".env",
         "webreach.toml",
         "src/webreach/__pycache__/seam.cpython-312.pyc",
@@ -215,9 +218,10 @@ def test_two_replicas_of_the_image_share_redis_and_one_env_file() -> None:
     assert "redis" in replicas["depends_on"]
     assert services["redis"]["image"].split(":")[0] == "redis"
     assert "healthcheck" in services["redis"]
-    # … and the signing key from the env file, never written in the compose file itself.
-    assert replicas["env_file"] in (["webreach.env"], "webreach.env")
-    assert not any(key.startswith("WEBREACH_SIGNING") for key in environment)
+    # … and the signing key from the env file (compose's own .env, also read for the
+    # required values), never written in the compose file itself.
+    assert replicas["env_file"] in ([".env"], ".env")
+    assert environment["WEBREACH_SIGNING_KEY"].startswith("${WEBREACH_SIGNING_KEY:?")
     # The replicas' port: the image's.
     assert environment["PORT"] == env_of(FINAL)["PORT"]
     assert "ports" not in replicas  # reached through the load balancer only
@@ -232,10 +236,8 @@ def test_the_env_file_template_names_what_every_replica_must_share() -> None:
     } <= set(template)
     assert "WEBREACH_CACHE" not in template  # compose.yaml sets it, to its Redis
     assert template["WEBREACH_SIGNING_KEY"] == ""  # each deployment makes its own
-    ignored = subprocess.run(
-        ["git", "check-ignore", "--no-index", "-q", "deploy/webreach.env"], cwd=ROOT
-    )
-    assert ignored.returncode == 0, "git must ignore deploy/webreach.env (the secrets)"
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", "-q", "deploy/.env"], cwd=ROOT)
+    assert ignored.returncode == 0, "git must ignore deploy/.env (the secrets)"
 
 
 def test_the_load_balancer_is_nginx_in_front_of_the_replicas() -> None:
@@ -251,12 +253,13 @@ def test_the_load_balancer_is_nginx_in_front_of_the_replicas() -> None:
     (mount,) = lb["volumes"]
     source, target, *_ = mount.split(":")
     assert (DEPLOY / source).resolve() == NGINX_CONF
-    assert target == "/etc/nginx/conf.d/default.conf"
+    # A template the image's entry point renders into conf.d (the resolver filled in).
+    assert target == "/etc/nginx/templates/default.conf.template"
 
 
 def test_nginx_balances_over_the_replicas_and_passes_streams_through() -> None:
     conf = nginx_conf()
-    assert conf.one("resolver")[0] == "127.0.0.11"  # Docker's DNS
+    assert conf.one("resolver")[0] == "127.0.0.11"  # Docker's DNS, from its resolv.conf
     upstream = conf.block("upstream", "webreach")
     (server,) = upstream.directives["server"]
     assert server[0] == f"webreach:{env_of(FINAL)['PORT']}" and "resolve" in server

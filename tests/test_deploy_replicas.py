@@ -50,12 +50,12 @@ Replica = Callable[..., str]
 
 def compose_environment(redis_url: str, **filled: str) -> dict[str, str]:
     """What compose gives every replica: the env file (here its template, ``filled`` in), then
-    the service's ``environment``, which wins; Redis is the compose service's, moved to the
-    test's redis-server."""
+    the service's ``environment`` as compose interpolates it from that file, which wins;
+    Redis is the compose service's, moved to the test's redis-server."""
     environment = env_file(ENV_EXAMPLE)
     assert set(filled) <= set(environment), "fill only what the template names"
     environment.update(filled)
-    environment.update(service_environment(compose()["services"]["webreach"]))
+    environment.update(service_environment(compose(environment)["services"]["webreach"]))
     assert environment["WEBREACH_CACHE"].startswith("redis://redis:")
     environment["WEBREACH_CACHE"] = redis_url
     return environment
