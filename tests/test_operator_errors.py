@@ -38,7 +38,8 @@ FILLER = "lorem ipsum dolor sit amet " * 12
 PAGE = (
     b"<!DOCTYPE html><html><head><title>501 Not Implemented</title>"
     b"<style>body { color: red }</style><script>var leaked = 1;</script></head>"
-    b"<body><h1>Not Implemented</h1><p>The proxy does not implement this method; it was called with "
+    b"<body><h1>Not Implemented</h1><p>The proxy does not implement this method; "
+    b"it was called with "
     + KEY.encode()
     + b".</p><p>"
     + FILLER.encode()
@@ -256,9 +257,13 @@ def test_mcp_http_off_loopback_needs_inbound_keys_as_serve_does() -> None:
     mcp = run_cli("mcp", "--http", "--host", "0.0.0.0", "--port", "9", env=_serve_env())
     serve = run_cli("serve", "--host", "0.0.0.0", "--port", "9", env=_serve_env())
     assert (mcp.returncode, serve.returncode) == (2, 2)
-    assert _one_line(mcp) == _one_line(serve) == (
-        "webreach: INVALID_SETTING: refusing to serve on 0.0.0.0 without "
-        "WEBREACH_SERVER_API_KEYS; set inbound keys or bind to a loopback address"
+    assert (
+        _one_line(mcp)
+        == _one_line(serve)
+        == (
+            "webreach: INVALID_SETTING: refusing to serve on 0.0.0.0 without "
+            "WEBREACH_SERVER_API_KEYS; set inbound keys or bind to a loopback address"
+        )
     )
 
 
