@@ -340,3 +340,16 @@ def test_mcp_print_config_with_the_extra_still_prints_json() -> None:
     done = run_cli("mcp", "--print-config", env=clean_env(WEBREACH_CONFIG=""))
     assert done.returncode == 0, done.stderr
     assert "mcpServers" in json.loads(done.stdout)
+
+
+def test_a_huge_error_page_is_cut_quickly_and_no_key_survives_in_part() -> None:
+    from webreach.server.core.secrets import Redactor
+    from webreach.server.core.upstream_failures import excerpt
+
+    key = "k-" + "x" * 60
+    redactor = Redactor([key])
+    page = "<html><body>" + "word " * 39 + key + " more" * 300_000 + "</body></html>"
+    shown = excerpt(page, "text/html", redactor)
+    assert shown.startswith("word word") and shown.endswith("…")
+    assert len(shown) == 201
+    assert "k-xxx" not in shown and "***" in shown

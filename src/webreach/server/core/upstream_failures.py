@@ -33,6 +33,10 @@ REJECTED_CREDENTIALS = (
 _PASSED_HEADERS = ("retry-after",)
 _EXCERPT = 200
 """The most of an error body that is not a JSON error passed on (after redaction)."""
+_READ = 64 << 10
+"""The most of such a body looked at: its start is what is shown."""
+_REDACTED = _EXCERPT + 4096
+"""The text redacted before the cut: longer than any key, so none survives in part."""
 
 
 def passed_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -62,12 +66,13 @@ def excerpt(body: str, content_type: str, redactor: Redactor) -> str:
     whitespace and control characters folded, secrets hidden before it is cut (so no key is
     cut in half)."""
     kind = content_type.split(";")[0].strip().lower()
+    body = body[:_READ]
     if "html" in kind or body.lstrip().startswith("<"):
         tree = LexborHTMLParser(body)
         tree.strip_tags(["script", "style"])
         body = tree.text(separator=" ")
-    text = " ".join("".join(c if c.isprintable() else " " for c in body).split())
-    text = redactor(text)
+    words = " ".join(body.split())[:_REDACTED]
+    text = redactor(" ".join("".join(c if c.isprintable() else " " for c in words).split()))
     if not text:
         return "(an empty body)"
     return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
