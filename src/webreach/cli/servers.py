@@ -68,7 +68,12 @@ def mcp(
     ] = False,
     host: Annotated[
         str | None,
-        typer.Option("--host", metavar="ADDRESS", help="Address to bind with --http [127.0.0.1]."),
+        typer.Option(
+            "--host",
+            metavar="ADDRESS",
+            help="Address to bind with --http [127.0.0.1]; any other than loopback needs "
+            "WEBREACH_SERVER_API_KEYS, which clients send as bearer tokens.",
+        ),
     ] = None,
     port: Annotated[
         int | None,
