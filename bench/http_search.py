@@ -87,7 +87,7 @@ def webreach_environment(provider: str) -> dict[str, str]:
         WEBREACH_CACHE_TTL="0",  # every request must reach the provider
         WEBREACH_UPSTREAM_BASE_URL="http://127.0.0.1:9/v1",  # not called by /v1/search
         WEBREACH_SERVER_API_KEYS=KEY,
-        WEBREACH_SIGNING_KEY="bench-signing-key",
+        WEBREACH_SIGNING_KEY="bench-signing-key-0123456789abcdef",
     )
     return env
 

@@ -93,7 +93,7 @@ def measure(source: Path, upstream: str, requests: int, out: Path) -> dict[str, 
         PYTHONPATH=str(source / "src"),
         PYTHONMALLOC="malloc",
         WEBREACH_UPSTREAM_BASE_URL=upstream,
-        WEBREACH_SIGNING_KEY="bench",
+        WEBREACH_SIGNING_KEY="bench-signing-key-0123456789abcdef",
         WEBREACH_CACHE_TTL="0",
     )
     command = [

@@ -125,7 +125,7 @@ def server_config(upstream: ScriptedUpstream) -> ServerSettings:
     return ServerSettings(
         upstream_base_url=upstream.url,
         upstream_api_key="upstream-key",
-        signing_key="test-signing-key",
+        signing_key="test-signing-key-of-32-bytes-or-more",
     )
 
 

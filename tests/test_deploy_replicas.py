@@ -173,7 +173,7 @@ def test_a_sealed_page_opens_on_every_replica_with_the_shared_key_and_on_no_othe
     assert "JIT compiler" in str(sent_to_upstream(upstream))
 
     # A replica that was not given the deployment's key cannot open it; the turn still works.
-    stranger = replica(WEBREACH_SIGNING_KEY="a key of its own")
+    stranger = replica(WEBREACH_SIGNING_KEY="a key of its own, not the deployment's")
     upstream.queue(Step(content="Without the page."))
     reply = messages(stranger).messages.create(
         model="m", max_tokens=64, messages=history, tools=tools

@@ -333,7 +333,7 @@ CANARIES = {
     "SEARXNG_API_KEY": "searx-canary-c3f2",
     "WEBREACH_UPSTREAM_API_KEY": "upstream-canary-4b7c",
     "WEBREACH_SERVER_API_KEYS": "inbound-canary-e810",
-    "WEBREACH_SIGNING_KEY": "signing-canary-2a96",
+    "WEBREACH_SIGNING_KEY": "signing-canary-2a96-of-32-bytes-or-more",
 }
 
 

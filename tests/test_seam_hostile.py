@@ -173,7 +173,7 @@ def slow_server(trickling: TricklingServer, upstream: ScriptedUpstream) -> Itera
         upstream_base_url=upstream.url,
         upstream_api_key="upstream-key",
         server_api_keys=KEY,
-        signing_key="test-signing-key",
+        signing_key="test-signing-key-of-32-bytes-or-more",
     )
     app = create_app(config, exa_runtime(trickling.url), ToolOptions(), store=MemoryStore())
     with LiveServer(app) as server:
@@ -313,7 +313,7 @@ def mixed_server(replay: ReplayServer, upstream: ScriptedUpstream) -> Iterator[s
         upstream_base_url=upstream.url,
         upstream_api_key="upstream-key",
         server_api_keys=KEY,
-        signing_key="test-signing-key",
+        signing_key="test-signing-key-of-32-bytes-or-more",
     )
     with LiveServer(create_app(config, runtime, ToolOptions(), store=MemoryStore())) as server:
         yield server.url

@@ -239,7 +239,7 @@ def test_a_64_mib_body_is_refused_without_being_read(upstream: ScriptedUpstream)
     env = {
         **os.environ,
         "WEBREACH_UPSTREAM_BASE_URL": upstream.url,
-        "WEBREACH_SIGNING_KEY": "k",
+        "WEBREACH_SIGNING_KEY": "k" * 32,
     }
     server = subprocess.Popen(
         [sys.executable, "-m", "webreach", "serve", "--port", str(port)],

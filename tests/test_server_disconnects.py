@@ -71,7 +71,7 @@ def stack(upstream: ScriptedUpstream, replay: ReplayServer) -> Iterator[Stack]:
         ExaSearchProvider(api_key="exa-key", client=client, base_url=replay.url)
     )
     runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
-    config = ServerSettings(upstream_base_url=upstream.url, signing_key="k")
+    config = ServerSettings(upstream_base_url=upstream.url, signing_key="k" * 32)
     with LiveServer(create_app(config, runtime, ToolOptions(), keepalive_seconds=0.2)) as server:
         result = Stack(upstream, replay, server.url)
         yield result

@@ -131,7 +131,7 @@ def server_env(upstream: str, exa: str, **extra: str) -> dict[str, str]:
         WEBREACH_SEARCH_PROVIDER="exa",
         EXA_API_KEY=EXA_KEY,
         EXA_BASE_URL=exa,
-        WEBREACH_SIGNING_KEY="log-test-signing-key",
+        WEBREACH_SIGNING_KEY="log-test-signing-key-of-32-bytes-or-more",
         WEBREACH_CACHE_TTL="0",
         WEBREACH_CONFIG="",
         **extra,

@@ -118,17 +118,17 @@ def test_a_foreign_key_restores_nothing(upstream: ScriptedUpstream, fetcher: Scr
         return LiveServer(create_app(config, runtime, ToolOptions()))
 
     upstream.queue(read_step(), Step(content="ok"))
-    with serve("key-a") as a:
+    with serve("key-a" * 8) as a:
         first = client(a.url + "/v1").chat.completions.create(model="m", messages=ASK, tools=READ)  # type: ignore[arg-type]
     history = [
         *ASK,
         first.choices[0].message.model_dump(exclude_none=True),
         {"role": "user", "content": "And then?"},
     ]
-    with serve("key-a") as same:
+    with serve("key-a" * 8) as same:
         client(same.url + "/v1").chat.completions.create(model="m", messages=history, tools=READ)  # type: ignore[arg-type]
     assert "JIT compiler" in upstream.requests[-1]["messages"][0]["content"]
-    with serve("key-b") as other:
+    with serve("key-b" * 8) as other:
         reply = client(other.url + "/v1").chat.completions.create(
             model="m", messages=history, tools=READ
         )  # type: ignore[arg-type]

@@ -70,7 +70,7 @@ def moderated_url(
     """A server whose reviewer is the scripted moderation endpoint."""
     config = ServerSettings(
         upstream_base_url=upstream.url,
-        signing_key="test-signing-key",
+        signing_key="test-signing-key-of-32-bytes-or-more",
         moderation_base_url=moderation[1],
         moderation_api_key="moderation-key",
         moderation_model="text-moderation-test",

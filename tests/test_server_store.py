@@ -161,7 +161,7 @@ def replicas(upstream: ScriptedUpstream, redis_url: str) -> Iterator[tuple[str, 
         )
         env = clean_env(
             WEBREACH_UPSTREAM_BASE_URL=upstream.url,
-            WEBREACH_SIGNING_KEY="one key for every replica",
+            WEBREACH_SIGNING_KEY="one key for every replica of this deployment",
             WEBREACH_CACHE=redis_url,
             WEBREACH_FETCH_ALLOW="127.0.0.1",
             WEBREACH_FETCH_PROVIDER="http",

@@ -46,7 +46,7 @@ def served(
     config = ServerSettings(
         upstream_base_url=upstream.url,
         upstream_api_key="upstream-key",
-        signing_key="test-signing-key",
+        signing_key="test-signing-key-of-32-bytes-or-more",
         server_api_keys=",".join(keys),
     )
     runtime = WebRuntime()

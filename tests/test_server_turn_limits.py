@@ -130,7 +130,7 @@ def serving(
 ) -> Iterator[str]:
     """The server in front of ``upstream``, with ``settings`` over the test defaults."""
     keepalive = settings.pop("keepalive_seconds", 5.0)
-    config = ServerSettings(upstream_base_url=upstream.url, signing_key="k", **settings)
+    config = ServerSettings(upstream_base_url=upstream.url, signing_key="k" * 32, **settings)
     runtime = WebRuntime()
     runtime.register_search_provider(search or default_search())
     app = create_app(config, runtime, ToolOptions(), keepalive_seconds=keepalive)

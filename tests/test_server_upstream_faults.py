@@ -38,7 +38,7 @@ def server_config(upstream: ScriptedUpstream) -> ServerSettings:
     return ServerSettings(
         upstream_base_url=upstream.url,
         upstream_api_key=KEY,
-        signing_key="k",
+        signing_key="k" * 32,
         upstream_timeout=1.0,
     )
 

@@ -33,7 +33,7 @@ from webreach.server.app import ServerSettings
 KEY = "sk-hostile-upstream-4242"
 MODERATION_KEY = "mod-secret-9191"
 INBOUND = "inbound-secret-5353"
-SIGNING = "signing-secret-7171"
+SIGNING = "signing-secret-7171-of-32-bytes-or-more"
 SECRETS = (KEY, MODERATION_KEY, INBOUND, SIGNING)
 AUTH = {"Authorization": f"Bearer {INBOUND}"}
 SSE = {"content-type": "text/event-stream"}

@@ -455,7 +455,7 @@ def world(tmp_path: Path, **settings: str) -> Iterator[World]:
             WEBREACH_SEARCH_PROVIDER="exa",
             EXA_API_KEY="exa-test-key",
             EXA_BASE_URL=exa.url,
-            WEBREACH_SIGNING_KEY="agents-test-signing-key",
+            WEBREACH_SIGNING_KEY="agents-test-signing-key-of-32-bytes-or-more",
             WEBREACH_SERVER_API_KEYS=SERVER_KEY,
             WEBREACH_CACHE_TTL="0",
             WEBREACH_CONFIG="",

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -67,7 +68,12 @@ def mcp(
     ] = False,
     host: Annotated[
         str | None,
-        typer.Option("--host", metavar="ADDRESS", help="Address to bind with --http [127.0.0.1]."),
+        typer.Option(
+            "--host",
+            metavar="ADDRESS",
+            help="Address to bind with --http [127.0.0.1]; any other than loopback needs "
+            "WEBREACH_SERVER_API_KEYS, which clients send as bearer tokens.",
+        ),
     ] = None,
     port: Annotated[
         int | None,
@@ -93,12 +99,12 @@ def mcp(
     On stdio the client starts this command and talks to it over stdin and stdout; started by
     hand in a terminal it waits for a client (Ctrl-C stops it).
     """
+    if print_config and http:
+        usage("--print-config describes the stdio server, which clients start themselves")
+    require_extra("mcp", "mcp")  # a config that starts a server that cannot run helps no one
     if print_config:
-        if http:
-            usage("--print-config describes the stdio server, which clients start themselves")
         print(json.dumps(_client_config(client), indent=2))
         return
-    require_extra("mcp", "mcp")
     if not http and (host is not None or port is not None):
         usage("--host and --port apply only with --http")
     settings = startup(False)
@@ -121,10 +127,20 @@ def mcp(
             asyncio.run(serve_stdio(open_runtime, settings.tool_options(), version=__version__))
             return
         host, port = host or "127.0.0.1", port or DEFAULT_HTTP_PORT
-        _announce_mcp_http(host, port, DEFAULT_HTTP_PATH)
+        _check_exposure(settings, host, port)
+        sock = _bind(host, port)
+        shown = f"[{host}]" if ":" in host else host
+        url = f"http://{shown}:{port}{DEFAULT_HTTP_PATH}"
         asyncio.run(
             serve_http(
-                open_runtime, settings.tool_options(), host=host, port=port, version=__version__
+                open_runtime,
+                settings.tool_options(),
+                host=host,
+                port=port,
+                version=__version__,
+                sock=sock,
+                keys=settings.api_keys(),
+                started=lambda: print(f"webreach: MCP server on {url}", file=sys.stderr),
             )
         )
     except KeyboardInterrupt:
@@ -190,13 +206,34 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def _announce_mcp_http(host: str, port: int, path: str) -> None:
-    shown = f"[{host}]" if ":" in host else host
-    print(f"webreach: MCP server on http://{shown}:{port}{path}", file=sys.stderr)
-    if not _is_loopback(host):
-        warn(
-            f"{host} is not a loopback address and this server has no authentication; anyone "
-            "who can reach it can use its web tools"
+def _bind(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything is served: an address that cannot be had
+    stops the command with one line and exit 1."""
+    from ..server.binding import CannotListen, listen
+
+    try:
+        return listen(host, port)
+    except CannotListen as error:
+        fail("CANNOT_LISTEN", str(error), as_json=False, exit_code=EXIT_TOOL_ERROR)
+
+
+def _check_exposure(settings: Settings, host: str, port: int) -> None:
+    """Stop before anything starts on a host that does not resolve (exit 1, as a busy port), or
+    one off loopback without inbound keys (exit 2): either server's tools would be open to
+    anyone who reaches it."""
+    from ..server.binding import CannotListen, resolve
+
+    try:
+        resolve(host, port)
+    except CannotListen as error:
+        fail("CANNOT_LISTEN", str(error), as_json=False, exit_code=EXIT_TOOL_ERROR)
+    if not settings.api_keys() and not _is_loopback(host):
+        fail(
+            "INVALID_SETTING",
+            f"refusing to serve on {host} without WEBREACH_SERVER_API_KEYS; "
+            "set inbound keys or bind to a loopback address",
+            as_json=False,
+            exit_code=EXIT_USAGE,
         )
 
 
@@ -237,10 +274,9 @@ def serve(
     # From here on, warnings are log lines in the log's own format (JSON lines stay JSON).
     configure_logging(log_level or settings.log_level, log_format or settings.log_format)
     check_providers(settings, need=None, warn_unavailable=True)
-    _check_servable(settings, host)
+    _check_servable(settings, host, port)
     from ..config import ConfigError, build_runtime, configured_secrets, open_response_store
     from ..server.app import create_app
-    from ..server.serving import CannotListen, listen
     from ..server.serving import serve as serve_app
 
     try:
@@ -250,17 +286,15 @@ def serve(
     store = open_response_store(settings)
     secrets = configured_secrets(settings)
     server = create_app(settings, runtime, settings.tool_options(), store=store, secrets=secrets)
-    try:
-        sock = listen(host, port)
-    except CannotListen as error:
-        fail("CANNOT_LISTEN", str(error), as_json=False, exit_code=EXIT_TOOL_ERROR)
+    sock = _bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     serve_app(server, sock, f"http://{shown}:{port}/v1", settings)
 
 
-def _check_servable(settings: Settings, host: str) -> None:
-    """Stop (exit 2) before anything starts when the server could not work or would be open to
-    anyone; warn when read pages would not survive a restart."""
+def _check_servable(settings: Settings, host: str, port: int) -> None:
+    """Stop before anything starts when the server could not work (exit 2), could not bind
+    (exit 1) or would be open to anyone (exit 2); warn when read pages would not survive a
+    restart."""
     if not settings.upstream_base_url:
         fail(
             "INVALID_SETTING",
@@ -269,14 +303,7 @@ def _check_servable(settings: Settings, host: str) -> None:
             as_json=False,
             exit_code=EXIT_USAGE,
         )
-    if not settings.api_keys() and not _is_loopback(host):
-        fail(
-            "INVALID_SETTING",
-            f"refusing to serve on {host} without WEBREACH_SERVER_API_KEYS; "
-            "set inbound keys or bind to a loopback address",
-            as_json=False,
-            exit_code=EXIT_USAGE,
-        )
+    _check_exposure(settings, host, port)
     if not (settings.signing_key and settings.signing_key.get_secret_value()):
         warn(
             "WEBREACH_SIGNING_KEY is not set; a random key encrypts read pages, "

@@ -16,6 +16,9 @@ __all__ = ["ServerSettings"]
 
 PositiveInt = Annotated[int, Field(gt=0)]
 Seconds = Annotated[float, Field(gt=0)]
+MIN_SIGNING_KEY_BYTES = 32
+"""The key material a signing key must carry (UTF-8 bytes): a short one is guessed offline."""
+MAKE_SIGNING_KEY = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
 
 
 class ServerSettings(BaseModel):
@@ -93,6 +96,20 @@ class ServerSettings(BaseModel):
             raise ValueError(f"must not contain credentials (user:password@); put the key in {key}")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("must be an http(s) URL with a host, e.g. https://api.openai.com/v1")
+        return value
+
+    @field_validator("signing_key")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        """A short key lets anyone who holds an encrypted page guess it; empty means unset. The
+        message never holds the value."""
+        if value is None or not value.get_secret_value():
+            return value
+        if len(value.get_secret_value().encode()) < MIN_SIGNING_KEY_BYTES:
+            raise ValueError(
+                f"is too short: a signing key needs at least {MIN_SIGNING_KEY_BYTES} bytes; "
+                f"make one with: {MAKE_SIGNING_KEY}"
+            )
         return value
 
     def upstream_url(self) -> str:

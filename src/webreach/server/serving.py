@@ -4,52 +4,18 @@ and "serving on" is said only once the server really listens."""
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import socket
 from typing import Any
 
 import uvicorn
 
-from ..seam import WebreachError
+from .binding import CannotListen, listen
 from .config import ServerSettings
 from .limits import ConnectionLimits, LimitedConfig, connection_capacity, on_loop_error
 from .logs import announce
 
 __all__ = ["CannotListen", "listen", "serve"]
-
-
-class CannotListen(WebreachError):
-    """The address cannot be bound: in use, not this machine's, not permitted."""
-
-
-_WHY = {
-    errno.EADDRINUSE: "the address is already in use (is another server running on that port?)",
-    errno.EADDRNOTAVAIL: "the address is not one of this machine's",
-    errno.EACCES: "permission denied (ports below 1024 need privileges)",
-}
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` (uvicorn starts listening on it); raises
-    :class:`CannotListen` with one line saying why not."""
-    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )[0]
-    except socket.gaierror as error:
-        raise CannotListen(f"cannot listen on {shown}: {error.strerror}") from None
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
-        sock.bind(address)
-    except OSError as error:
-        sock.close()
-        why = _WHY.get(error.errno or 0, error.strerror or str(error))
-        raise CannotListen(f"cannot listen on {shown}: {why}") from None
-    sock.set_inheritable(True)
-    return sock
 
 
 class _Server(uvicorn.Server):

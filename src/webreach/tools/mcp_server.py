@@ -7,7 +7,9 @@ imports it only inside ``webreach mcp``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import hmac
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -35,6 +37,7 @@ SERVER_NAME = "webreach"
 DEFAULT_HTTP_PORT = 8000
 DEFAULT_HTTP_PATH = "/mcp"
 
+ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 RuntimeSource = WebRuntime | Callable[[], WebRuntime]
 """A runtime the caller keeps open, or a factory for one the server opens on first use and closes
 when it stops: loading the providers then waits until a client needs a tool, not ``initialize``."""
@@ -136,6 +139,37 @@ async def serve_stdio(
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+class _BearerKeys:
+    """Refuses every HTTP request without ``Authorization: Bearer <one of the keys>`` with a
+    401, compared in constant time against every key (the time taken names none)."""
+
+    def __init__(self, app: ASGIApp, keys: Sequence[str]) -> None:
+        self.app = app
+        self._keys = [key.encode() for key in keys if key]
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or self._authorised(scope.get("headers", ())):
+            await self.app(scope, receive, send)
+            return
+        body = b'{"error": "invalid or missing bearer token (Authorization: Bearer <key>)"}'
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", b'Bearer realm="webreach"'),
+        ]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    def _authorised(self, headers: Sequence[tuple[bytes, bytes]]) -> bool:
+        said = [value for name, value in headers if name.lower() == b"authorization"]
+        authorization = said[0] if len(said) == 1 else b""
+        candidate = authorization[7:].strip() if authorization[:7].lower() == b"bearer " else b""
+        matched = False
+        for key in self._keys:
+            matched |= hmac.compare_digest(candidate, key)
+        return matched
+
+
 async def serve_http(
     runtime: RuntimeSource,
     options: ToolOptions | None = None,
@@ -144,16 +178,29 @@ async def serve_http(
     port: int = DEFAULT_HTTP_PORT,
     path: str = DEFAULT_HTTP_PATH,
     version: str = "",
+    sock: socket.socket | None = None,
+    keys: Sequence[str] = (),
+    started: Callable[[], None] | None = None,
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/path`` until interrupted.
 
-    On a loopback host the SDK also rejects requests whose Host or Origin is not local
-    (DNS rebinding protection).
+    ``sock``, when given, is the socket already bound to that address (so a busy port was the
+    caller's one clear error); ``keys``, when given, are the bearer tokens every request must
+    carry; ``started`` is called once the server listens. On a loopback host the SDK also
+    rejects requests whose Host or Origin is not local (DNS rebinding protection).
     """
     import uvicorn
 
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if started is not None and not self.should_exit:
+                started()
+
     server = create_server(runtime, options, version=version)
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    app: ASGIApp = server.streamable_http_app(streamable_http_path=path, host=host)
+    if any(keys):
+        app = _BearerKeys(app, keys)
     config = uvicorn.Config(
         app,
         host=host,
@@ -162,4 +209,4 @@ async def serve_http(
         lifespan="on",
         timeout_graceful_shutdown=3,
     )
-    await uvicorn.Server(config).serve()
+    await Server(config).serve(sockets=[sock] if sock is not None else None)

@@ -31,7 +31,7 @@ from .secrets import Redactor
 from .streaming import server_timing
 from .turn import JSON
 from .upstream import RawUpstreamResponse, Upstream
-from .upstream_failures import broken
+from .upstream_failures import broken, refused
 from .whole_stream import completion_frames
 
 __all__ = ["RELAY_CUT", "relay"]
@@ -105,19 +105,21 @@ def _whole(
     media_type: str,
     upstream: Upstream,
 ) -> Response:
-    """A whole upstream answer for the client, its secrets redacted; an error is logged, and
-    the upstream refusing the server's own key is the server's error, not the client's."""
+    """A whole upstream answer for the client, its secrets redacted; an error is logged, the
+    upstream refusing the server's own key is the server's error, not the client's, and an
+    error body that is not JSON (a proxy's page) becomes the protocol's error naming it."""
     redactor = upstream.redactor
     if raw.status < 400:
         if redactor.found_in(content):
             content = redactor.redacted_bytes(content)
         return Response(content, raw.status, headers, media_type=media_type)
-    relayed = f"the upstream answered HTTP {raw.status}"
-    upstream_failure(raw.status, relayed, f"http_{raw.status}")
-    message = redactor(content.decode("utf-8", "replace"))
-    if raw.status in (401, 403):
-        raise upstream.status_error(raw.status, message, raw.headers)
-    return Response(message, raw.status, headers, media_type=raw.content_type)
+    failure, is_json = refused(
+        raw.status, content, raw.content_type, raw.headers, redactor, upstream.where
+    )
+    if raw.status in (401, 403) or not is_json:
+        raise failure
+    content = redactor.redacted_bytes(content)
+    return Response(content, raw.status, headers, media_type=raw.content_type)
 
 
 async def _read(raw: RawUpstreamResponse, limit: int | None) -> bytes:

@@ -6,9 +6,11 @@ an error: a client and the log see the upstream's words, never a key.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import openai
+from selectolax.lexbor import LexborHTMLParser
 
 from ...seam.causes import network_cause
 from .errors import UpstreamError
@@ -19,6 +21,7 @@ __all__ = [
     "REJECTED_CREDENTIALS",
     "broken",
     "passed_headers",
+    "refused",
     "status_error",
     "translate",
 ]
@@ -28,6 +31,12 @@ REJECTED_CREDENTIALS = (
 )
 """What a client sees for an upstream 401/403: its own key was fine, the server's was not."""
 _PASSED_HEADERS = ("retry-after",)
+_EXCERPT = 200
+"""The most of an error body that is not a JSON error passed on (after redaction)."""
+_READ = 64 << 10
+"""The most of such a body looked at: its start is what is shown."""
+_REDACTED = _EXCERPT + 4096
+"""The text redacted before the cut: longer than any key, so none survives in part."""
 
 
 def passed_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -52,13 +61,66 @@ def broken(message: str, cause: str, where: str, status: int = 502) -> UpstreamE
     return UpstreamError(status, message)
 
 
-def _error_message(error: openai.APIStatusError) -> str:
-    body = error.body
+def excerpt(body: str, content_type: str, redactor: Redactor) -> str:
+    """The start of an error body as one line of text: an HTML page reduced to its words,
+    whitespace and control characters folded, secrets hidden before it is cut (so no key is
+    cut in half)."""
+    kind = content_type.split(";")[0].strip().lower()
+    body = body[:_READ]
+    if "html" in kind or body.lstrip().startswith("<"):
+        tree = LexborHTMLParser(body)
+        tree.strip_tags(["script", "style"])
+        body = tree.text(separator=" ")
+    words = " ".join(body.split())[:_REDACTED]
+    text = redactor(" ".join("".join(c if c.isprintable() else " " for c in words).split()))
+    if not text:
+        return "(an empty body)"
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
+
+
+def _words(body: object, content_type: str, redactor: Redactor) -> tuple[str, bool]:
+    """What an error body says, redacted, and whether it was a JSON error carrying a message
+    (which a client's SDK reads as it is)."""
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str):
+        text = body
+        try:
+            body = json.loads(text)
+        except ValueError:
+            return excerpt(text, content_type, redactor), False
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-    return error.message
+            return redactor(str(inner["message"])), True
+    if body is None:
+        return excerpt("", content_type, redactor), False
+    return excerpt(json.dumps(body, ensure_ascii=False), content_type, redactor), False
+
+
+def refused(
+    status: int,
+    body: object,
+    content_type: str,
+    headers: Mapping[str, str],
+    redactor: Redactor,
+    where: str | None,
+) -> tuple[UpstreamError, bool]:
+    """An upstream's HTTP error as the client's error, logged with the upstream's address and
+    what its body said; and whether that body was a JSON error a client can be given as is.
+
+    A JSON error's message is passed on as the upstream wrote it; any other body (a proxy's
+    HTML page, a plain-text 502) becomes "upstream answered HTTP <status>: <its first words>".
+    """
+    said, is_json = _words(body, content_type, redactor)
+    failure = status_error(
+        status, said if is_json else f"upstream answered HTTP {status}: {said}", headers, redactor
+    )
+    detail = f"upstream {where or '?'} answered HTTP {status}: {said}"
+    if status in (401, 403):
+        detail = f"{failure.message}; {detail}"
+    upstream_failure(status, failure.message, f"http_{status}", detail)
+    return failure, is_json
 
 
 def translate(error: Exception, redactor: Redactor, where: str | None = None) -> UpstreamError:
@@ -67,10 +129,8 @@ def translate(error: Exception, redactor: Redactor, where: str | None = None) ->
     SDK's own class often misnames (a refused connection is an ``APITimeoutError``)."""
     if isinstance(error, openai.APIStatusError):
         headers = {k.lower(): v for k, v in error.response.headers.items()}
-        status = error.status_code
-        failure = status_error(status, _error_message(error), headers, redactor)
-        upstream_failure(status, failure.message, f"http_{status}")
-        return failure
+        kind = headers.get("content-type", "")
+        return refused(error.status_code, error.body, kind, headers, redactor, where)[0]
     cause = network_cause(error)
     if cause is None:
         failure = UpstreamError(502, f"upstream unreachable: {type(error).__name__}")
