@@ -78,7 +78,7 @@ def _app(upstream: ModelsUpstream, window: float = 1.0, **extra: Any) -> Starlet
     settings = ServerSettings(
         upstream_base_url=upstream.url,
         upstream_api_key=UPSTREAM_KEY,
-        signing_key="test-signing-key",
+        signing_key="test-signing-key-of-at-least-32-bytes",
         ready_window=window,
         **extra,
     )
