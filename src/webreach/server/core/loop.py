@@ -40,6 +40,7 @@ from .events import (
 )
 from .plans import Done, Planned, StepCalls, plan_calls
 from .reviewed_answer import reviewed, turn_review
+from .reviewed_input import review_input, round_input
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
 from .turn import JSON, Turn
@@ -140,9 +141,13 @@ class TurnRunner:
         return self._clock.seconds
 
     async def start(self) -> None:
-        """Make the first upstream call; an ``UpstreamError`` (or the turn's deadline) here
-        becomes an HTTP error."""
+        """Review the user's input (under ``safety_check``), then make the first upstream call;
+        a refused input, an ``UpstreamError`` (or the turn's deadline) here becomes an HTTP
+        error."""
         async with within(self.limits):
+            if self._review is not None:
+                said = round_input(self._messages, continued=self.turn.continued)
+                await review_input(said, self._review)
             self._messages = await restore_pages(self._messages, self.turn.pages, self.context)
             self._messages = with_web_note(self._messages, self.turn.web.search)
             if self.turn.extensions.title:
