@@ -47,9 +47,8 @@ def _text_of(message: JSON) -> str:
     if isinstance(content, str):
         return content
     parts = content if isinstance(content, list) else []
-    return "\n".join(
-        part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)
-    )
+    texts = (part.get("text") for part in parts if isinstance(part, dict))
+    return "\n".join(text for text in texts if isinstance(text, str))
 
 
 async def review_input(text: str, review: ReviewText) -> None:
