@@ -92,7 +92,9 @@ async def stream_frames(
     stream with the protocol's own failure (error event, ``response.failed``, error chunk).
     ``finished`` receives the whole reply once it ended well."""
     renderer = codec.renderer(turn, streaming=True)
-    yield renderer.start()
+    opening = renderer.start()
+    if opening:
+        yield opening
     try:
         async for event in events:
             if isinstance(event, Failed):

@@ -237,6 +237,7 @@ class TurnRunner:
         the server would have to answer after it end the turn with an error."""
         budgets = turn_budgets(self.turn)
         stream, self._first = self._first, None
+        first = True
         while True:
             if stream is None:
                 if self._steps + 1 >= self.limits.max_steps:
@@ -245,9 +246,10 @@ class TurnRunner:
                 self._steps += 1
                 stream = await self._clock.timed(self.context.upstream.stream_chat(body))
             state = StepState()
-            async for event in read_step(stream, state, self._citations, self.usage, self._clock):
+            steps = read_step(stream, state, self._citations, self.usage, self._clock, first=first)
+            async for event in steps:
                 yield event
-            stream = None
+            stream, first = None, False
             calls = [state.calls[i] for i in sorted(state.calls)]
             for call in calls:
                 call.id = call.id or f"call_{uuid.uuid4().hex}"
