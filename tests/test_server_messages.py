@@ -974,9 +974,9 @@ def test_unicode_and_newlines_survive_the_frames() -> None:
     assert [d["delta"]["text"] for n, d in parsed if n == "content_block_delta"] == [text]
 
 
-async def test_message_start_waits_for_the_first_event_and_goes_first() -> None:
-    """It carries the first step's usage, so it waits for that or for the first event (the
-    endpoint's keep-alives fill the wait); then it is the first frame."""
+async def test_message_start_waits_for_the_first_event_after_a_keep_alive() -> None:
+    """It carries the first step's usage, so it waits for that or for the first event; a
+    keep-alive comment gives the client its first byte at once, and more fill the wait."""
     gate = asyncio.Event()
 
     async def events() -> AsyncIterator[Event]:
@@ -984,6 +984,7 @@ async def test_message_start_waits_for_the_first_event_and_goes_first() -> None:
         yield Finished("end_turn")
 
     stream = stream_frames(CODEC, turn_for(), events())
+    assert await asyncio.wait_for(anext(stream), 5) == ": keep-alive\n\n"
     waiting = asyncio.ensure_future(anext(stream))
     await asyncio.sleep(0.05)
     assert not waiting.done()

@@ -39,8 +39,8 @@ class MessageRenderer:
     text block that has a citation is closed for text: the next text opens a new block.
 
     ``message_start`` carries the first model step's usage, as the reference's does, so it
-    waits (keep-alives flow meanwhile) for whichever comes first: that usage, or the first
-    event that must be sent. Upstreams report usage with their last chunk, so a step that
+    waits (a keep-alive comment goes at once, more follow) for whichever comes first: that
+    usage, or the first event that must be sent. Upstreams report usage with their last chunk, so a step that
     starts writing at once opens with zeros, unless the upstream reported its input early;
     the final usage is always ``message_delta``'s.
     """
