@@ -40,9 +40,9 @@ class MessageRenderer:
 
     ``message_start`` carries the first model step's usage, as the reference's does, so it
     waits (a keep-alive comment goes at once, more follow) for whichever comes first: that
-    usage, or the first event that must be sent. Upstreams report usage with their last chunk, so a step that
-    starts writing at once opens with zeros, unless the upstream reported its input early;
-    the final usage is always ``message_delta``'s.
+    usage, or the first event that must be sent. Upstreams report usage with their last
+    chunk, so a step that starts writing at once opens with zeros, unless the upstream
+    reported its input early; the final usage is always ``message_delta``'s.
     """
 
     def __init__(self, turn: Turn, *, streaming: bool) -> None:
