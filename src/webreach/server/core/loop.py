@@ -246,8 +246,10 @@ class TurnRunner:
                 self._steps += 1
                 stream = await self._clock.timed(self.context.upstream.stream_chat(body))
             state = StepState()
-            steps = read_step(stream, state, self._citations, self.usage, self._clock, first=first)
-            async for event in steps:
+            step_events = read_step(
+                stream, state, self._citations, self.usage, self._clock, first=first
+            )
+            async for event in step_events:
                 yield event
             stream, first = None, False
             calls = [state.calls[i] for i in sorted(state.calls)]
