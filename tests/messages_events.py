@@ -150,8 +150,8 @@ def frames(sse: str) -> list[tuple[str | None, dict[str, Any]]]:
     """(event name, data) of each frame, read the way an SSE client reads them."""
     out = []
     for chunk in sse.split("\n\n"):
-        if not chunk:
-            continue
+        if not chunk or chunk.startswith(":"):
+            continue  # a comment (keep-alive): SSE clients skip it
         name, data = None, None
         for line in chunk.split("\n"):
             if line.startswith("event: "):

@@ -35,12 +35,16 @@ class ScriptedModeration:
         self.requests: list[dict[str, Any]] = []
         self.keys: list[str | None] = []
         self.status = 200
+        self.fail_after: int | None = None
+        """Answer this many requests, then fail every later one with a 503."""
         self.app = Starlette(routes=[Route("/v1/moderations", self._moderate, methods=["POST"])])
 
     async def _moderate(self, request: Request) -> JSONResponse:
         body = await request.json()
         self.requests.append(body)
         self.keys.append(request.headers.get("authorization"))
+        if self.fail_after is not None and len(self.requests) > self.fail_after:
+            return JSONResponse({"error": {"message": "moderation down"}}, 503)
         if self.status != 200:
             return JSONResponse({"error": {"message": "moderation down"}}, self.status)
         pieces = body["input"] if isinstance(body["input"], list) else [body["input"]]

@@ -392,3 +392,24 @@ class TricklingUpstream(ScriptedUpstream):
             with self._lock:
                 self.open -= 1
                 self.closed.append(time.monotonic())
+
+
+class EarlyUsageUpstream(ScriptedUpstream):
+    """Reports usage on a first chunk of its own too (the input tokens, no output yet), before
+    anything else, as upstreams with running usage (vLLM's ``continuous_usage_stats``) do;
+    every report is the step's total so far, and the last one is the whole step's."""
+
+    async def _stream(self, step: Step, model: str) -> AsyncIterator[bytes]:
+        prompt, _ = step.usage
+        usage = {"prompt_tokens": prompt, "completion_tokens": 0, "total_tokens": prompt}
+        early = {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [],
+            "usage": usage,
+        }
+        yield f"data: {json.dumps(early)}\n\n".encode()
+        async for payload in super()._stream(step, model):
+            yield payload

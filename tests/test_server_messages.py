@@ -974,7 +974,9 @@ def test_unicode_and_newlines_survive_the_frames() -> None:
     assert [d["delta"]["text"] for n, d in parsed if n == "content_block_delta"] == [text]
 
 
-async def test_message_start_is_sent_before_the_first_event() -> None:
+async def test_message_start_waits_for_the_first_event_after_a_keep_alive() -> None:
+    """It carries the first step's usage, so it waits for that or for the first event; a
+    keep-alive comment gives the client its first byte at once, and more fill the wait."""
     gate = asyncio.Event()
 
     async def events() -> AsyncIterator[Event]:
@@ -982,10 +984,14 @@ async def test_message_start_is_sent_before_the_first_event() -> None:
         yield Finished("end_turn")
 
     stream = stream_frames(CODEC, turn_for(), events())
-    first = await asyncio.wait_for(anext(stream), 1)
-    assert first.startswith("event: message_start\n")
+    assert await asyncio.wait_for(anext(stream), 5) == ": keep-alive\n\n"
+    waiting = asyncio.ensure_future(anext(stream))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
     gate.set()
-    rest = [frame async for frame in stream]
+    first = await asyncio.wait_for(waiting, 5)
+    assert first.startswith("event: message_start\n")
+    rest = [first, *[frame async for frame in stream]]
     assert "message_stop" in rest[-1]
 
 

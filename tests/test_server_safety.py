@@ -247,7 +247,10 @@ def test_a_failing_responses_answer_is_incomplete_keeping_only_the_searches(
 def test_an_answer_that_cannot_be_reviewed_fails_instead_of_passing(
     webreach_url: str, upstream: ScriptedUpstream, stream: bool
 ) -> None:
-    upstream.verdict = Step(content="Maybe?")
+    # The question passes its own review (the input is reviewed first); the answer gets none.
+    upstream.verdict = lambda ask: Step(
+        content="PASS" if QUESTION in ask["messages"][1]["content"] else "Maybe?"
+    )
     upstream.queue(Step(content="An answer nobody could review."))
     body = {"model": "m", "messages": [{"role": "user", "content": QUESTION}], **HIGH}
     if stream:
@@ -336,7 +339,8 @@ def test_a_page_that_fails_review_is_url_not_allowed_and_never_shown(
     scripted, _ = moderation
     assert scripted.keys[0] == "Bearer moderation-key"
     assert scripted.requests[0]["model"] == "text-moderation-test"
-    assert "FORBIDDEN recipe" in scripted.requests[0]["input"][0]
+    assert scripted.requests[0]["input"] == [ASK_PAGE[0]["content"]]  # the user's input first
+    assert "FORBIDDEN recipe" in scripted.requests[1]["input"][0]
 
 
 @pytest.mark.parametrize(("level", "passes"), [(LOW, True), (HIGH, False)], ids=["low", "high"])
@@ -360,7 +364,7 @@ def test_a_page_the_endpoint_cannot_review_is_unavailable(
     fetcher: ScriptedFetch,
     moderation: tuple[ScriptedModeration, str],
 ) -> None:
-    moderation[0].status = 503
+    moderation[0].fail_after = 1  # the user's input passes; the page and answer get no review
     fetcher.pages[PAGE_URL] = page("A harmless page.")
     upstream.queue(Step(calls=[Call("read_link", {"url": PAGE_URL})]), Step(content="Done."))
     reply = httpx.post(
@@ -412,7 +416,8 @@ def test_a_client_tool_call_is_reviewed_with_its_arguments(
     choice = completion.choices[0]
     assert choice.finish_reason == "content_filter"
     assert not choice.message.tool_calls
-    (review,) = upstream.asides
+    asked, review = upstream.asides  # the user's input, then the call
+    assert "Mail it." in asked["messages"][1]["content"]
     assert "FORBIDDEN instructions" in review["messages"][1]["content"]
 
 

@@ -19,6 +19,7 @@ from ..core.events import (
     Event,
     Failed,
     Finished,
+    FirstStepUsage,
     Outcome,
     PageOutcome,
     ReasoningDelta,
@@ -245,6 +246,8 @@ class ChatRenderer:
             case Failed(message=message, usage=usage):
                 self.done = True
                 return self._failure_chunk(message, usage)
+            case FirstStepUsage():
+                return ""
             case _:
                 assert_never(event)
 

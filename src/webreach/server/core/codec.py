@@ -17,6 +17,7 @@ from .errors import ServerFailure
 from .events import Event, Failed, Finished
 from .operator_log import request_log
 from .store import ResponseStore
+from .streaming import KEEP_ALIVE
 from .turn import JSON, Turn
 
 __all__ = [
@@ -49,7 +50,9 @@ class Renderer(Protocol):
         ...
 
     def start(self) -> str:
-        """The frames a stream opens with, before any event."""
+        """The frames a stream opens with, before any event (``""``: its opening waits for
+        the first event, and a keep-alive comment goes first so the client has its first
+        byte at once)."""
         ...
 
     def feed(self, event: Event) -> str: ...
@@ -92,7 +95,7 @@ async def stream_frames(
     stream with the protocol's own failure (error event, ``response.failed``, error chunk).
     ``finished`` receives the whole reply once it ended well."""
     renderer = codec.renderer(turn, streaming=True)
-    yield renderer.start()
+    yield renderer.start() or KEEP_ALIVE
     try:
         async for event in events:
             if isinstance(event, Failed):

@@ -24,6 +24,7 @@ __all__ = [
     "Failed",
     "FindInPageAction",
     "Finished",
+    "FirstStepUsage",
     "OpenPageAction",
     "PageOutcome",
     "ReadLinkAction",
@@ -291,6 +292,15 @@ class Finished:
 
 
 @dataclass(frozen=True, slots=True)
+class FirstStepUsage:
+    """The first model step's usage, as soon as the upstream reported it (usually with its
+    last chunk; some upstreams report the input tokens early): Messages' ``message_start``
+    carries it, as the reference's does. Nothing else shows it; the final usage is summed."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
 class Failed:
     """The request failed after the response had started (HTTP 200 already sent)."""
 
@@ -311,4 +321,5 @@ Event = (
     | ClientToolCall
     | Finished
     | Failed
+    | FirstStepUsage
 )

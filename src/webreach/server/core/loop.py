@@ -40,6 +40,7 @@ from .events import (
 )
 from .plans import Done, Planned, StepCalls, plan_calls
 from .reviewed_answer import reviewed, turn_review
+from .reviewed_input import review_input, round_input
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
 from .turn import JSON, Turn
@@ -140,9 +141,13 @@ class TurnRunner:
         return self._clock.seconds
 
     async def start(self) -> None:
-        """Make the first upstream call; an ``UpstreamError`` (or the turn's deadline) here
-        becomes an HTTP error."""
+        """Review the user's input (under ``safety_check``), then make the first upstream call;
+        a refused input, an ``UpstreamError`` (or the turn's deadline) here becomes an HTTP
+        error."""
         async with within(self.limits):
+            if self._review is not None:
+                said = round_input(self._messages, continued=self.turn.continued)
+                await review_input(said, self._review)
             self._messages = await restore_pages(self._messages, self.turn.pages, self.context)
             self._messages = with_web_note(self._messages, self.turn.web.search)
             if self.turn.extensions.title:
@@ -232,6 +237,7 @@ class TurnRunner:
         the server would have to answer after it end the turn with an error."""
         budgets = turn_budgets(self.turn)
         stream, self._first = self._first, None
+        first = True
         while True:
             if stream is None:
                 if self._steps + 1 >= self.limits.max_steps:
@@ -240,9 +246,12 @@ class TurnRunner:
                 self._steps += 1
                 stream = await self._clock.timed(self.context.upstream.stream_chat(body))
             state = StepState()
-            async for event in read_step(stream, state, self._citations, self.usage, self._clock):
+            step_events = read_step(
+                stream, state, self._citations, self.usage, self._clock, first=first
+            )
+            async for event in step_events:
                 yield event
-            stream = None
+            stream, first = None, False
             calls = [state.calls[i] for i in sorted(state.calls)]
             for call in calls:
                 call.id = call.id or f"call_{uuid.uuid4().hex}"

@@ -18,6 +18,7 @@ from .events import (
     Event,
     Failed,
     Finished,
+    FirstStepUsage,
     ReasoningDelta,
     TextCitation,
     TextDelta,
@@ -40,6 +41,9 @@ async def reviewed(
         async for event in events:
             if isinstance(event, _HELD):
                 held.append(event)
+                continue
+            if isinstance(event, FirstStepUsage):
+                yield event  # not the model's words: it need not wait for their review
                 continue
             written = _written(held, event)
             if written and not isinstance(event, Failed):

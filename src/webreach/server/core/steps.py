@@ -14,7 +14,7 @@ from ...seam import await_cleanly
 from .chunks import ChatChunk
 from .citations import CitationStream
 from .errors import UpstreamError
-from .events import ClientToolCall, Event, ReasoningDelta, Usage
+from .events import ClientToolCall, Event, FirstStepUsage, ReasoningDelta, Usage
 from .turn import ClientTool
 
 __all__ = ["PendingCall", "StepState", "UpstreamClock", "read_step"]
@@ -81,12 +81,20 @@ async def read_step(
     citations: CitationStream,
     usage: Usage,
     clock: UpstreamClock,
+    *,
+    first: bool = False,
 ) -> AsyncIterator[Event]:
-    """Stream one step's events while recording its text, reasoning, calls and usage.
+    """Stream one step's events while recording its text, reasoning, calls and usage; the
+    ``first`` step also tells its usage the moment the upstream reports it.
+
+    Usage is counted once per step, each field at the most the upstream reported: one report
+    at the end (OpenAI), a running total on every chunk (vLLM's ``continuous_usage_stats``) or
+    the input early and the output late all come to the step's own numbers.
 
     The stream raises :class:`~.errors.UpstreamError` for anything that is not a good chunk
     (:class:`~.chunk_stream.ChunkStream`), so what arrives here is typed."""
     iterator: AsyncIterator[ChatChunk] = stream.__aiter__()
+    reported = (0, 0, 0, 0)
     try:
         while True:
             try:
@@ -99,7 +107,11 @@ async def read_step(
                 message = f"upstream stream failed ({type(error).__name__})"
                 raise UpstreamError(502, message) from error
             if chunk.usage is not None:
-                usage.add_step(*chunk.usage.counts)
+                p, c, k, r = (max(a, b) for a, b in zip(reported, chunk.usage.counts, strict=True))
+                reported = (p, c, k, r)
+                if first:
+                    first = False
+                    yield FirstStepUsage(Usage(p, c, k, r))
             choice = chunk.first
             delta = choice.delta if choice is not None else None
             if delta is not None:
@@ -122,4 +134,5 @@ async def read_step(
         for event in citations.flush():
             yield event
     finally:
+        usage.add_step(*reported)
         await await_cleanly(stream.close())

@@ -13,10 +13,12 @@ from ..core.events import (
     Event,
     Failed,
     Finished,
+    FirstStepUsage,
     ReasoningDelta,
     StepReasoningDone,
     TextCitation,
     TextDelta,
+    Usage,
     WebCallCompleted,
     WebCallStarted,
 )
@@ -35,6 +37,12 @@ class MessageRenderer:
 
     Text and thinking blocks stay open while their deltas arrive; anything else closes them. A
     text block that has a citation is closed for text: the next text opens a new block.
+
+    ``message_start`` carries the first model step's usage, as the reference's does, so it
+    waits (a keep-alive comment goes at once, more follow) for whichever comes first: that
+    usage, or the first event that must be sent. Upstreams report usage with their last
+    chunk, so a step that starts writing at once opens with zeros, unless the upstream
+    reported its input early; the final usage is always ``message_delta``'s.
     """
 
     def __init__(self, turn: Turn, *, streaming: bool) -> None:
@@ -56,6 +64,7 @@ class MessageRenderer:
         source's words; the reference's answer-text-so-far stays for ``deepseek_web_search``."""
         """The citations of the open text block."""
         self._step_spoke = False
+        self._started = not streaming
 
     @property
     def done(self) -> bool:
@@ -67,7 +76,7 @@ class MessageRenderer:
         self._frames.clear()
         return out
 
-    def start_frame(self) -> str:
+    def start_frame(self, usage: Usage | None = None) -> str:
         message: JSON = {
             "id": self.id,
             "type": "message",
@@ -76,21 +85,21 @@ class MessageRenderer:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {
-                "input_tokens": 0,
-                "output_tokens": 0,
-                "cache_read_input_tokens": 0,
-                "cache_creation_input_tokens": 0,
-            },
+            "usage": usage_json(usage or Usage(), self.turn),
         }
         return sse_frame(dumps({"type": "message_start", "message": message}), "message_start")
 
     def start(self) -> str:
-        return self.start_frame() if self.streaming else ""
+        """Nothing yet: ``message_start`` waits for the first step's usage or first event."""
+        return ""
 
     def feed(self, event: Event) -> str:
         if self.done:
             return ""
+        if not self._started:
+            self._started = True
+            first = event.usage if isinstance(event, FirstStepUsage) else None
+            self._frames.append(self.start_frame(first))
         match event:
             case TextDelta(text=text, links=True):
                 self._close()
@@ -127,6 +136,8 @@ class MessageRenderer:
                 self._emit("message_stop", {"type": "message_stop"})
             case Failed():
                 self.fail(event)
+            case FirstStepUsage():
+                pass
             case _:
                 assert_never(event)
         return self.take()

@@ -20,6 +20,7 @@ from ..core.events import (
     Event,
     Failed,
     Finished,
+    FirstStepUsage,
     Outcome,
     PageOutcome,
     ReasoningDelta,
@@ -126,6 +127,8 @@ class ResponseRenderer(Frames):
                     self._finish("completed", usage)
             case Failed(message=message, usage=usage):
                 self._finish("failed", usage, error=message)
+            case FirstStepUsage():
+                pass
             case _:
                 assert_never(event)
         return self._take()
