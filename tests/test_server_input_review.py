@@ -43,7 +43,7 @@ def serve(upstream: ScriptedUpstream, search: ScriptedSearch, moderation_url: st
     """The server; keep-alives wait 5 s, so a failure before the answer is still its HTTP status."""
     config = ServerSettings(
         upstream_base_url=upstream.url,
-        signing_key="test-signing-key",
+        signing_key="test-signing-key-of-at-least-32-bytes",
         moderation_base_url=moderation_url,
         moderation_api_key="moderation-key" if moderation_url else None,
     )
