@@ -169,6 +169,6 @@ def test_the_moderation_and_continuation_settings_reach_the_server(
             _, err = process.communicate(timeout=20)
     assert reply.choices[0].message.content == " and the leaves let go."
     assert upstream.requests[0]["messages"][-1]["prefix"] is True
-    assert moderation.keys == ["Bearer moderation-secret"]
+    assert moderation.keys == ["Bearer moderation-secret"] * 2  # the input, then the answer
     assert moderation.requests[0]["model"] == "text-moderation-test"
     assert "moderation-secret" not in err

@@ -87,7 +87,7 @@ def early_url(early_upstream: ScriptedUpstream) -> Iterator[str]:
     runtime = WebRuntime()
     runtime.register_search_provider(default_search())
     app = create_app(
-        ServerSettings(upstream_base_url=early_upstream.url, signing_key="k"),
+        ServerSettings(upstream_base_url=early_upstream.url, signing_key="k" * 32),
         runtime,
         ToolOptions(),
         store=MemoryStore(),
