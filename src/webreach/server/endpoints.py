@@ -25,6 +25,7 @@ from .core.context import ServerContext
 from .core.errors import RequestError, ServerFailure
 from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from .core.loop import TurnRunner
+from .core.turn_debug import relayed
 from .core.operator_log import request_log
 from .core.protocol_common import dumps, sse_frame
 from .core.readiness import Readiness
@@ -133,6 +134,7 @@ class ProtocolEndpoint:
         server names the model itself. The turn's deadline bounds it too: a stream then ends
         the Chat way."""
         stream = request_log().stream = body.get("stream") is True
+        relayed(body)
         upstream = context.upstream
         payload = dumps({**body, "model": upstream.model}).encode() if upstream.model else raw
         async with within(limits):
