@@ -112,7 +112,7 @@ def test_tool_choice_none_and_a_spent_budget_are_named(debug: Debug) -> None:
     _access_id(debug.served, "/v1/messages", request)
     lines = debug.lines_of(request)
     for needle in (
-        "step 1 calls: search [\"iceland population\"]; left: 0 searches",
+        'step 1 calls: search ["iceland population"]; left: 0 searches',
         "step 2 to the upstream: no tools; no web tool: answer-only step (the search budget "
         "is spent: 1 of 1); tool_choice not sent; told to answer now",
         "turn stopped after 2 steps: answer written (end_turn) once the search budget is "

@@ -25,13 +25,13 @@ from .core.context import ServerContext
 from .core.errors import RequestError, ServerFailure
 from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from .core.loop import TurnRunner
-from .core.turn_debug import relayed
 from .core.operator_log import request_log
 from .core.protocol_common import dumps, sse_frame
 from .core.readiness import Readiness
 from .core.relay import relay
 from .core.streaming import server_timing, with_keepalive
 from .core.turn import JSON, CitationStyle, Turn
+from .core.turn_debug import relayed
 from .core.turn_limits import TurnLimits, TurnTimedOut, Waits, within
 
 __all__ = ["ProtocolEndpoint", "healthz", "json_response", "models_endpoint", "readyz"]

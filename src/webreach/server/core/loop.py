@@ -153,9 +153,8 @@ class TurnRunner:
             async with within(self.limits):
                 await self._start()
         except ServerFailure as failure:
-            if self._debug is not None:
-                kind = "deadline" if isinstance(failure, TurnTimedOut) else "error"
-                self._debug.stop(kind, self._steps, failure.message)
+            timed_out = isinstance(failure, TurnTimedOut)
+            self._stopped("deadline" if timed_out else "error", failure.message)
             raise
 
     async def _start(self) -> None:
