@@ -14,7 +14,11 @@ from .common import check_providers, startup
 
 if TYPE_CHECKING:
     from ..config_sources import Setting, SettingsFile
+    from ..settings import Settings
     from .report import Capability
+
+SERVERS_CACHE = "memory"
+"""What ``serve`` and ``mcp`` cache in when ``WEBREACH_CACHE`` is unset (``cli/servers.py``)."""
 
 
 @command("config", short_help="Show the settings, where each came from, and the providers.")
@@ -39,10 +43,45 @@ def show_config(
     file = read_settings_file()
     owners: dict[type[Any], Any] = {type(settings): settings}
     rows = [_row(setting, owners, file) for setting in all_settings()]
+    cache = _cache(settings, rows)
     if as_json:
-        print(json.dumps(_as_json(file, rows, found), ensure_ascii=False, indent=2))
+        data = {**_as_json(file, rows, found), "cache": cache}
+        print(json.dumps(data, ensure_ascii=False, indent=2))
         return
-    print("\n".join(_as_text(file, rows, found)))
+    lines = _as_text(file, rows, found)
+    lines.insert(1, _cache_line(cache))
+    print("\n".join(lines))
+
+
+def _cache(settings: Settings, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where each command caches: the commands in a SQLite file and the servers in memory
+    when ``WEBREACH_CACHE`` is unset, else the store it names (None: no cache)."""
+    from ..cache import default_sqlite_url
+
+    row = next(r for r in rows if r["variable"] == "WEBREACH_CACHE")
+    if settings.cache_ttl <= 0:
+        commands = servers = None
+        why = "WEBREACH_CACHE_TTL is 0"
+    elif settings.cache == "none":
+        commands = servers = None
+        why = "WEBREACH_CACHE is none"
+    elif settings.cache:
+        commands = servers = row["value"]
+        why = None
+    else:
+        commands, servers, why = default_sqlite_url(), SERVERS_CACHE, None
+    return {"commands": commands, "servers": servers, "source": row["source"], "off": why}
+
+
+def _cache_line(cache: dict[str, Any]) -> str:
+    if cache["off"] is not None:
+        return f"Cache: off ({cache['off']})"
+    if cache["commands"] == cache["servers"]:
+        return f"Cache: {cache['commands']} (WEBREACH_CACHE, {cache['source']})"
+    return (
+        f"Cache: commands: {cache['commands']}; serve/mcp: {cache['servers']} "
+        "(WEBREACH_CACHE is not set)"
+    )
 
 
 def _row(setting: Setting, owners: dict[type[Any], Any], file: SettingsFile) -> dict[str, Any]:
@@ -50,6 +89,10 @@ def _row(setting: Setting, owners: dict[type[Any], Any], file: SettingsFile) -> 
     if setting.owner not in owners:
         owners[setting.owner] = setting.owner()
     value = getattr(owners[setting.owner], setting.field)
+    if setting.variable == "WEBREACH_CACHE" and isinstance(value, str):
+        from ..cache.urls import shown_store_url
+
+        value = shown_store_url(value)  # a Redis URL's password
     return {
         "variable": setting.variable,
         "key": setting.key,

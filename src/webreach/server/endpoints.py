@@ -31,6 +31,7 @@ from .core.readiness import Readiness
 from .core.relay import relay
 from .core.streaming import server_timing, with_keepalive
 from .core.turn import JSON, CitationStyle, Turn
+from .core.turn_debug import relayed
 from .core.turn_limits import TurnLimits, TurnTimedOut, Waits, within
 
 __all__ = ["ProtocolEndpoint", "healthz", "json_response", "models_endpoint", "readyz"]
@@ -133,6 +134,7 @@ class ProtocolEndpoint:
         server names the model itself. The turn's deadline bounds it too: a stream then ends
         the Chat way."""
         stream = request_log().stream = body.get("stream") is True
+        relayed(body)
         upstream = context.upstream
         payload = dumps({**body, "model": upstream.model}).encode() if upstream.model else raw
         async with within(limits):

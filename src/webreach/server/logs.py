@@ -36,6 +36,11 @@ _OWN = ("webreach", "uvicorn")
 _IN_MESSAGE = {
     "access": frozenset({"method", "path", "status", "duration_ms"}),
     "listening": frozenset({"url"}),
+    "turn_step": frozenset(
+        {"step", "web_tools", "client_tools", "no_web_tools", "tool_choice", "nudge"}
+    ),
+    "turn_calls": frozenset({"step", "calls", "searches_left", "reads_left"}),
+    "turn_stopped": frozenset({"steps"}),
 }
 """Fields the text line already shows in its message, by event."""
 

@@ -44,6 +44,7 @@ from .reviewed_input import review_input, round_input
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
 from .turn import JSON, Turn
+from .turn_debug import StopKind, TurnDebug
 from .turn_limits import TurnLimits, TurnTimedOut, Waits, within
 from .upstream import thinking_params
 
@@ -63,6 +64,8 @@ RETRY_ANSWER = (
     "Your previous reply was empty. Answer the user now in plain text from the information "
     "above, or say briefly what is missing."
 )
+_NUDGES = {FORCED_ANSWER: "answer_now", RETRY_ANSWER: "answer_again"}
+"""The names debug lines give the instructions that ask for an answer."""
 _INTERNAL = "webreach failed while answering; please retry"
 
 _STOP_REASONS: dict[str | None, StopReason] = {
@@ -99,6 +102,8 @@ class TurnRunner:
             self._tools = [tool for offer in context.tools if (tool := offer(setup)) is not None]
         self._first: AsyncStream[Any] | None = None
         self._real_searches = 0
+        web = [model.name for tool in self._tools for model in tool.models]
+        self._debug = TurnDebug.of(turn, web, self.limits.max_steps)
         self._title: TitleTask | None = None
 
     def _body(self, *, tools: bool, nudge: str | None = None, first: bool = False) -> JSON:
@@ -144,18 +149,27 @@ class TurnRunner:
         """Review the user's input (under ``safety_check``), then make the first upstream call;
         a refused input, an ``UpstreamError`` (or the turn's deadline) here becomes an HTTP
         error."""
-        async with within(self.limits):
-            if self._review is not None:
-                said = round_input(self._messages, continued=self.turn.continued)
-                await review_input(said, self._review)
-            self._messages = await restore_pages(self._messages, self.turn.pages, self.context)
-            self._messages = with_web_note(self._messages, self.turn.web.search)
-            if self.turn.extensions.title:
-                self._title = TitleTask(self.context.upstream, self.turn)
-            self._steps += 1
-            self._first = await self._clock.timed(
-                self.context.upstream.stream_chat(self._body(tools=True, first=True))
-            )
+        try:
+            async with within(self.limits):
+                await self._start()
+        except ServerFailure as failure:
+            timed_out = isinstance(failure, TurnTimedOut)
+            self._stopped("deadline" if timed_out else "error", failure.message)
+            raise
+
+    async def _start(self) -> None:
+        if self._review is not None:
+            said = round_input(self._messages, continued=self.turn.continued)
+            await review_input(said, self._review)
+        self._messages = await restore_pages(self._messages, self.turn.pages, self.context)
+        self._messages = with_web_note(self._messages, self.turn.web.search)
+        if self.turn.extensions.title:
+            self._title = TitleTask(self.context.upstream, self.turn)
+        self._steps += 1
+        body = self._body(tools=True, first=True)
+        if self._debug is not None:
+            self._debug.step(self._steps, body, None, None)
+        self._first = await self._clock.timed(self.context.upstream.stream_chat(body))
 
     def _forced(self) -> ModelTool | None:
         """The tool the first step must call: the search (deep search included) or the link
@@ -187,19 +201,23 @@ class TurnRunner:
             while (event := await waits.next(titled)) is not None:
                 yield event
         except TurnTimedOut as timed_out:
+            self._stopped("deadline", timed_out.message)
             if not self.turn.stream:
                 raise
             yield Failed(timed_out.message, self.usage, timed_out.status)
         except UpstreamError as error:
+            self._stopped("error", error.message)
             if not self.turn.stream:
                 raise
             yield Failed(error.message, self.usage)
-        except Exception:
+        except Exception as error:
+            self._stopped("error", f"webreach failed ({type(error).__name__})")
             logger.exception("the request failed inside the loop")
             if not self.turn.stream:
                 raise ServerFailure(500, _INTERNAL) from None
             yield Failed(_INTERNAL, self.usage)
         finally:
+            self._stopped("client_left", "the client left before the end")
             waits.close()
             await titled.aclose()
             close = getattr(shown, "aclose", None)
@@ -208,6 +226,10 @@ class TurnRunner:
             title, self._title = self._title, None
             if title is not None:
                 await title.aclose()
+
+    def _stopped(self, kind: StopKind, detail: str) -> None:
+        if self._debug is not None:
+            self._debug.stop(kind, self._steps, detail)
 
     async def _with_title(self, shown: AsyncIterator[Event]) -> AsyncGenerator[Event]:
         async for event in shown:
@@ -242,8 +264,12 @@ class TurnRunner:
             if stream is None:
                 if self._steps + 1 >= self.limits.max_steps:
                     budgets.forced = True
-                body = self._body(tools=not budgets.forced, nudge=self._nudge(budgets))
+                nudge = self._nudge(budgets)
+                body = self._body(tools=not budgets.forced, nudge=nudge)
                 self._steps += 1
+                if self._debug is not None:
+                    told = _NUDGES.get(nudge or "")
+                    self._debug.step(self._steps, body, budgets, told)
                 stream = await self._clock.timed(self.context.upstream.stream_chat(body))
             state = StepState()
             step_events = read_step(
@@ -260,14 +286,26 @@ class TurnRunner:
                 if budgets.forced and not state.text.strip() and not budgets.retried and not capped:
                     budgets.retried = True
                     continue
+                finish = _STOP_REASONS.get(state.finish_reason, "end_turn")
+                if self._debug is not None:
+                    self._debug.answered(self._steps, finish, budgets)
                 yield Finished(_STOP_REASONS.get(state.finish_reason, "end_turn"), self.usage)
                 return
             kinds = self._sort(calls)
             if capped and len(kinds.client) < len(calls):
-                raise UpstreamError(502, self.limits.steps_spent(self._steps))
+                spent = self.limits.steps_spent(self._steps)
+                if self._debug is not None:
+                    self._debug.calls(self._steps, kinds, budgets)
+                    self._debug.stop("step_cap", self._steps, spent)
+                raise UpstreamError(502, spent)
             results = {c.id: f"ERROR: there is no tool named {c.name!r}." for c in kinds.unknown}
             async for event in self._web_step(kinds, budgets, results):
                 yield event
+            if self._debug is not None:
+                self._debug.calls(self._steps, kinds, budgets)
+                if kinds.client:
+                    names = ", ".join(call.name for call in kinds.client)
+                    self._debug.stop("client_tool", self._steps, f"the client's tool: {names}")
             if kinds.client:
                 for call in kinds.client:
                     yield call.for_client(self._client_tools[call.name])
@@ -299,7 +337,10 @@ class TurnRunner:
         for tool, calls in kinds.by_tool:
             if calls:
                 allowed = budgets.left(tool.budget) - taken[tool.budget]
-                planned += plan_calls(tool, calls, budgets.step, allowed)
+                items = plan_calls(tool, calls, budgets.step, allowed)
+                if self._debug is not None:
+                    self._debug.plan(items, allowed)
+                planned += items
                 taken[tool.budget] += len(calls)
         async for event in self._run_web(planned, results):
             yield event
