@@ -36,16 +36,23 @@ class KeyedProvider(ABC):
         api_key: str | None,
         client: httpx.AsyncClient,
         base_url: str | None = None,
+        shared: bool = False,
     ) -> None:
         self._api_key = api_key or None
         self._client = client
         self._base_url = (base_url or self.default_base_url).rstrip("/")
+        self._shared = shared
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._base_url!r})"
 
     def available(self) -> bool:
         return self._api_key is not None
+
+    def shared_credential(self) -> bool:
+        """Whether its key is a general model key other programs use too (``OPENAI_API_KEY``
+        rather than ``OPENAI_SEARCH_API_KEY``): see ``seam.SharedCredential``."""
+        return self._shared and self.available()
 
     @abstractmethod
     async def search(self, request: SearchRequest) -> SearchResult: ...
@@ -93,8 +100,9 @@ class ModelProvider(KeyedProvider):
         client: httpx.AsyncClient,
         base_url: str | None = None,
         model: str | None = None,
+        shared: bool = False,
     ) -> None:
-        super().__init__(api_key=api_key, client=client, base_url=base_url)
+        super().__init__(api_key=api_key, client=client, base_url=base_url, shared=shared)
         self._model = model or self.default_model
 
     def __repr__(self) -> str:

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-import httpx
-
 from ...seam import (
     SearchCitation,
     SearchRequest,
@@ -59,21 +57,6 @@ class AnthropicSearchProvider(ModelProvider):
     model_setting = "anthropic_search_model"
     filters = frozenset({"include_domains", "exclude_domains", "country"})
 
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str | None = None,
-        model: str | None = None,
-        shared: bool = False,
-    ) -> None:
-        super().__init__(api_key=api_key, client=client, base_url=base_url, model=model)
-        self._shared = shared
-
-    def shared_credential(self) -> bool:
-        """True when the key is ``ANTHROPIC_API_KEY``, set for other programs too."""
-        return self._shared and self.available()
 
     async def search(self, request: SearchRequest) -> SearchResult:
         body: dict[str, Any] = {

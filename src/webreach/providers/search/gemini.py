@@ -52,22 +52,6 @@ class GeminiSearchProvider(ModelProvider):
     model_setting = "gemini_search_model"
     filters = frozenset({"recency", "include_domains", "exclude_domains"})
 
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str | None = None,
-        model: str | None = None,
-        shared_key: bool = False,
-    ) -> None:
-        super().__init__(api_key=api_key, client=client, base_url=base_url, model=model)
-        self._shared_key = shared_key
-
-    def shared_credential(self) -> bool:
-        """True when the key is the general ``GOOGLE_API_KEY``/``GEMINI_API_KEY`` other programs
-        use, rather than ``GEMINI_SEARCH_API_KEY`` (see ``seam.SharedCredential``)."""
-        return self._api_key is not None and self._shared_key
 
     async def search(self, request: SearchRequest) -> SearchResult:
         model = self._model.removeprefix("models/")
@@ -213,7 +197,7 @@ def _create(values: GeminiSettings, context: ProviderContext) -> GeminiSearchPro
         client=context.model_client,
         base_url=values.gemini_base_url,
         model=values.gemini_search_model,
-        shared_key=own is None,
+        shared=own is None,
     )
 
 

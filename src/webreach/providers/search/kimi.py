@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from ...seam import SearchRequest, SearchResult, SearchSource
 from .._json_api import field, optional_str
 from .._plain_text import optional_text
@@ -40,21 +38,6 @@ class KimiSearchProvider(KeyedProvider):
     id = "kimi"
     default_base_url = "https://api.kimi.com/coding/v1/search"
 
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str | None = None,
-        shared_key: bool = False,
-    ) -> None:
-        super().__init__(api_key=api_key, client=client, base_url=base_url)
-        self._shared_key = shared_key
-
-    def shared_credential(self) -> bool:
-        """True when its key is a general model key (``KIMI_API_KEY``, ``MOONSHOT_API_KEY``)
-        rather than a search key (see ``seam.SharedCredential``)."""
-        return self._shared_key and self.available()
 
     async def search(self, request: SearchRequest) -> SearchResult:
         limit = min(max(request.breadth() or _DEFAULT_LIMIT, 1), _MAX_LIMIT)
@@ -118,7 +101,7 @@ def _create(values: KimiSettings, context: ProviderContext) -> KimiSearchProvide
     for name, shared in _KEYS:
         if key := secret(getattr(values, name)):
             return KimiSearchProvider(
-                api_key=key, client=context.client, base_url=endpoint, shared_key=shared
+                api_key=key, client=context.client, base_url=endpoint, shared=shared
             )
     return KimiSearchProvider(api_key=None, client=context.client, base_url=endpoint)
 

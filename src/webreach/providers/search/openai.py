@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from ...seam import SearchRequest, SearchResult, WebError, WebErrorCode
 from ...seam.filters import host_matches
 from .._json_api import field, optional_str, redact
@@ -51,21 +49,6 @@ class OpenAISearchProvider(ModelProvider):
     model_setting = "openai_search_model"
     filters = frozenset({"include_domains", "country"})
 
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        client: httpx.AsyncClient,
-        base_url: str | None = None,
-        model: str | None = None,
-        shared: bool = False,
-    ) -> None:
-        super().__init__(api_key=api_key, client=client, base_url=base_url, model=model)
-        self._shared = shared
-
-    def shared_credential(self) -> bool:
-        """True when the key is ``OPENAI_API_KEY``, set for other programs too."""
-        return self._shared and self.available()
 
     async def search(self, request: SearchRequest) -> SearchResult:
         body = self._body(request)
