@@ -57,7 +57,6 @@ class AnthropicSearchProvider(ModelProvider):
     model_setting = "anthropic_search_model"
     filters = frozenset({"include_domains", "exclude_domains", "country"})
 
-
     async def search(self, request: SearchRequest) -> SearchResult:
         body: dict[str, Any] = {
             "model": self._model,

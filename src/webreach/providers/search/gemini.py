@@ -52,7 +52,6 @@ class GeminiSearchProvider(ModelProvider):
     model_setting = "gemini_search_model"
     filters = frozenset({"recency", "include_domains", "exclude_domains"})
 
-
     async def search(self, request: SearchRequest) -> SearchResult:
         model = self._model.removeprefix("models/")
         data = await request_json(

@@ -38,7 +38,6 @@ class KimiSearchProvider(KeyedProvider):
     id = "kimi"
     default_base_url = "https://api.kimi.com/coding/v1/search"
 
-
     async def search(self, request: SearchRequest) -> SearchResult:
         limit = min(max(request.breadth() or _DEFAULT_LIMIT, 1), _MAX_LIMIT)
         data = await self._call(

@@ -49,7 +49,6 @@ class OpenAISearchProvider(ModelProvider):
     model_setting = "openai_search_model"
     filters = frozenset({"include_domains", "country"})
 
-
     async def search(self, request: SearchRequest) -> SearchResult:
         body = self._body(request)
         try:
