@@ -19,6 +19,7 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
+from .._google import google_key_refused
 from .._json_api import field, optional_field, optional_str, redact, request_json
 from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
@@ -67,7 +68,7 @@ class GoogleVisionImageSearchProvider:
             secrets=[self._api_key],
             headers={"X-Goog-Api-Key": self._api_key or ""},
             json_body=body,
-            key_refused=_key_refused,
+            key_refused=google_key_refused,
         )
         # One request, so one response: its error, or its detection (absent: nothing found).
         responses = field(self.id, data, "responses", list)
@@ -113,18 +114,6 @@ class GoogleVisionImageSearchProvider:
             f"{self.id}: the image could not be searched{reason}",
             provider=self.id,
         )
-
-
-def _key_refused(response: httpx.Response) -> bool:
-    """Google refuses a bad key with 400 ``API_KEY_INVALID``, not 401."""
-    if response.status_code != 400:
-        return False
-    try:
-        error = json.loads(response.content).get("error", {})
-        details = error.get("details", [])
-        return any(detail.get("reason") == "API_KEY_INVALID" for detail in details)
-    except (ValueError, AttributeError, TypeError):
-        return False
 
 
 def _match(page: Any) -> ImageMatch | None:

@@ -12,14 +12,12 @@ source's site (the chunk's title, which is its domain), which the seam could not
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
-
 from ...seam import SearchRequest, SearchResult, WebError, WebErrorCode
 from ...seam.filters import cutoff
+from .._google import google_key_refused
 from .._json_api import optional_str, request_json
 from ..spec import (
     BaseUrl,
@@ -62,7 +60,7 @@ class GeminiSearchProvider(ModelProvider):
             secrets=[self._api_key],
             headers={"x-goog-api-key": self._api_key or ""},
             json_body=self._body(request),
-            key_refused=_key_refused,
+            key_refused=google_key_refused,
         )
         candidate = self._answered(data)
         grounding = Grounding.read(candidate.get("groundingMetadata"))
@@ -162,18 +160,6 @@ def _text(candidate: dict[str, Any]) -> str | None:
         if isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought")
     )
     return text if text.strip() else None
-
-
-def _key_refused(response: httpx.Response) -> bool:
-    """Google refuses a bad key with 400 ``API_KEY_INVALID``, not 401."""
-    if response.status_code != 400:
-        return False
-    try:
-        error = json.loads(response.content).get("error", {})
-        details = error.get("details", [])
-        return any(detail.get("reason") == "API_KEY_INVALID" for detail in details)
-    except (ValueError, AttributeError, TypeError):
-        return False
 
 
 class GeminiSettings(ProviderSettings):
