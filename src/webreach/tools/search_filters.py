@@ -4,14 +4,12 @@ and the line the model reads about them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, get_args
+from typing import Protocol, get_args
 
 from ..seam import SearchFilter, SearchResult
+from .base import SearchFilters
 
-if TYPE_CHECKING:
-    from .search import SearchToolResult
-
-__all__ = ["FILTER_ORDER", "Fates", "filter_fates", "filters_line"]
+__all__ = ["FILTER_ORDER", "Fates", "Filtered", "filter_fates", "filters_line"]
 
 FILTER_ORDER: tuple[SearchFilter, ...] = get_args(SearchFilter)
 
@@ -31,7 +29,23 @@ def filter_fates(results: Sequence[SearchResult]) -> Fates:
     return ordered(provider), ordered(after), ordered(unfiltered)
 
 
-def filters_line(result: SearchToolResult) -> str | None:
+class Filtered(Protocol):
+    """What a search's filters line is made of (a ``SearchToolResult``)."""
+
+    @property
+    def filters(self) -> SearchFilters: ...
+
+    @property
+    def filtered_by_provider(self) -> tuple[SearchFilter, ...]: ...
+
+    @property
+    def filtered_after(self) -> tuple[SearchFilter, ...]: ...
+
+    @property
+    def unfiltered(self) -> tuple[SearchFilter, ...]: ...
+
+
+def filters_line(result: Filtered) -> str | None:
     """``Filtered: recency week (provider), site python.org (after)``; None without filters."""
     filters = result.filters
     shown: dict[SearchFilter, str | None] = {
