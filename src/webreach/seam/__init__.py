@@ -6,10 +6,11 @@ It imports nothing else of webreach. Providers register here; tools and the serv
 
 from typing import TYPE_CHECKING
 
-from . import errors, hops, runtime, tasks, types
+from . import errors, hops, protocols, runtime, tasks, types
 from .cache import CacheStore as CacheStore
 from .errors import *
 from .hops import *
+from .protocols import *
 from .runtime import *
 from .tasks import *
 from .types import *
@@ -21,6 +22,7 @@ if not TYPE_CHECKING:
         "CacheStore",
         *errors.__all__,
         *hops.__all__,
+        *protocols.__all__,
         *runtime.__all__,
         *tasks.__all__,
         *types.__all__,

@@ -16,7 +16,7 @@ from typing import Generic, Protocol, TypeVar
 
 from .cache import cache_key
 from .errors import InvalidValueError, WebError, WebErrorCode
-from .types import CacheScoped, SharedCredential
+from .protocols import CacheScoped, SharedCredential
 
 logger = logging.getLogger("webreach.seam")
 

@@ -24,21 +24,23 @@ from .cache import (
 from .errors import InvalidValueError, WebError, WebErrorCode
 from .filters import apply_after, asked_of_provider, native_filters
 from .links import web_matches, web_sources
-from .registry import FALLBACK_CODES, Disposer, Registry, parse_provider_ids, scoped_cache_key
-from .tasks import await_cleanly
-from .types import (
+from .protocols import (
     CallTimeout,
     FetchPrecheck,
     FetchProvider,
+    ImageSearchProvider,
+    SearchProvider,
+)
+from .registry import FALLBACK_CODES, Disposer, Registry, parse_provider_ids, scoped_cache_key
+from .tasks import await_cleanly
+from .types import (
     FetchRequest,
     FetchResult,
     ImageBytes,
     ImageInput,
-    ImageSearchProvider,
     ImageSearchRequest,
     ImageSearchResult,
     ImageUrl,
-    SearchProvider,
     SearchRequest,
     SearchResult,
     check_image,

@@ -7,25 +7,20 @@ import binascii
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Literal, Protocol, assert_never, get_args, runtime_checkable
+from typing import Literal, assert_never, get_args
 from urllib.parse import unquote_to_bytes, urlsplit
 
 from .errors import InvalidValueError, WebError, WebErrorCode
 
 __all__ = [
     "MAX_URL_LENGTH",
-    "CacheScoped",
-    "CallTimeout",
     "FetchBody",
-    "FetchPrecheck",
-    "FetchProvider",
     "FetchRequest",
     "FetchResult",
     "HtmlBody",
     "ImageBytes",
     "ImageInput",
     "ImageMatch",
-    "ImageSearchProvider",
     "ImageSearchRequest",
     "ImageSearchResult",
     "ImageUrl",
@@ -33,11 +28,9 @@ __all__ = [
     "Recency",
     "SearchCitation",
     "SearchFilter",
-    "SearchProvider",
     "SearchRequest",
     "SearchResult",
     "SearchSource",
-    "SharedCredential",
     "TextBody",
     "image_from_url",
 ]
@@ -392,106 +385,3 @@ def _check_image_url(url: str) -> None:
         raise invalid("it has no host")
     if "@" in parts.netloc:
         raise invalid("it must not contain credentials (user:password@)")
-
-
-@runtime_checkable
-class SearchProvider(Protocol):
-    """A search backend. ``available()`` is cheap and local: it never does network I/O.
-
-    A provider whose API takes some of :class:`SearchRequest`'s filters says which in a
-    ``filters`` attribute (a ``frozenset`` of :data:`SearchFilter`); the seam applies the others
-    it can after it. Without the attribute the provider takes none.
-    """
-
-    @property
-    def id(self) -> str: ...
-
-    def available(self) -> bool: ...
-
-    async def search(self, request: SearchRequest) -> SearchResult: ...
-
-
-@runtime_checkable
-class FetchProvider(Protocol):
-    """A fetch backend. ``available()`` is cheap and local: it never does network I/O."""
-
-    @property
-    def id(self) -> str: ...
-
-    def available(self) -> bool: ...
-
-    async def fetch(self, request: FetchRequest) -> FetchResult: ...
-
-
-@runtime_checkable
-class ImageSearchProvider(Protocol):
-    """A reverse image search backend: the pages that show an image.
-
-    ``available()`` is cheap and local: it never does network I/O. A provider that cannot take
-    an image given this way (bytes, to a service that takes URLs only) raises
-    ``WEB_UNSUPPORTED_CONTENT_TYPE`` saying so; an explicit fallback list then tries the next.
-    """
-
-    @property
-    def id(self) -> str: ...
-
-    def available(self) -> bool: ...
-
-    async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult: ...
-
-
-@runtime_checkable
-class SharedCredential(Protocol):
-    """Optional for a provider whose key may belong to other programs (``OPENAI_API_KEY``).
-
-    ``shared_credential()`` is true when that borrowed key is its only credential: the provider
-    then runs when named or in the ``auto`` chain, but never counts in a bare configuration, so
-    a key set for something else does not make ``webreach search`` ambiguous.
-    """
-
-    def shared_credential(self) -> bool: ...
-
-
-@runtime_checkable
-class CacheScoped(Protocol):
-    """Optional for a provider: the part of the cache its results may be stored in and read from.
-
-    ``cache_scope()`` is a stable fingerprint (the same across processes, since a SQLite or redis
-    cache outlives them) of everything that decides what the provider may return: for ``http``
-    its allow list and size caps, for a search service its base URL (and model). The runtime puts
-    it in every cache key, so only results obtained under the same policy, from the same
-    endpoint, can come back: a page fetched with loopback opened on purpose never reaches a
-    caller whose guard is closed, and a replay server's answers never reach the real service's
-    callers. It must be cheap and local, and must never contain a secret.
-
-    A provider without it keeps the plain ``(kind, id, request)`` key.
-    """
-
-    def cache_scope(self) -> str: ...
-
-
-@runtime_checkable
-class CallTimeout(Protocol):
-    """Optional for a search or image search provider: the seconds one of its calls may take,
-    in place of the runtime's timeout for its capability.
-
-    A search that a model answers (``perplexity``, ``deepseek``) takes minutes where an index
-    lookup takes seconds. ``call_timeout()`` is cheap and local; None leaves the provider
-    bounded only by its own request timeouts.
-    """
-
-    def call_timeout(self) -> float | None: ...
-
-
-@runtime_checkable
-class FetchPrecheck(Protocol):
-    """Optional for a fetch provider: refuse a request before the cache is consulted.
-
-    ``precheck(request)`` does no I/O. It raises the ``WebError`` that ``fetch(request)`` would
-    raise for what can be judged from the URL alone (``WEB_INVALID_URL``, or ``WEB_BLOCKED_URL``
-    for an address or name the provider's policy refuses), and returns None otherwise. The
-    runtime calls it before every cache lookup, so a cached page is never served for a URL the
-    provider would now refuse.
-    """
-
-    def precheck(self, request: FetchRequest) -> None: ...
