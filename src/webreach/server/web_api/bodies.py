@@ -352,9 +352,23 @@ def _tool_refusal(error: ToolError, param: str) -> RequestError:
     return RequestError(error.message, param=param)
 
 
+OPEN_WEBUI_HINT = (
+    "unknown field; this looks like Open WebUI's external search request (`query`, `count`): "
+    "point Open WebUI's External Search URL at /openwebui/search, not /v1/search"
+)
+
+
+def _not_open_webuis(body: JSON) -> None:
+    """Open WebUI turns any error into "no results", so its body sent here is refused with where
+    it belongs, not only with the unknown ``count``."""
+    if "count" in body and "query" in body and "queries" not in body:
+        raise bad("count", OPEN_WEBUI_HINT)
+
+
 def search_call(body: JSON, options: ToolOptions) -> SearchCall:
     """``{"queries": [...]}`` or ``{"query": "..."}``, with an optional ``max_results`` no
     larger than the server's ``WEBREACH_SEARCH_MAX_RESULTS`` and optional filters."""
+    _not_open_webuis(body)
     checked_body = _checked(search_body(options), body)
     queries, query = checked_body.queries, checked_body.query
     if query is not None and queries is not None:

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...seam import WebError
+from ...seam import WebError, WebErrorCode
 from ...tools import SearchToolResult, run_search
 from ...tools.fetch import page_piece, read_page
 from ..core.context import ServerContext
@@ -156,15 +156,37 @@ async def openwebui_search_work(context: ServerContext, body: JSON) -> Answer:
     return Answer(results, seconds)
 
 
+class _ErrorPage(WebError):
+    """A page that answered HTTP ≥ 400: the site's error page, never a document to index.
+
+    The error itself carries no ``status``, so when it is the answer it is a 502: a site's 429
+    or 401 is not passed on as if this server had said it."""
+
+    def __init__(self, url: str, site_status: int, provider: str | None) -> None:
+        message = f"{url} answered HTTP {site_status}"
+        super().__init__(WebErrorCode.WEB_PROVIDER_ERROR, message, provider=provider)
+        self.site_status = site_status
+
+
 async def _document(context: ServerContext, url: str) -> JSON | WebError:
     """One whole page as Open WebUI's document (it splits and embeds pages itself, so a page cut
-    at the tool's piece size would lose the rest), or the failure that left it out."""
+    at the tool's piece size would lose the rest), or the failure that left it out; a page that
+    answered HTTP ≥ 400 is left out as ``read_url`` leaves it out, so no error page is indexed."""
     try:
         result, rendered = await read_page(context.runtime, url)
     except WebError as error:
         return error
+    if result.status_code >= 400:
+        return _ErrorPage(url, result.status_code, result.provider)
     metadata = {"source": url, "title": _label(result.url, rendered.title)}
     return {"page_content": rendered.text, "metadata": metadata}
+
+
+def _log_failure(url: str, failure: WebError) -> None:
+    if isinstance(failure, _ErrorPage):
+        web_failure("fetch", url=url, status=failure.site_status, provider=failure.provider)
+    else:
+        web_failure("fetch", failure, url=url)
 
 
 async def openwebui_loader_work(context: ServerContext, body: JSON) -> Answer:
@@ -181,7 +203,7 @@ async def openwebui_loader_work(context: ServerContext, body: JSON) -> Answer:
     failures = [(u, o) for u, o in zip(urls, outcomes, strict=True) if isinstance(o, WebError)]
     # When every page failed, the first failure is the answer (and the endpoint logs it).
     for url, failure in failures if documents else failures[1:]:
-        web_failure("fetch", failure, url=url)
+        _log_failure(url, failure)
     if failures and not documents:
         raise failures[0][1]
     return Answer(documents, seconds)
