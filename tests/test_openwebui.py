@@ -181,9 +181,7 @@ async def test_open_webui_search_sent_to_v1_search_is_told_where_to_point(stack:
 
 async def test_v1_search_still_refuses_count_with_its_own_fields(stack: Stack) -> None:
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}) as client:
-        reply = await client.post(
-            f"{stack.url}/v1/search", json={"queries": ["a"], "count": 3}
-        )
+        reply = await client.post(f"{stack.url}/v1/search", json={"queries": ["a"], "count": 3})
     assert reply.status_code == 400
     message = reply.json()["error"]["message"]
     assert "count: unknown field" in message and "/openwebui/search" not in message

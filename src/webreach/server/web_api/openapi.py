@@ -116,8 +116,9 @@ def _paths(options: ToolOptions, keyed: bool) -> JSONSchema:
         ),
         PATHS["openwebui_search"]: _operation(
             "Open WebUI external web search",
-            "Open WebUI's `external` web search engine (EXTERNAL_WEB_SEARCH_URL). A `count` "
-            "larger than the server's WEBREACH_SEARCH_MAX_RESULTS is cut to it.",
+            "Open WebUI's `external` web search engine (EXTERNAL_WEB_SEARCH_URL; its body sent to "
+            "/v1/search is refused with a pointer here). A `count` larger than the server's "
+            "WEBREACH_SEARCH_MAX_RESULTS is cut to it.",
             OpenWebUISearchRequest,
             {"type": "array", "items": _ref(OpenWebUISearchResult)},
             _SEARCH_STATUSES,
@@ -126,8 +127,8 @@ def _paths(options: ToolOptions, keyed: bool) -> JSONSchema:
         PATHS["openwebui_loader"]: _operation(
             "Open WebUI external web loader",
             "Open WebUI's `external` web loader (EXTERNAL_WEB_LOADER_URL): each page whole, as "
-            "Markdown. Pages that cannot be read are left out; when none can, the first "
-            "failure is the error.",
+            "Markdown. Pages that cannot be read, or that answered HTTP 400 or more, are left "
+            "out; when none can, the first failure is the error.",
             OpenWebUILoaderRequest,
             {"type": "array", "items": _ref(OpenWebUIDocument)},
             _FETCH_STATUSES,
