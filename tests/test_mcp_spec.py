@@ -4,7 +4,10 @@ clients may cache, progress while a slow call runs, and a per-session rate limit
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -159,9 +162,6 @@ def test_the_limit_is_per_session_and_slides() -> None:
 
 
 def test_an_invalid_limit_fails_before_serving() -> None:
-    import subprocess
-    import sys
-
     from cli_helpers import clean_env
 
     done = subprocess.run(
@@ -174,3 +174,28 @@ def test_an_invalid_limit_fails_before_serving() -> None:
     )
     assert done.returncode == 2
     assert "WEBREACH_MCP_CALLS_PER_MINUTE=0: Input should be greater than 0" in done.stderr
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_each_http_session_has_its_own_budget_and_sessionless_calls_one_per_address(
+    replay: ReplayServer,
+    tmp_path: Path,
+    http_servers: list[subprocess.Popen[bytes]],
+    mode: str,
+) -> None:
+    replay.route("POST", "/search", Reply(json=EXA_RESPONSE))
+    env = server_env(replay, WEBREACH_MCP_CALLS_PER_MINUTE="1", WEBREACH_SEARCH_CONTEXT_SIZE="low")
+    port, log = test_mcp.free_port(), tmp_path / "server-stderr.log"
+    command = [sys.executable, "-m", "webreach", "mcp", "--http", "--port", str(port)]
+    http_servers.append(test_mcp.spawn(command, env, tmp_path, log))
+    test_mcp.wait_until_listening(http_servers[-1], port, log)
+    url = f"http://127.0.0.1:{port}/mcp"
+    async with Client(url, mode=mode) as first, Client(url, mode=mode) as second:
+        assert not (await first.call_tool("web_search", {"queries": ["a"]})).is_error
+        assert (await first.call_tool("web_search", {"queries": ["b"]})).is_error
+        other = await second.call_tool("web_search", {"queries": ["c"]})
+    if mode == "legacy":
+        assert not other.is_error, "each MCP session has a budget of its own"
+    else:  # 2026-07-28 has no sessions: the calls of one address share a budget
+        assert other.is_error
+        assert "RATE_LIMITED" in text_of(other)

@@ -95,11 +95,16 @@ def mcp_tool(definition: ToolDefinition) -> types.Tool:
 
 
 def _session_of(ctx: ServerRequestContext[Any]) -> str | None:
-    """The MCP session a call belongs to: its ``Mcp-Session-Id`` on streamable HTTP; on stdio
-    (one client per process) and stateless HTTP, the one shared bucket ``None``."""
-    headers = getattr(ctx.request, "headers", None)
+    """Whose budget a call spends: its MCP session (``Mcp-Session-Id``) on streamable HTTP; the
+    client's address on HTTP without sessions (protocol 2026-07-28 has none); on stdio, one
+    client per process, the one budget ``None``."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
     session = headers.get("mcp-session-id") if headers is not None else None
-    return session if isinstance(session, str) else None
+    if isinstance(session, str) and session:
+        return f"session {session}"
+    host = getattr(getattr(request, "client", None), "host", None)
+    return f"address {host}" if isinstance(host, str) else None
 
 
 def create_server(
