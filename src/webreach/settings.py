@@ -49,6 +49,7 @@ class WebSettings(BaseModel):
     cache: str | None = Field(None, examples=["sqlite:///tmp/webreach-cache.db"])
     cache_ttl: Annotated[float, Field(ge=0)] = 600.0
     proxy: str | None = Field(None, examples=["http://proxy.example:3128"])
+    mcp_calls_per_minute: PositiveInt = 60
 
     @field_validator("fetch_allow")
     @classmethod

@@ -124,7 +124,14 @@ def mcp(
                     "webreach mcp: waiting for an MCP client on stdin; Ctrl-C to stop",
                     file=sys.stderr,
                 )
-            asyncio.run(serve_stdio(open_runtime, settings.tool_options(), version=__version__))
+            asyncio.run(
+                serve_stdio(
+                    open_runtime,
+                    settings.tool_options(),
+                    version=__version__,
+                    calls_per_minute=settings.mcp_calls_per_minute,
+                )
+            )
             return
         host, port = host or "127.0.0.1", port or DEFAULT_HTTP_PORT
         _check_exposure(settings, host, port)
@@ -140,6 +147,7 @@ def mcp(
                 version=__version__,
                 sock=sock,
                 keys=settings.api_keys(),
+                calls_per_minute=settings.mcp_calls_per_minute,
                 started=lambda: print(f"webreach: MCP server on {url}", file=sys.stderr),
             )
         )

@@ -15,13 +15,22 @@ from typing import Any
 
 import anyio
 import mcp.types as types
+from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from ..seam import WebRuntime
 from .adapters import WebToolkit, tool_error_text
-from .base import ToolDefinition, ToolError, ToolOptions
+from .base import ToolDefinition, ToolError, ToolOptions, ToolResult
+from .mcp_calls import (
+    OUTPUT_SCHEMAS,
+    TITLES,
+    CallRateLimit,
+    rate_limited_json,
+    rate_limited_text,
+    with_progress,
+)
 from .prompt import web_tools_prompt
 
 __all__ = [
@@ -36,6 +45,10 @@ __all__ = [
 SERVER_NAME = "webreach"
 DEFAULT_HTTP_PORT = 8000
 DEFAULT_HTTP_PATH = "/mcp"
+DEFAULT_CALLS_PER_MINUTE = 60
+TOOLS_TTL_MS = 3_600_000
+"""How long a client may cache the tool list: it changes only when the server restarts with
+other settings, and it is the same for every caller (so ``public``)."""
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 RuntimeSource = WebRuntime | Callable[[], WebRuntime]
@@ -70,20 +83,41 @@ class _Tools:
 
 
 def mcp_tool(definition: ToolDefinition) -> types.Tool:
-    """One definition as an MCP tool; no output schema, as the structured result is a courtesy."""
+    """One definition as an MCP tool, with a title and the schema of its structured result."""
     return types.Tool(
         name=definition.name,
+        title=TITLES.get(definition.name),
         description=definition.description,
         input_schema=definition.input_schema,
+        output_schema=OUTPUT_SCHEMAS.get(definition.name),
         annotations=_READ_ONLY_WEB,
     )
 
 
+def _session_of(ctx: ServerRequestContext[Any]) -> str | None:
+    """Whose budget a call spends: its MCP session (``Mcp-Session-Id``) on streamable HTTP; the
+    client's address on HTTP without sessions (protocol 2026-07-28 has none); on stdio, one
+    client per process, the one budget ``None``."""
+    request = ctx.request
+    headers = getattr(request, "headers", None)
+    session = headers.get("mcp-session-id") if headers is not None else None
+    if isinstance(session, str) and session:
+        return f"session {session}"
+    host = getattr(getattr(request, "client", None), "host", None)
+    return f"address {host}" if isinstance(host, str) else None
+
+
 def create_server(
-    runtime: RuntimeSource, options: ToolOptions | None = None, *, version: str = ""
+    runtime: RuntimeSource,
+    options: ToolOptions | None = None,
+    *,
+    version: str = "",
+    calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
 ) -> Server[Any]:
-    """A low-level MCP server offering the enabled web tools, ready for any SDK transport."""
+    """A low-level MCP server offering the enabled web tools, ready for any SDK transport;
+    each MCP session may make ``calls_per_minute`` tool calls in any minute."""
     options = options or ToolOptions()
+    limit = CallRateLimit(calls_per_minute)
 
     @asynccontextmanager
     async def lifespan(_server: Server[_Tools]) -> AsyncIterator[_Tools]:
@@ -105,8 +139,23 @@ def create_server(
             raise MCPError(
                 types.INVALID_PARAMS, f"Unknown tool: {params.name} (offered: {offered})"
             )
+        retry_after = limit.admit(_session_of(ctx))
+        if retry_after is not None:
+            return types.CallToolResult(
+                content=[
+                    types.TextContent(
+                        text=rate_limited_text(params.name, limit.per_minute, retry_after)
+                    )
+                ],
+                structured_content=rate_limited_json(limit.per_minute, retry_after),
+                is_error=True,
+            )
+
+        async def call() -> ToolResult:
+            return await toolkit.call(params.name, params.arguments or {})
+
         try:
-            result = await toolkit.call(params.name, params.arguments or {})
+            result = await with_progress(call, ctx.session.report_progress, params.name)
         except ToolError as error:
             return types.CallToolResult(
                 content=[types.TextContent(text=tool_error_text(params.name, error))],
@@ -125,16 +174,21 @@ def create_server(
         lifespan=lifespan,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        cache_hints={"tools/list": CacheHint(ttl_ms=TOOLS_TTL_MS, scope="public")},
     )
 
 
 async def serve_stdio(
-    runtime: RuntimeSource, options: ToolOptions | None = None, *, version: str = ""
+    runtime: RuntimeSource,
+    options: ToolOptions | None = None,
+    *,
+    version: str = "",
+    calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
 ) -> None:
     """Serve one client over this process's stdin and stdout until stdin closes."""
     from mcp.server.stdio import stdio_server
 
-    server = create_server(runtime, options, version=version)
+    server = create_server(runtime, options, version=version, calls_per_minute=calls_per_minute)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -181,6 +235,7 @@ async def serve_http(
     sock: socket.socket | None = None,
     keys: Sequence[str] = (),
     started: Callable[[], None] | None = None,
+    calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/path`` until interrupted.
 
@@ -197,7 +252,7 @@ async def serve_http(
             if started is not None and not self.should_exit:
                 started()
 
-    server = create_server(runtime, options, version=version)
+    server = create_server(runtime, options, version=version, calls_per_minute=calls_per_minute)
     app: ASGIApp = server.streamable_http_app(streamable_http_path=path, host=host)
     if any(keys):
         app = _BearerKeys(app, keys)
