@@ -51,6 +51,8 @@ ACCESS_KEYS = {
     "fetches",
     "web_errors",
     "client",
+    "key",
+    "user",
     "note",
 }
 

@@ -27,5 +27,17 @@ class RedisStore:
             return
         await self._client.set(key, value, px=max(1, math.ceil(ttl * 1000)))
 
+    async def count(self, key: str, amount: int, ttl: float | None) -> int:
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.incrby(key, amount)
+            if ttl is not None:
+                pipe.expire(key, max(1, math.ceil(ttl)))
+            replies = await pipe.execute()
+        return int(replies[0])
+
+    async def counted(self, key: str) -> int:
+        value = await self._client.get(key)
+        return int(value) if value is not None else 0
+
     async def aclose(self) -> None:
         await self._client.aclose()

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from . import errors, hops, protocols, runtime, tasks, types
 from .cache import CacheStore as CacheStore
+from .cache import CounterStore as CounterStore
 from .errors import *
 from .hops import *
 from .protocols import *
@@ -20,6 +21,7 @@ from .types import *
 if not TYPE_CHECKING:
     __all__ = [
         "CacheStore",
+        "CounterStore",
         *errors.__all__,
         *hops.__all__,
         *protocols.__all__,

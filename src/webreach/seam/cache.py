@@ -13,7 +13,7 @@ import hashlib
 import json
 import logging
 import time
-from typing import Any, Protocol, assert_never
+from typing import Any, Protocol, assert_never, runtime_checkable
 
 from .types import (
     FetchBody,
@@ -31,6 +31,7 @@ from .types import (
 __all__ = [
     "Backoff",
     "CacheStore",
+    "CounterStore",
     "GuardedCache",
     "decode_fetch",
     "decode_image_search",
@@ -49,6 +50,21 @@ class CacheStore(Protocol):
     async def set(self, key: str, value: bytes, ttl: float) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class CounterStore(Protocol):
+    """A store whose counters every process sharing it sees (Redis): server replicas count a
+    key's requests and usage there once."""
+
+    async def count(self, key: str, amount: int, ttl: float | None) -> int:
+        """Adds ``amount`` to the counter ``key`` (kept ``ttl`` seconds, for ever when None)
+        and returns its new value."""
+        ...
+
+    async def counted(self, key: str) -> int:
+        """The counter's value, 0 when it does not exist."""
+        ...
 
 
 def cache_key(*parts: object) -> str:

@@ -31,9 +31,11 @@ from .core.store import ResponseStore
 from .core.turn import JSON
 from .core.upstream import Upstream
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint, readyz
+from .admin import ADMIN_USAGE_PATH, usage_endpoint
 from .messages import MessagesCodec
 from .middleware import LOOP_DETECTED, AccessLog, HopLimit, InboundKeys, ServerTiming
 from .responses import ResponsesCodec
+from .tenants import Tenants
 from .web_api import OPEN_PATHS as WEB_OPEN_PATHS
 from .web_api import PATHS as WEB_PATHS
 from .web_api import routes as web_routes
@@ -106,12 +108,18 @@ def create_app(
         Middleware(ServerTiming),
         Middleware(HopLimit, error_body=_error_body_for(codecs, LOOP_DETECTED)),
     ]
-    if keys := settings.api_keys():
+    keys = settings.named_api_keys()
+    tenants = Tenants([name for name, _ in keys], settings.server_key_limits, store)
+    if settings.admin_api_key is not None and settings.admin_api_key.get_secret_value():
+        routes.append(Route(ADMIN_USAGE_PATH, usage_endpoint(tenants, settings.admin_api_key)))
+    if keys:
         inbound = Middleware(
             InboundKeys,
             keys=keys,
             error_body=_error_body_for(codecs),
-            open_paths=_OPEN_PATHS,
+            refused_body=_error_body_for(codecs, 429),
+            tenants=tenants,
+            open_paths=_OPEN_PATHS | {ADMIN_USAGE_PATH},
         )
         middleware.append(inbound)
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
@@ -171,7 +179,7 @@ def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:
     """What the access line names as each path's protocol."""
     named = {path: protocol for protocol in codecs for path in PATHS[protocol]}
     named.update({"/v1/models": "models", "/models": "models"})
-    named.update({"/healthz": "health", "/readyz": "health"})
+    named.update({"/healthz": "health", "/readyz": "health", ADMIN_USAGE_PATH: "admin"})
     named.update({path: name.split("_")[0] for name, path in WEB_PATHS.items()})
     return named
 

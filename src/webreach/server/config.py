@@ -7,18 +7,47 @@ hands the object over whole, while a program or a test builds one from its argum
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
-__all__ = ["ServerSettings"]
+__all__ = ["KeyLimits", "ServerSettings", "named_keys"]
 
 PositiveInt = Annotated[int, Field(gt=0)]
 Seconds = Annotated[float, Field(gt=0)]
 MIN_SIGNING_KEY_BYTES = 32
 """The key material a signing key must carry (UTF-8 bytes): a short one is guessed offline."""
 MAKE_SIGNING_KEY = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
+
+
+KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""What a key's name may be: it is shown in logs, usage and Redis keys."""
+
+
+class KeyLimits(BaseModel):
+    """What one inbound key may spend (``[server_key_limits.<name>]``); unset is unlimited.
+    Days are UTC days."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requests_per_minute: PositiveInt | None = None
+    searches_per_day: PositiveInt | None = None
+    fetches_per_day: PositiveInt | None = None
+
+
+def named_keys(raw: str) -> tuple[tuple[str, str], ...]:
+    """``name:key`` entries as (name, key); a plain ``key`` is named ``key-<position>`` (from
+    1), so its name never shows any of the secret."""
+    named: list[tuple[str, str]] = []
+    for position, part in enumerate((p.strip() for p in raw.split(",") if p.strip()), 1):
+        name, colon, key = part.partition(":")
+        if colon and KEY_NAME.fullmatch(name) and key.strip():
+            named.append((name, key.strip()))
+        else:
+            named.append((f"key-{position}", part))
+    return tuple(named)
 
 
 class ServerSettings(BaseModel):
@@ -39,7 +68,13 @@ class ServerSettings(BaseModel):
     upstream_dialect: Literal["openai", "deepseek"] = "openai"
     """How thinking reaches the upstream: ``openai`` (``reasoning_effort``) or ``deepseek``."""
     server_api_keys: SecretStr | None = None
-    """Inbound keys, comma-separated; unset, the server takes requests without one."""
+    """Inbound keys, comma-separated, each ``name:key`` or a plain ``key`` (named ``key-1``,
+    ``key-2`` … by position); unset, the server takes requests without one."""
+    server_key_limits: dict[str, KeyLimits] = Field(default_factory=dict)
+    """Limits per key name (``[server_key_limits.<name>]`` in webreach.toml, JSON in the
+    environment); a key without an entry is unlimited."""
+    admin_api_key: SecretStr | None = None
+    """Guards ``GET /admin/usage``; unset, that endpoint is not served."""
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
     store_ttl: Annotated[float, Field(ge=0)] = 3600.0
     """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
@@ -119,13 +154,22 @@ class ServerSettings(BaseModel):
         return self.upstream_base_url
 
     def api_keys(self) -> tuple[str, ...]:
-        """The inbound keys, one per comma-separated part of ``server_api_keys``."""
+        """The inbound keys (their secrets alone), one per comma-separated part of
+        ``server_api_keys``."""
+        return tuple(key for _, key in self.named_api_keys())
+
+    def named_api_keys(self) -> tuple[tuple[str, str], ...]:
+        """The inbound keys with their names, as :func:`named_keys` reads them."""
         if self.server_api_keys is None:
             return ()
-        parts = self.server_api_keys.get_secret_value().split(",")
-        return tuple(part.strip() for part in parts if part.strip())
+        return named_keys(self.server_api_keys.get_secret_value())
 
     def secrets(self) -> list[str]:
         """Every secret these settings hold, none of which an upstream text may carry onwards."""
-        held = (self.upstream_api_key, self.moderation_api_key, self.signing_key)
+        held = (
+            self.upstream_api_key,
+            self.moderation_api_key,
+            self.signing_key,
+            self.admin_api_key,
+        )
         return [s.get_secret_value() for s in held if s is not None] + list(self.api_keys())

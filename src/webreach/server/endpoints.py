@@ -7,6 +7,7 @@ lifespan), the server's settings among them.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
@@ -23,6 +24,7 @@ from .config import ServerSettings
 from .core.codec import Codec, Reply, stream_frames, whole_body
 from .core.context import ServerContext
 from .core.errors import RequestError, ServerFailure
+from .core.events import Usage
 from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from .core.loop import TurnRunner
 from .core.operator_log import request_log
@@ -150,6 +152,8 @@ class ProtocolEndpoint:
             )
         if isinstance(response, StreamingResponse):
             response.body_iterator = _relayed_within(response.body_iterator, limits, self.codec)
+        elif response.status_code == 200:
+            request_log().usage = _relayed_usage(bytes(response.body))
         return response
 
     async def _stream(
@@ -212,6 +216,15 @@ class ProtocolEndpoint:
             return json_response(200, work.result(), headers)
         frames = _newlines_then(work, self.codec, self.keepalive_seconds)
         return StreamingResponse(frames, 200, headers, media_type="application/json")
+
+
+def _relayed_usage(answer: bytes) -> Usage | None:
+    """The tokens of a relayed completion, for its key's usage (a stream's are not read)."""
+    try:
+        parsed = json.loads(answer)
+    except ValueError:
+        return None
+    return Usage.of_completion(parsed) if isinstance(parsed, dict) else None
 
 
 async def _relayed_within(

@@ -10,19 +10,21 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..seam.hops import HOPS_HEADER, MAX_HOPS, arrived_after, hops_of
-from .core.operator_log import RequestLog, begin_request, end_request
+from .core.operator_log import RequestLog, begin_request, end_request, request_log
 from .core.protocol_common import dumps
 from .core.store import scoped_to_key
 from .core.turn import JSON
 from .limits import TIMED_OUT
+from .tenants import Tenants
 
 __all__ = ["AccessLog", "HopLimit", "InboundKeys", "ServerTiming"]
 
@@ -80,6 +82,7 @@ class AccessLog:
             self._protocols.get(scope["path"], "-"),
             given.decode("latin-1") if given is not None else None,
         )
+        record.user = end_user(scope["headers"])
         started = time.perf_counter()
         status = 0
         complete = False
@@ -157,6 +160,8 @@ def _write_access(
         "fetches": fetches,
         "web_errors": record.web_errors,
         "client": client[0] if client else None,
+        "key": record.key,
+        "user": record.user,
         "note": record.note,
     }
     # Made and handled directly: ``info()`` would also look up the calling frame, which
@@ -174,57 +179,117 @@ def _write_access(
     access_logger.handle(line)
 
 
+_USER_HEADERS = (
+    b"x-openwebui-user-name",
+    b"x-openwebui-user-email",
+    b"x-openwebui-user-id",
+)
+USER_MAX_CHARS = 120
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def end_user(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """Who the front end says the request is for (Open WebUI's user headers: name, email,
+    id), clipped and without control characters; None when it names nobody."""
+    given = dict.fromkeys(_USER_HEADERS, "")
+    for name, value in headers:
+        if name in given:
+            given[name] = _CONTROL.sub("", _decoded(value)).strip()
+    user_name, email, user_id = given.values()
+    parts = [user_name, f"<{email}>" if email else "", f"#{user_id}" if user_id else ""]
+    shown = " ".join(part for part in parts if part)
+    return shown[:USER_MAX_CHARS] or None
+
+
+def _decoded(value: bytes) -> str:
+    """A header as its sender most likely meant it: UTF-8, else Latin-1 (so a stray C1 byte
+    is seen, and removed, as the control it is)."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
+
+
+def _json_answer(status: int, body: bytes, *extra: tuple[bytes, bytes]) -> list[Message]:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *extra,
+    ]
+    return [
+        {"type": "http.response.start", "status": status, "headers": headers},
+        {"type": "http.response.body", "body": body},
+    ]
+
+
 class InboundKeys:
     """Refuses requests without one of the server's keys (``Authorization: Bearer`` or
-    ``x-api-key``) with a 401 in the protocol's own error shape. ``open_paths`` need none."""
+    ``x-api-key``) with a 401 in the protocol's own error shape. ``open_paths`` need none.
+
+    ``keys`` are (name, key): the request's record takes the name. With ``tenants``, a key
+    past one of its limits is answered 429 with ``Retry-After`` before anything else runs,
+    and a finished request's web calls and tokens count towards its key's usage."""
 
     def __init__(
         self,
         app: ASGIApp,
         *,
-        keys: Sequence[str],
+        keys: Sequence[tuple[str, str]],
         error_body: Callable[[str], ErrorBody],
+        refused_body: Callable[[str], ErrorBody] | None = None,
+        tenants: Tenants | None = None,
         open_paths: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
-        self._keys = [key.encode() for key in keys if key]
+        self._keys = [(name, key.encode()) for name, key in keys if key]
         self._error_body = error_body
+        self._refused_body = refused_body or error_body
+        self._tenants = tenants
         self._open = open_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not self._keys or scope["path"] in self._open:
             await self.app(scope, receive, send)
             return
-        key = self._authorised(Headers(scope=scope))
-        if key is not None:
+        found = self._authorised(Headers(scope=scope))
+        if found is None:
+            body = dumps(self._error_body(scope["path"])("invalid or missing API key")).encode()
+            for message in _json_answer(401, body):
+                await send(message)
+            return
+        name, key = found
+        record = request_log()
+        record.key = name
+        tenants = self._tenants
+        if tenants is not None:
+            refusal = await tenants.admit(name)
+            if refusal is not None:
+                record.note = refusal.message
+                body = dumps(self._refused_body(scope["path"])(refusal.message)).encode()
+                wait = (b"retry-after", str(refusal.retry_after).encode())
+                for message in _json_answer(429, body, wait):
+                    await send(message)
+                return
+        try:
             with scoped_to_key(key):  # what the request stores belongs to its key alone
                 await self.app(scope, receive, send)
-            return
-        body = dumps(self._error_body(scope["path"])("invalid or missing API key")).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        finally:
+            if tenants is not None:
+                await tenants.spent(name, *record.counts(), *record.tokens())
 
-    def _authorised(self, headers: Headers) -> bytes | None:
-        """The key the request offers, when it is one of the server's."""
+    def _authorised(self, headers: Headers) -> tuple[str, bytes] | None:
+        """The name and key the request offers, when the key is one of the server's."""
         offered = headers.get("x-api-key", "")
         authorization = headers.get("authorization", "")
         if authorization[:7].lower() == "bearer ":
             offered = authorization[7:].strip()
         candidate = offered.encode()
         # Compare against every key so the time taken says nothing about which one matched.
-        matched = False
-        for key in self._keys:
-            matched |= hmac.compare_digest(candidate, key)
-        return candidate if matched else None
+        found: tuple[str, bytes] | None = None
+        for name, key in self._keys:
+            if hmac.compare_digest(candidate, key) and found is None:
+                found = (name, key)
+        return found
 
 
 LOOP_DETECTED = 508

@@ -52,6 +52,15 @@ class RequestLog:
     """Why it ended as it did, when not well: the error a client was sent, a stream's failure."""
     usage: Usage | None = None
     """The loop's counters, read when the request ends."""
+    key: str | None = None
+    """The name of the inbound key the request came with (never the key)."""
+    user: str | None = None
+    """The end user a front end named (Open WebUI's ``X-OpenWebUI-User-*`` headers)."""
+
+    def tokens(self) -> tuple[int, int]:
+        """Upstream input and output tokens the request used."""
+        usage = self.usage
+        return (usage.input_tokens, usage.output_tokens) if usage is not None else (0, 0)
 
     def counts(self) -> tuple[int, int]:
         """Searches (image searches included) and fetches made for the request."""
