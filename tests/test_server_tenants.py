@@ -249,3 +249,23 @@ def test_open_webui_user_headers_are_logged_as_the_end_user(
     assert len(user) <= 120
     assert not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in user)
     assert "user=" in whole_log(access)
+
+
+def test_key_limits_are_read_from_webreach_toml_and_json_in_the_environment(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from webreach.config import load_settings
+
+    (tmp_path / "webreach.toml").write_text(
+        'server_api_keys = "alice:sk-a, sk-b"\n'
+        "[server_key_limits.alice]\nrequests_per_minute = 60\nsearches_per_day = 500\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WEBREACH_SERVER_KEY_LIMITS", '{"key-2": {"fetches_per_day": 3}}')
+    loaded = load_settings()
+    assert [name for name, _ in loaded.named_api_keys()] == ["alice", "key-2"]
+    assert loaded.api_keys() == ("sk-a", "sk-b")
+    assert loaded.server_key_limits["alice"] == KeyLimits(
+        requests_per_minute=60, searches_per_day=500
+    )
+    assert loaded.server_key_limits["key-2"].fetches_per_day == 3

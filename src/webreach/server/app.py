@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from ..seam import CacheStore, WebRuntime, cancel_and_wait
 from ..tools import ToolOptions
+from .admin import ADMIN_USAGE_PATH, usage_endpoint
 from .chat import ChatCodec
 from .config import ServerSettings
 from .core.calls.base import ToolFactory
@@ -31,7 +32,6 @@ from .core.store import ResponseStore
 from .core.turn import JSON
 from .core.upstream import Upstream
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint, readyz
-from .admin import ADMIN_USAGE_PATH, usage_endpoint
 from .messages import MessagesCodec
 from .middleware import LOOP_DETECTED, AccessLog, HopLimit, InboundKeys, ServerTiming
 from .responses import ResponsesCodec
