@@ -269,3 +269,8 @@ def test_key_limits_are_read_from_webreach_toml_and_json_in_the_environment(
         requests_per_minute=60, searches_per_day=500
     )
     assert loaded.server_key_limits["key-2"].fetches_per_day == 3
+
+
+def test_a_limit_for_a_name_no_key_has_is_refused() -> None:
+    with pytest.raises(ValueError, match="names bob, which no key"):
+        ServerSettings(server_api_keys=KEYS, server_key_limits={"bob": KeyLimits()})

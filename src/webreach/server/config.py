@@ -11,7 +11,15 @@ import re
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 __all__ = ["KeyLimits", "ServerSettings", "named_keys"]
 
@@ -146,6 +154,18 @@ class ServerSettings(BaseModel):
                 f"make one with: {MAKE_SIGNING_KEY}"
             )
         return value
+
+    @model_validator(mode="after")
+    def _limits_name_keys(self) -> ServerSettings:
+        """A limit for a name no key has would limit nobody: most likely a misspelt name."""
+        names = {name for name, _ in self.named_api_keys()}
+        unknown = sorted(set(self.server_key_limits) - names)
+        if unknown:
+            raise ValueError(
+                f"server_key_limits names {', '.join(unknown)}, which no key in "
+                "WEBREACH_SERVER_API_KEYS has (name:key entries; plain keys are key-1, key-2 …)"
+            )
+        return self
 
     def upstream_url(self) -> str:
         """``upstream_base_url``, which the server cannot do without."""
