@@ -17,7 +17,7 @@ import openai
 import pytest
 
 from providers_for_tests import ScriptedFetch
-from scripted_upstream import ScriptedUpstream, Step
+from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore, RedisStore
 from webreach.seam import CacheStore, WebRuntime
@@ -274,3 +274,25 @@ def test_key_limits_are_read_from_webreach_toml_and_json_in_the_environment(
 def test_a_limit_for_a_name_no_key_has_is_refused() -> None:
     with pytest.raises(ValueError, match="names bob, which no key"):
         ServerSettings(server_api_keys=KEYS, server_key_limits={"bob": KeyLimits()})
+
+
+def test_a_turn_spends_at_most_what_its_key_has_left_of_the_day(
+    upstream: ScriptedUpstream,
+) -> None:
+    """Inside a turn a search past the key's day is the tool's error the model reads; the
+    next request of the key is a 429."""
+    limits = {"alice": KeyLimits(searches_per_day=2)}
+    config = settings(upstream, server_key_limits=limits, admin_api_key=ADMIN)
+    calls = [Call("web_search", {"queries": [f"q{n}"]}) for n in range(4)]
+    upstream.queue(Step(calls=calls), Step(content="ok"))
+    with LiveServer(app_for(config)) as server:
+        chat = openai.OpenAI(base_url=server.url + "/v1", api_key=ALICE, max_retries=0)
+        web = [{"type": "deepseek_web_search"}]
+        reply = chat.chat.completions.create(model="m", messages=USER, tools=web)  # type: ignore[arg-type, list-item]
+        ran = reply.choices[0].message.model_extra["server_tool_calls"][0]["calls"]  # type: ignore[index]
+        assert [c["status"] for c in ran] == ["completed"] * 2 + ["failed"] * 2
+        assert ran[-1]["error"]["code"] == "max_uses_exceeded"
+        assert usage(server.url)["alice"]["searches"] == 2
+        with pytest.raises(openai.RateLimitError) as refused:
+            chat.chat.completions.create(model="m", messages=USER, tools=web)  # type: ignore[arg-type, list-item]
+        assert "2 searches for today" in refused.value.message

@@ -19,12 +19,13 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..seam.hops import HOPS_HEADER, MAX_HOPS, arrived_after, hops_of
+from .core.budgets import KeyAllowance, allowed_for_key
 from .core.operator_log import RequestLog, begin_request, end_request, request_log
 from .core.protocol_common import dumps
 from .core.store import scoped_to_key
 from .core.turn import JSON
 from .limits import TIMED_OUT
-from .tenants import Tenants
+from .tenants import Refusal, Tenants
 
 __all__ = ["AccessLog", "HopLimit", "InboundKeys", "ServerTiming"]
 
@@ -261,21 +262,25 @@ class InboundKeys:
         record = request_log()
         record.key = name
         tenants = self._tenants
+        allowance = KeyAllowance()
         if tenants is not None:
-            refusal = await tenants.admit(name)
-            if refusal is not None:
-                record.note = refusal.message
-                body = dumps(self._refused_body(scope["path"])(refusal.message)).encode()
-                wait = (b"retry-after", str(refusal.retry_after).encode())
+            admitted = await tenants.admit(name)
+            if isinstance(admitted, Refusal):
+                record.note = admitted.message
+                body = dumps(self._refused_body(scope["path"])(admitted.message)).encode()
+                wait = (b"retry-after", str(admitted.retry_after).encode())
                 for message in _json_answer(429, body, wait):
                     await send(message)
                 return
+            allowance = admitted.allowance
         try:
-            with scoped_to_key(key):  # what the request stores belongs to its key alone
+            # What the request stores belongs to its key alone; its turn spends at most what
+            # the key has left of its day.
+            with scoped_to_key(key), allowed_for_key(allowance):
                 await self.app(scope, receive, send)
         finally:
             if tenants is not None:
-                await tenants.spent(name, *record.counts(), *record.tokens())
+                await tenants.spent(name, *record.spent(), *record.tokens())
 
     def _authorised(self, headers: Headers) -> tuple[str, bytes] | None:
         """The name and key the request offers, when the key is one of the server's."""

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from ..seam import CacheStore, CounterStore
 from .config import KeyLimits
+from .core.budgets import UNLIMITED, KeyAllowance
 
-__all__ = ["USAGE_FIELDS", "Refusal", "Tenants"]
+__all__ = ["USAGE_FIELDS", "Admission", "Refusal", "Tenants"]
 
 logger = logging.getLogger("webreach.server")
 
@@ -32,6 +33,13 @@ class Refusal:
 
     message: str
     retry_after: int
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A request let in, and what its key has left of today's searches and fetches."""
+
+    allowance: KeyAllowance = UNLIMITED
 
 
 class _LocalCounters:
@@ -71,21 +79,23 @@ class Tenants:
             store if isinstance(store, CounterStore) else _LocalCounters()
         )
 
-    async def admit(self, name: str) -> Refusal | None:
+    async def admit(self, name: str) -> Refusal | Admission:
         """Counts one request of ``name``; a refusal when a limit of the key is spent."""
         limits = self._limits.get(name)
         now = time.time()
+        admission = Admission()
         try:
             if limits is not None:
-                refusal = await self._check(name, limits, now)
-                if refusal is not None:
-                    return refusal
+                checked = await self._check(name, limits, now)
+                if isinstance(checked, Refusal):
+                    return checked
+                admission = Admission(checked)
             await self._counters.count(f"{_PREFIX}{name}:usage:requests", 1, None)
         except Exception as error:  # a lost Redis must not take every request down with it
             logger.warning("key limits not checked: %s", type(error).__name__)
-        return None
+        return admission
 
-    async def _check(self, name: str, limits: KeyLimits, now: float) -> Refusal | None:
+    async def _check(self, name: str, limits: KeyLimits, now: float) -> Refusal | KeyAllowance:
         if limits.requests_per_minute is not None:
             window = int(now // MINUTE)
             made = await self._counters.count(f"{_PREFIX}{name}:rpm:{window}", 1, 2 * MINUTE)
@@ -96,10 +106,12 @@ class Tenants:
                     _until(now, MINUTE),
                 )
         day = int(now // DAY)
+        left: dict[str, int | None] = {}
         for tool, most in (
             ("searches", limits.searches_per_day),
             ("fetches", limits.fetches_per_day),
         ):
+            left[tool] = None
             if most is not None:
                 spent = await self._counters.counted(f"{_PREFIX}{name}:{tool}:{day}")
                 if spent >= most:
@@ -107,7 +119,8 @@ class Tenants:
                         f"quota: key {name!r} has made its {most} {tool} for today (UTC)",
                         _until(now, DAY),
                     )
-        return None
+                left[tool] = most - spent
+        return KeyAllowance(left["searches"], left["fetches"])
 
     async def spent(
         self, name: str, searches: int, fetches: int, input_tokens: int, output_tokens: int

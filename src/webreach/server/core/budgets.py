@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["EXTRA_STEPS", "Budgets"]
+__all__ = ["EXTRA_STEPS", "Budgets", "KeyAllowance", "allowed_for_key", "key_allowance"]
 
 EXTRA_STEPS = 3
 """Model steps allowed beyond the search budget before an answer is forced."""
@@ -41,3 +43,29 @@ class Budgets:
         self.step += 1
         if self.left(self.paced_by) <= 0 or self.step > max(self.steps, 1) + EXTRA_STEPS:
             self.forced = True
+
+
+@dataclass(frozen=True, slots=True)
+class KeyAllowance:
+    """What the request's inbound key has left of its day's searches and fetches (None:
+    unlimited); a turn's budgets are capped by it, so the model reads a spent budget."""
+
+    searches: int | None = None
+    fetches: int | None = None
+
+
+UNLIMITED = KeyAllowance()
+_allowance: ContextVar[KeyAllowance | None] = ContextVar("webreach_key_allowance", default=None)
+
+
+@contextmanager
+def allowed_for_key(allowance: KeyAllowance) -> Iterator[None]:
+    token = _allowance.set(allowance)
+    try:
+        yield
+    finally:
+        _allowance.reset(token)
+
+
+def key_allowance() -> KeyAllowance:
+    return _allowance.get() or UNLIMITED

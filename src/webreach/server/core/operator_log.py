@@ -57,6 +57,17 @@ class RequestLog:
     user: str | None = None
     """The end user a front end named (Open WebUI's ``X-OpenWebUI-User-*`` headers)."""
 
+    def spent(self) -> tuple[int, int]:
+        """Searches (image searches included) and fetches that ran, for the key's quota: a
+        call refused or failed before it ran costs nothing."""
+        usage = self.usage
+        if usage is None:
+            return self.searches, self.fetches
+        return (
+            self.searches + usage.tool_search + usage.tool_image_search,
+            self.fetches + usage.tool_fetch,
+        )
+
     def tokens(self) -> tuple[int, int]:
         """Upstream input and output tokens the request used."""
         usage = self.usage

@@ -3,7 +3,7 @@ budgets a turn's declarations give them."""
 
 from __future__ import annotations
 
-from ..budgets import Budgets
+from ..budgets import Budgets, key_allowance
 from ..turn import Turn
 from .base import READ_BUDGET, SEARCH_BUDGET, ToolFactory, deep_search
 from .images import ImageSearch
@@ -25,14 +25,20 @@ calls are announced in this order, and each draws on what the ones before it lef
 
 def turn_budgets(turn: Turn) -> Budgets:
     """``max_uses`` of the declared search (5 searches, or 20 calls of a deep search) and of
-    URL reading (10 links). The search budget paces the turn when a search is declared."""
+    URL reading (10 links), each at most what the inbound key has left of its day. The search
+    budget paces the turn when a search is declared."""
     search, read = turn.web.search, turn.web.read_url
     searches = search.budget if search is not None else 0
     if search is not None and deep_search(turn):
         searches = search.max_uses if search.max_uses else DEEP_SEARCH_BUDGET
     reads = read.max_uses if read is not None and read.max_uses is not None else READ_LINKS_LIMIT
+    left = key_allowance()
+    limits = {
+        SEARCH_BUDGET: searches if left.searches is None else min(searches, left.searches),
+        READ_BUDGET: reads if left.fetches is None else min(reads, left.fetches),
+    }
     return Budgets(
-        {SEARCH_BUDGET: searches, READ_BUDGET: reads},
+        limits,
         paced_by=SEARCH_BUDGET if search is not None else READ_BUDGET,
         steps=searches,
     )
