@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 import httpx
 import openai
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
@@ -85,7 +86,9 @@ def test_requests_searches_upstream_calls_and_tokens_are_counted(
     assert value(samples, requests, **chat, status="400", stream="-") == 1
     assert value(samples, requests, path="other", protocol="-", status="404", stream="-", key="-")
     assert value(samples, "webreach_request_duration_seconds_count", protocol="chat") == 3
-    assert value(samples, "webreach_web_calls_total", tool="search", provider="replay", outcome="ok")
+    assert value(
+        samples, "webreach_web_calls_total", tool="search", provider="replay", outcome="ok"
+    )
     assert (
         value(samples, "webreach_web_call_duration_seconds_count", tool="search", provider="replay")
         == 1
@@ -105,7 +108,9 @@ def test_failed_searches_count_under_their_error_code(upstream: ScriptedUpstream
         assert answer.status_code >= 400
         samples = scrape(url)
     outcome = "web_provider_error"
-    assert value(samples, "webreach_web_calls_total", tool="search", provider="down", outcome=outcome)
+    assert value(
+        samples, "webreach_web_calls_total", tool="search", provider="down", outcome=outcome
+    )
     assert value(samples, "webreach_requests_total", path="/v1/search", protocol="search",
                  status=str(answer.status_code), stream="-", key="-") == 1  # fmt: skip
 
@@ -114,10 +119,9 @@ def test_upstream_failures_count_by_status(upstream: ScriptedUpstream) -> None:
     with serving(upstream) as url:
         upstream.queue(Step(status=503, error="overloaded"))
         client = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
-        try:
+        with pytest.raises(openai.APIStatusError) as failed:
             client.chat.completions.create(model="m", messages=USER, tools=WEB)  # type: ignore[list-item]
-        except openai.APIStatusError as error:
-            assert error.status_code >= 500
+        assert failed.value.status_code >= 500
         samples = scrape(url)
     assert value(samples, "webreach_upstream_requests_total", call="chat", status="503") == 1
 

@@ -32,7 +32,7 @@ from .core.turn import JSON
 from .core.upstream import Upstream
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint, readyz
 from .messages import MessagesCodec
-from .metrics import Metrics, MetricsMiddleware, MeteredRuntime, known_paths, metrics_endpoint
+from .metrics import MeteredRuntime, Metrics, MetricsMiddleware, known_paths, metrics_endpoint
 from .middleware import LOOP_DETECTED, AccessLog, HopLimit, InboundKeys, ServerTiming
 from .responses import ResponsesCodec
 from .web_api import OPEN_PATHS as WEB_OPEN_PATHS

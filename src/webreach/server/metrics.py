@@ -12,8 +12,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, cast
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
-from prometheus_client import generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -30,7 +35,7 @@ from ..seam import (
 )
 from .core.operator_log import request_log
 
-__all__ = ["KEY_NAME_STATE", "Metrics", "MetricsMiddleware", "MeteredRuntime", "metrics_endpoint"]
+__all__ = ["KEY_NAME_STATE", "MeteredRuntime", "Metrics", "MetricsMiddleware", "metrics_endpoint"]
 
 KEY_NAME_STATE = "webreach_key_name"
 """Where the inbound-key check leaves the name of the request's key, in ``scope["state"]``; the
@@ -49,7 +54,7 @@ Labels = tuple[str, ...]
 class _Children:
     """A metric's label children, kept once made: ``labels()`` takes a lock and validates."""
 
-    __slots__ = ("_metric", "_made")
+    __slots__ = ("_made", "_metric")
 
     def __init__(self, metric: Counter | Histogram) -> None:
         self._metric = metric
