@@ -10,6 +10,7 @@ import httpx
 import openai
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from starlette.types import Receive, Scope, Send
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
@@ -17,6 +18,7 @@ from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import SearchRequest, SearchResult, WebError, WebErrorCode, WebRuntime
 from webreach.server.app import ServerSettings, create_app
+from webreach.server.metrics import KEY_NAME_STATE
 from webreach.tools import ToolOptions
 
 USER = [{"role": "user", "content": "How many people live in Iceland?"}]
@@ -148,3 +150,25 @@ def test_two_apps_in_one_process_count_apart(upstream: ScriptedUpstream) -> None
     health = {"path": "/healthz", "protocol": "health", "status": "200", "stream": "-", "key": "-"}
     assert value(one, "webreach_requests_total", **health) == 1
     assert value(other, "webreach_requests_total", **health) == 0
+
+
+def test_the_key_label_is_the_name_the_key_check_leaves_in_the_scope_state(
+    upstream: ScriptedUpstream,
+) -> None:
+    """The inbound-key check names the request's key in ``scope["state"]`` (never the secret);
+    here a wrapper stands in for it."""
+    config = ServerSettings(upstream_base_url=upstream.url, upstream_api_key="upstream-key")
+    runtime = WebRuntime()
+    runtime.register_search_provider(default_search())
+    app = create_app(config, runtime, ToolOptions())
+
+    async def named(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope.setdefault("state", {})[KEY_NAME_STATE] = "alice"
+        await app(scope, receive, send)
+
+    with LiveServer(named) as server:
+        assert httpx.get(server.url + "/v1/models").status_code == 200
+        samples = scrape(server.url)
+    models = {"path": "/v1/models", "protocol": "models", "status": "200", "stream": "-"}
+    assert value(samples, "webreach_requests_total", **models, key="alice") == 1
