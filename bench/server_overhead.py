@@ -11,6 +11,8 @@ The same requests go directly to the upstream and through webreach, in one run:
   call to the client receiving the search-start event.
 
     python bench/server_overhead.py [--requests 300] [--load 2000] [--concurrency 32]
+
+``WEBREACH_METRICS=false`` in the environment serves without Prometheus metrics, to compare.
 """
 
 from __future__ import annotations
@@ -75,7 +77,10 @@ def run_webreach(port: int, upstream: str) -> None:
     # Snippets only: the search provider's sources are not served (search_substance.py
     # measures reading pages).
     options = ToolOptions(search_context_size="low")
-    app = create_app(ServerSettings(upstream_base_url=upstream), runtime, options)
+    # WEBREACH_METRICS=false measures the server without /metrics (on by default, as served).
+    metrics = os.environ.get("WEBREACH_METRICS", "true").strip().lower() != "false"
+    settings = ServerSettings(upstream_base_url=upstream, metrics=metrics)
+    app = create_app(settings, runtime, options)
     # The log as `webreach serve` writes it (an access line per request), into a file.
     log = Path(tempfile.gettempdir()) / "webreach-bench-server.log"
     configure_logging("info", "text", stream=log.open("w", buffering=1))

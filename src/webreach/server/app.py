@@ -33,6 +33,7 @@ from .core.turn import JSON
 from .core.upstream import Upstream
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint, readyz
 from .messages import MessagesCodec
+from .metrics import MeteredRuntime, Metrics, MetricsMiddleware, known_paths, metrics_endpoint
 from .middleware import LOOP_DETECTED, AccessLog, HopLimit, InboundKeys, ServerTiming
 from .responses import ResponsesCodec
 from .tenants import Tenants
@@ -77,7 +78,12 @@ def create_app(
     secrets = (*settings.secrets(), *secrets)
     codecs = codecs if codecs is not None else default_codecs()
 
-    open_context = _context_opener(settings, runtime, options, store, secrets, tuple(tools))
+    metrics = Metrics() if settings.metrics else None
+    if metrics is not None:
+        runtime = MeteredRuntime(runtime, metrics).runtime
+    open_context = _context_opener(
+        settings, runtime, options, store, secrets, tuple(tools), metrics
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -103,8 +109,13 @@ def create_app(
         Route("/readyz", readyz, methods=["GET"]),
         *web_routes(),
     ]
-    middleware = [
-        Middleware(AccessLog, protocols=_protocols(codecs)),
+    protocols = _protocols(codecs)
+    middleware = [Middleware(AccessLog, protocols=protocols)]
+    if metrics is not None:
+        routes.append(Route("/metrics", metrics_endpoint(metrics), methods=["GET"]))
+        paths = known_paths(protocols)
+        middleware.append(Middleware(MetricsMiddleware, metrics=metrics, paths=paths))
+    middleware += [
         Middleware(ServerTiming),
         Middleware(HopLimit, error_body=_error_body_for(codecs, LOOP_DETECTED)),
     ]
@@ -132,12 +143,15 @@ def _context_opener(
     store: CacheStore | None,
     secrets: Sequence[str],
     tools: tuple[ToolFactory, ...],
+    metrics: Metrics | None = None,
 ) -> Callable[[], AbstractAsyncContextManager[ServerContext]]:
     """What every request shares, opened when the server starts and closed when it stops."""
 
     @asynccontextmanager
     async def open_context() -> AsyncIterator[ServerContext]:
         upstream = Upstream(settings, Redactor(secrets))
+        if metrics is not None:
+            upstream.observe_responses(metrics.upstream_response)
         kept = None
         if store is not None and settings.store_ttl > 0:
             kept = ResponseStore(store, settings.store_ttl)

@@ -115,6 +115,9 @@ class ServerSettings(BaseModel):
     moderation_model: str = "omni-moderation-latest"
     signing_key: SecretStr | None = None
     """Encrypts read pages; unset, a random key that lasts as long as the process."""
+    metrics: bool = True
+    """Prometheus metrics at ``GET /metrics`` (behind the inbound keys when there are some);
+    off, there is no route and no per-request cost."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["text", "json"] = "text"
 

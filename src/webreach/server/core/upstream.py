@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -288,6 +288,10 @@ class Upstream:
             return f"the upstream answered HTTP {status} to GET /models"
         self.answered_at = time.monotonic()
         return None
+
+    def observe_responses(self, hook: Callable[[Any], Awaitable[None]]) -> None:
+        """Call ``hook`` with every HTTP response the upstream gives (metrics count statuses)."""
+        self._http.event_hooks["response"].append(hook)
 
     def status_error(self, status: int, message: str, headers: Mapping[str, str]) -> UpstreamError:
         return status_error(status, message, headers, self.redactor)
