@@ -132,7 +132,7 @@ def test_metrics_need_an_inbound_key_when_the_server_has_keys(upstream: Scripted
     with serving(upstream, server_api_keys="secret-one,secret-two") as url:
         assert httpx.get(url + "/metrics").status_code == 401
         samples = scrape(url, "secret-two")
-    assert value(samples, "webreach_requests_total", path="/metrics", protocol="-",
+    assert value(samples, "webreach_requests_total", path="/metrics", protocol="metrics",
                  status="401", stream="-", key="-") == 1  # fmt: skip
     assert all("secret" not in str(labels) for _, labels in samples)
 
@@ -172,3 +172,22 @@ def test_the_key_label_is_the_name_the_key_check_leaves_in_the_scope_state(
         samples = scrape(server.url)
     models = {"path": "/v1/models", "protocol": "models", "status": "200", "stream": "-"}
     assert value(samples, "webreach_requests_total", **models, key="alice") == 1
+
+
+def test_a_named_inbound_key_labels_its_requests(upstream: ScriptedUpstream) -> None:
+    """The key check names the request's key; the metrics take that name, never the secret."""
+    secret = "alice-secret-key-4d1f"
+    settings = ServerSettings(upstream_base_url=upstream.url, server_api_keys=f"alice:{secret}")
+    app = create_app(settings, WebRuntime(), ToolOptions(), store=MemoryStore())
+    with LiveServer(app) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        scraped = httpx.get(server.url + "/metrics", headers={"Authorization": f"Bearer {secret}"})
+    assert secret not in scraped.text
+    requests = next(
+        f for f in text_string_to_metric_families(scraped.text) if f.name == "webreach_requests"
+    )
+    keys = {
+        s.labels["key"] for s in requests.samples if s.labels.get("path") == "/v1/chat/completions"
+    }
+    assert keys == {"alice"}

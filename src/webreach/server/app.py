@@ -193,7 +193,14 @@ def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:
     """What the access line names as each path's protocol."""
     named = {path: protocol for protocol in codecs for path in PATHS[protocol]}
     named.update({"/v1/models": "models", "/models": "models"})
-    named.update({"/healthz": "health", "/readyz": "health", ADMIN_USAGE_PATH: "admin"})
+    named.update(
+        {
+            "/healthz": "health",
+            "/readyz": "health",
+            ADMIN_USAGE_PATH: "admin",
+            "/metrics": "metrics",
+        }
+    )
     named.update({path: name.split("_")[0] for name, path in WEB_PATHS.items()})
     return named
 

@@ -181,13 +181,14 @@ class MetricsMiddleware:
             await self.app(scope, receive, observed)
         finally:
             path = scope["path"]
+            record = request_log()
             state = scope.get("state")
-            key = state.get(KEY_NAME_STATE, NO_KEY) if isinstance(state, dict) else NO_KEY
+            named = state.get(KEY_NAME_STATE) if isinstance(state, dict) else None
             self._metrics.request(
                 path if path in self._paths else OTHER_PATH,
                 status or 500,
-                request_log().stream,
-                key,
+                record.stream,
+                record.key or named or NO_KEY,
                 time.perf_counter() - started,
             )
 
