@@ -30,6 +30,7 @@ RUNTIME_EXTRAS = ("server", "mcp", "redis")
 EXTRA_OF_PATH = {
     "server": "server",  # webreach/server/**
     "tools/mcp_server.py": "mcp",
+    "tools/mcp_calls.py": "mcp",  # the MCP server's progress and rate limit
     "cache/redis.py": "redis",
 }
 # The command line loads a command's extra inside that command only.
