@@ -65,6 +65,7 @@ SLOW_MODULES = frozenset(
         "test_server_read_citations",
         "test_server_read_link",
         "test_server_readyz",
+        "test_server_relay_usage",
         "test_server_responses_echo",
         "test_server_responses_live",
         "test_server_safety",

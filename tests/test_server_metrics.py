@@ -3,6 +3,7 @@ scraped and read by the Prometheus client's own parser."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -30,12 +31,13 @@ Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 def serving(
     upstream: ScriptedUpstream, search: ScriptedSearch | None = None, **settings: object
 ) -> Iterator[str]:
-    config = ServerSettings(
-        upstream_base_url=upstream.url,
-        upstream_api_key="upstream-key",
-        signing_key="test-signing-key-of-32-bytes-or-more",
-        **settings,  # type: ignore[arg-type]
-    )
+    given: dict[str, object] = {
+        "upstream_base_url": upstream.url,
+        "upstream_api_key": "upstream-key",
+        "signing_key": "test-signing-key-of-32-bytes-or-more",
+        **settings,
+    }
+    config = ServerSettings(**given)  # type: ignore[arg-type]
     runtime = WebRuntime()
     runtime.register_search_provider(search or default_search())
     runtime.register_fetch_provider(ScriptedFetch())
@@ -87,14 +89,11 @@ def test_requests_searches_upstream_calls_and_tokens_are_counted(
     assert value(samples, requests, **chat, status="200", stream="true") == 1
     assert value(samples, requests, **chat, status="400", stream="-") == 1
     assert value(samples, requests, path="other", protocol="-", status="404", stream="-", key="-")
-    assert value(samples, "webreach_request_duration_seconds_count", protocol="chat") == 3
-    assert value(
-        samples, "webreach_web_calls_total", tool="search", provider="replay", outcome="ok"
-    )
-    assert (
-        value(samples, "webreach_web_call_duration_seconds_count", tool="search", provider="replay")
-        == 1
-    )
+    seconds = "webreach_request_duration_seconds_count"
+    assert value(samples, seconds, protocol="chat", key="-") == 3
+    search = {"tool": "search", "provider": "replay", "key": "-"}
+    assert value(samples, "webreach_web_calls_total", **search, outcome="ok")
+    assert value(samples, "webreach_web_call_duration_seconds_count", **search) == 1
     assert value(samples, "webreach_upstream_requests_total", call="chat", status="200") >= 3
     # the default step's usage is (10, 5): the search step, then the answer, then the stream
     assert value(samples, "webreach_upstream_tokens_total", kind="prompt", key="-") == 10 + 100 + 3
@@ -111,7 +110,12 @@ def test_failed_searches_count_under_their_error_code(upstream: ScriptedUpstream
         samples = scrape(url)
     outcome = "web_provider_error"
     assert value(
-        samples, "webreach_web_calls_total", tool="search", provider="down", outcome=outcome
+        samples,
+        "webreach_web_calls_total",
+        tool="search",
+        provider="down",
+        outcome=outcome,
+        key="-",
     )
     assert value(samples, "webreach_requests_total", path="/v1/search", protocol="search",
                  status=str(answer.status_code), stream="-", key="-") == 1  # fmt: skip
@@ -191,3 +195,47 @@ def test_a_named_inbound_key_labels_its_requests(upstream: ScriptedUpstream) -> 
         s.labels["key"] for s in requests.samples if s.labels.get("path") == "/v1/chat/completions"
     }
     assert keys == {"alice"}
+
+
+def test_an_upstream_call_without_an_answer_counts_under_its_cause(
+    upstream: ScriptedUpstream,
+) -> None:
+    """A refused connection has no HTTP status: it counts under why there was none, for the
+    server's own turn and for a relayed request alike."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        nobody = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+    with serving(upstream, upstream_base_url=nobody) as url:
+        body = {"model": "m", "messages": USER}
+        for extra in ({"tools": WEB}, {}):
+            answer = httpx.post(url + "/v1/chat/completions", json={**body, **extra}, timeout=10)
+            assert answer.status_code == 502, answer.text
+        samples = scrape(url)
+    assert value(samples, "webreach_upstream_requests_total", call="chat", status="refused") == 2
+
+
+def test_with_an_admin_key_metrics_are_the_operators_and_label_web_calls_by_key(
+    upstream: ScriptedUpstream,
+) -> None:
+    """Metrics name every key and its usage: with an admin key set, only it reads them, and a
+    tenant's inbound key is refused as it is at /admin/usage."""
+    secret, admin = "alice-secret-key-4d1f", "admin-secret-9e2a"
+    keys = f"alice:{secret}"
+    with serving(upstream, server_api_keys=keys, admin_api_key=admin) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key=secret, max_retries=0)
+        upstream.queue(
+            Step(calls=[Call("web_search", {"queries": ["Iceland population"]})]),
+            Step(content="About 390,000 people.", usage=(100, 7)),
+        )
+        client.chat.completions.create(model="m", messages=USER, tools=WEB)  # type: ignore[list-item]
+        assert httpx.get(url + "/metrics").status_code == 401
+        as_tenant = httpx.get(url + "/metrics", headers={"Authorization": f"Bearer {secret}"})
+        assert as_tenant.status_code == 401
+        assert "alice" not in as_tenant.text
+        samples = scrape(url, admin)
+    search = {"tool": "search", "provider": "replay", "key": "alice"}
+    assert value(samples, "webreach_web_calls_total", **search, outcome="ok") == 1
+    assert value(samples, "webreach_web_call_duration_seconds_count", **search) == 1
+    chat_seconds = "webreach_request_duration_seconds_count"
+    assert value(samples, chat_seconds, protocol="chat", key="alice") == 1
+    assert all(secret not in str(labels) and admin not in str(labels) for _, labels in samples)

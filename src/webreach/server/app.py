@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from ..seam import CacheStore, WebRuntime, cancel_and_wait
 from ..tools import ToolOptions
-from .admin import ADMIN_USAGE_PATH, usage_endpoint
+from .admin import ADMIN_USAGE_PATH, admin_only, usage_endpoint
 from .chat import ChatCodec
 from .config import ServerSettings
 from .core.calls.base import ToolFactory
@@ -33,7 +33,14 @@ from .core.turn import JSON
 from .core.upstream import Upstream
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint, readyz
 from .messages import MessagesCodec
-from .metrics import MeteredRuntime, Metrics, MetricsMiddleware, known_paths, metrics_endpoint
+from .metrics import (
+    METRICS_PATH,
+    MeteredRuntime,
+    Metrics,
+    MetricsMiddleware,
+    known_paths,
+    metrics_endpoint,
+)
 from .middleware import LOOP_DETECTED, AccessLog, HopLimit, InboundKeys, ServerTiming
 from .responses import ResponsesCodec
 from .tenants import Tenants
@@ -111,8 +118,17 @@ def create_app(
     ]
     protocols = _protocols(codecs)
     middleware = [Middleware(AccessLog, protocols=protocols)]
+    admin_key = settings.admin_api_key
+    if admin_key is not None and not admin_key.get_secret_value():
+        admin_key = None
+    operator_paths = {ADMIN_USAGE_PATH}
     if metrics is not None:
-        routes.append(Route("/metrics", metrics_endpoint(metrics), methods=["GET"]))
+        scrape = metrics_endpoint(metrics)
+        if admin_key is not None:
+            # Its labels name every key and its usage: the operator's, like /admin/usage.
+            scrape = admin_only(scrape, admin_key)
+            operator_paths.add(METRICS_PATH)
+        routes.append(Route(METRICS_PATH, scrape, methods=["GET"]))
         paths = known_paths(protocols)
         middleware.append(Middleware(MetricsMiddleware, metrics=metrics, paths=paths))
     middleware += [
@@ -121,8 +137,8 @@ def create_app(
     ]
     keys = settings.named_api_keys()
     tenants = Tenants([name for name, _ in keys], settings.server_key_limits, store)
-    if settings.admin_api_key is not None and settings.admin_api_key.get_secret_value():
-        routes.append(Route(ADMIN_USAGE_PATH, usage_endpoint(tenants, settings.admin_api_key)))
+    if admin_key is not None:
+        routes.append(Route(ADMIN_USAGE_PATH, usage_endpoint(tenants, admin_key)))
     if keys:
         inbound = Middleware(
             InboundKeys,
@@ -130,7 +146,7 @@ def create_app(
             error_body=_error_body_for(codecs),
             refused_body=_error_body_for(codecs, 429),
             tenants=tenants,
-            open_paths=_OPEN_PATHS | {ADMIN_USAGE_PATH},
+            open_paths=_OPEN_PATHS | operator_paths,
         )
         middleware.append(inbound)
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
@@ -198,7 +214,7 @@ def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:
             "/healthz": "health",
             "/readyz": "health",
             ADMIN_USAGE_PATH: "admin",
-            "/metrics": "metrics",
+            METRICS_PATH: "metrics",
         }
     )
     named.update({path: name.split("_")[0] for name, path in WEB_PATHS.items()})

@@ -31,6 +31,7 @@ from .core.operator_log import request_log
 from .core.protocol_common import dumps, sse_frame
 from .core.readiness import Readiness
 from .core.relay import relay
+from .core.relay_usage import asking_usage
 from .core.streaming import server_timing, with_keepalive
 from .core.turn import JSON, CitationStyle, Turn
 from .core.turn_debug import relayed
@@ -133,12 +134,18 @@ class ProtocolEndpoint:
         limits: TurnLimits,
     ) -> Response:
         """The client's bytes go on as they came (they are strict JSON by now), unless the
-        server names the model itself. The turn's deadline bounds it too: a stream then ends
-        the Chat way."""
+        server names the model itself or asks for a stream's usage. The turn's deadline bounds
+        it too: a stream then ends the Chat way."""
+        original = body
         stream = request_log().stream = body.get("stream") is True
         relayed(body)
         upstream = context.upstream
-        payload = dumps({**body, "model": upstream.model}).encode() if upstream.model else raw
+        hide_usage = False
+        if stream:
+            body, hide_usage = asking_usage(body)
+        if upstream.model:
+            body = {**body, "model": upstream.model}
+        payload = raw if body is original else dumps(body).encode()
         async with within(limits):
             response = await relay(
                 request,
@@ -149,6 +156,7 @@ class ProtocolEndpoint:
                 payload,
                 started,
                 stream=stream,
+                hide_usage=hide_usage,
             )
         if isinstance(response, StreamingResponse):
             response.body_iterator = _relayed_within(response.body_iterator, limits, self.codec)
@@ -219,7 +227,8 @@ class ProtocolEndpoint:
 
 
 def _relayed_usage(answer: bytes) -> Usage | None:
-    """The tokens of a relayed completion, for its key's usage (a stream's are not read)."""
+    """The tokens of a relayed completion, for its key's usage (a stream's are read from its
+    usage chunk as it passes)."""
     try:
         parsed = json.loads(answer)
     except ValueError:

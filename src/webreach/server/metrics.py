@@ -35,11 +35,19 @@ from ..seam import (
 )
 from .core.operator_log import request_log
 
-__all__ = ["KEY_NAME_STATE", "MeteredRuntime", "Metrics", "MetricsMiddleware", "metrics_endpoint"]
+__all__ = [
+    "KEY_NAME_STATE",
+    "METRICS_PATH",
+    "MeteredRuntime",
+    "Metrics",
+    "MetricsMiddleware",
+    "metrics_endpoint",
+]
 
 KEY_NAME_STATE = "webreach_key_name"
 """Where the inbound-key check leaves the name of the request's key, in ``scope["state"]``; the
 request counter's ``key`` label reads it (``-`` when absent). Never the key itself."""
+METRICS_PATH = "/metrics"
 NO_KEY = "-"
 OTHER_PATH = "other"
 """The ``path`` label of a path the server does not serve: a scanner cannot grow the label set."""
@@ -84,8 +92,8 @@ class Metrics:
         self._request_seconds = _Children(
             Histogram(
                 "webreach_request_duration_seconds",
-                "Seconds from a request's arrival to its last byte, by protocol.",
-                ("protocol",),
+                "Seconds from a request's arrival to its last byte, by protocol and key name.",
+                ("protocol", "key"),
                 buckets=REQUEST_BUCKETS,
                 registry=r,
             )
@@ -93,17 +101,17 @@ class Metrics:
         self._web_calls = _Children(
             Counter(
                 "webreach_web_calls",
-                "Searches, fetches and image searches the server ran, by provider and outcome "
-                "(ok, or the error code).",
-                ("tool", "provider", "outcome"),
+                "Searches, fetches and image searches the server ran, by provider, outcome "
+                "(ok, or the error code) and key name.",
+                ("tool", "provider", "outcome", "key"),
                 registry=r,
             )
         )
         self._web_seconds = _Children(
             Histogram(
                 "webreach_web_call_duration_seconds",
-                "Seconds a web call took, by tool and provider.",
-                ("tool", "provider"),
+                "Seconds a web call took, by tool, provider and key name.",
+                ("tool", "provider", "key"),
                 buckets=WEB_BUCKETS,
                 registry=r,
             )
@@ -111,7 +119,8 @@ class Metrics:
         self._upstream = _Children(
             Counter(
                 "webreach_upstream_requests",
-                "HTTP responses from the upstream model, by call (chat or models) and status.",
+                "Calls to the upstream model, by call (chat or models) and the HTTP status it "
+                "answered, or why there was none (timeout, refused, dns, tls, closed...).",
                 ("call", "status"),
                 registry=r,
             )
@@ -133,7 +142,10 @@ class Metrics:
         protocol = record.protocol
         flag = NO_KEY if stream is None else ("true" if stream else "false")
         self._requests((path, protocol, str(status), flag, key)).inc()
-        self._request_seconds((protocol,)).observe(seconds)
+        self._request_seconds((protocol, key)).observe(seconds)
+        call = "models" if protocol == "models" else "chat"
+        for cause in record.unanswered:
+            self._upstream((call, cause)).inc()
         usage = record.usage
         if usage is not None:
             if usage.input_tokens:
@@ -142,9 +154,11 @@ class Metrics:
                 self._tokens(("completion", key)).inc(usage.output_tokens)
 
     def web_call(self, tool: str, provider: str | None, outcome: str, seconds: float) -> None:
+        """One web call at its end, labelled with the key of the request that made it."""
         named = provider or NO_KEY
-        self._web_calls((tool, named, outcome)).inc()
-        self._web_seconds((tool, named)).observe(seconds)
+        key = request_log().key or NO_KEY
+        self._web_calls((tool, named, outcome, key)).inc()
+        self._web_seconds((tool, named, key)).observe(seconds)
 
     async def upstream_response(self, response: Any) -> None:
         """The upstream HTTP client's response hook: every status the upstream answered."""
@@ -238,4 +252,4 @@ class MeteredRuntime:
 
 def known_paths(protocols: Mapping[str, str]) -> frozenset[str]:
     """The paths the ``path`` label names as they are; any other is ``other``."""
-    return frozenset(protocols) | {"/metrics"}
+    return frozenset(protocols) | {METRICS_PATH}

@@ -93,6 +93,6 @@ class ChunkStream(AsyncStream[ChatChunk]):
         """A stream the network cut: a timeout is the upstream's silence (504), else 502."""
         cause = network_cause(error)
         if cause is not None and cause.kind == "timeout":
-            return translate(error, self.redactor, self.where)
+            return translate(error, self.redactor, self.where, answered=True)
         how = cause.describe() if cause is not None else type(error).__name__
         return self.failed(f"upstream: the stream was cut ({how})", cause.kind if cause else "cut")

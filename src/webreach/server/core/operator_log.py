@@ -14,7 +14,7 @@ import logging
 import os
 import re
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ...seam import WebError, WebErrorCode
@@ -56,6 +56,8 @@ class RequestLog:
     """The name of the inbound key the request came with (never the key)."""
     user: str | None = None
     """The end user a front end named (Open WebUI's ``X-OpenWebUI-User-*`` headers)."""
+    unanswered: list[str] = field(default_factory=list)
+    """Why each upstream call that got no HTTP answer failed (``timeout``, ``refused``…)."""
 
     def spent(self) -> tuple[int, int]:
         """Searches (image searches included) and fetches that ran, for the key's quota: a

@@ -27,6 +27,7 @@ from .errors import UpstreamError
 from .inbound import until_disconnected
 from .operator_log import request_log, upstream_failure
 from .protocol_common import dumps, sse_frame
+from .relay_usage import has_usage, read_usage
 from .secrets import Redactor
 from .streaming import server_timing
 from .turn import JSON
@@ -53,9 +54,11 @@ async def relay(
     started: float,
     *,
     stream: bool = False,
+    hide_usage: bool = False,
 ) -> Response:
-    """Relay one request (``stream``: the client asked for a stream); raises ``UpstreamError``
-    or ``ClientGone`` before anything was sent."""
+    """Relay one request (``stream``: the client asked for a stream; ``hide_usage``: the
+    server asked for the stream's usage chunk, which the client did not); raises
+    ``UpstreamError`` or ``ClientGone`` before anything was sent."""
     stack = contextlib.AsyncExitStack()
 
     async def answer() -> tuple[RawUpstreamResponse, bytes | None, str]:
@@ -86,7 +89,7 @@ async def relay(
     headers = {"Server-Timing": server_timing(elapsed, elapsed, 0.0), **raw.headers}
     if content is None:
         headers.setdefault("X-Accel-Buffering", "no")
-        watch = _Watch(upstream.redactor, upstream.where)
+        watch = _Watch(upstream.redactor, upstream.where, hide_usage)
         return StreamingResponse(
             _frames(raw, codec, stack, watch),
             raw.status,
@@ -152,13 +155,14 @@ def _frame_end(data: bytes) -> int:
 
 class _Watch:
     """What the relay learns of a stream from cheap looks at its bytes: whether it finished,
-    whether it carried an upstream error, and where a secret must be hidden."""
+    whether it carried an upstream error or its usage, and where a secret must be hidden."""
 
-    __slots__ = ("complete", "failed", "redactor", "where")
+    __slots__ = ("complete", "failed", "hide_usage", "redactor", "where")
 
-    def __init__(self, redactor: Redactor, where: str) -> None:
+    def __init__(self, redactor: Redactor, where: str, hide_usage: bool = False) -> None:
         self.redactor = redactor
         self.where = where
+        self.hide_usage = hide_usage
         self.complete = False
         self.failed = False
 
@@ -168,6 +172,10 @@ class _Watch:
             self.complete = _DONE in block or _FINISHED[0] in block or _FINISHED[1] in block
         if b'"error"' in block:
             self._log_errors(block)
+        if has_usage(block):
+            block, usage = read_usage(block, self.hide_usage)
+            if usage is not None:
+                request_log().usage = usage
         if self.redactor.found_in(block):
             block = self.redactor.redacted_bytes(block)
         return block

@@ -205,7 +205,7 @@ class Upstream:
                 if len(data) > _MAX_WHOLE_ANSWER:
                     break
         except Exception as error:
-            raise translate(error, self.redactor, self.where) from None
+            raise translate(error, self.redactor, self.where, answered=True) from None
         finally:
             await await_cleanly(stream.close())
         not_one = f"upstream answered 200 with {kind} that is not a completion"

@@ -14,7 +14,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from ...seam.causes import network_cause
 from .errors import UpstreamError
-from .operator_log import upstream_failure
+from .operator_log import request_log, upstream_failure
 from .secrets import Redactor
 
 __all__ = [
@@ -123,15 +123,21 @@ def refused(
     return failure, is_json
 
 
-def translate(error: Exception, redactor: Redactor, where: str | None = None) -> UpstreamError:
+def translate(
+    error: Exception, redactor: Redactor, where: str | None = None, *, answered: bool = False
+) -> UpstreamError:
     """The client's error for a failed upstream call, logged with its cause: the status the
     upstream answered, or what failed on the network (refused, DNS, TLS, timeout), which the
-    SDK's own class often misnames (a refused connection is an ``APITimeoutError``)."""
+    SDK's own class often misnames (a refused connection is an ``APITimeoutError``).
+    ``answered``: the failure came after the upstream's answer began (a cut body), so the
+    call is not counted as one without an answer."""
     if isinstance(error, openai.APIStatusError):
         headers = {k.lower(): v for k, v in error.response.headers.items()}
         kind = headers.get("content-type", "")
         return refused(error.status_code, error.body, kind, headers, redactor, where)[0]
     cause = network_cause(error)
+    if not answered:
+        request_log().unanswered.append(cause.kind if cause is not None else "other")
     if cause is None:
         failure = UpstreamError(502, f"upstream unreachable: {type(error).__name__}")
         upstream_failure(502, failure.message, None)
