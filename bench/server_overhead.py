@@ -8,11 +8,11 @@ The same requests go directly to the upstream and through webreach, in one run:
 * added latency, p50 and p99, one request at a time, for every protocol, streamed and not;
 * throughput at 32 concurrent clients, and its ratio to the direct upstream;
 * for search rounds (tool call, search, answer): the time from the upstream sending its tool
-  call to the client receiving the search-start event.
+  call to the client receiving the search-start event;
+* what Prometheus metrics cost: a second webreach server without them (``WEBREACH_METRICS=false``)
+  answers the same requests, interleaved one for one with the first, so drift hits both alike.
 
     python bench/server_overhead.py [--requests 300] [--load 2000] [--concurrency 32]
-
-``WEBREACH_METRICS=false`` in the environment serves without Prometheus metrics, to compare.
 """
 
 from __future__ import annotations
@@ -77,12 +77,12 @@ def run_webreach(port: int, upstream: str) -> None:
     # Snippets only: the search provider's sources are not served (search_substance.py
     # measures reading pages).
     options = ToolOptions(search_context_size="low")
-    # WEBREACH_METRICS=false measures the server without /metrics (on by default, as served).
+    # The second server runs without /metrics (on by default, as served).
     metrics = os.environ.get("WEBREACH_METRICS", "true").strip().lower() != "false"
     settings = ServerSettings(upstream_base_url=upstream, metrics=metrics)
     app = create_app(settings, runtime, options)
     # The log as `webreach serve` writes it (an access line per request), into a file.
-    log = Path(tempfile.gettempdir()) / "webreach-bench-server.log"
+    log = Path(tempfile.gettempdir()) / f"webreach-bench-server-{port}.log"
     configure_logging("info", "text", stream=log.open("w", buffering=1))
     uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
 
@@ -129,6 +129,22 @@ async def latencies(session: Any, url: str, body: dict[str, Any], count: int) ->
     return [(await one(session, url, body))[0] for _ in range(count)]
 
 
+async def paired(
+    session: Any, urls: tuple[str, str], body: dict[str, Any], count: int
+) -> tuple[list[float], list[float]]:
+    """Latencies of two servers for the same request, taken in turn, one for one."""
+    for _ in range(20):
+        for url in urls:
+            await one(session, url, body)
+    first: list[float] = []
+    second: list[float] = []
+    for number in range(count):
+        order = urls if number % 2 == 0 else urls[::-1]
+        for url in order:
+            (first if url == urls[0] else second).append((await one(session, url, body))[0])
+    return first, second
+
+
 async def throughput(session: Any, url: str, body: dict[str, Any], total: int, width: int) -> float:
     remaining = total
 
@@ -143,12 +159,26 @@ async def throughput(session: Any, url: str, body: dict[str, Any], total: int, w
     return total / (time.perf_counter() - started)
 
 
+async def paired_throughput(
+    session: Any, urls: tuple[str, str], body: dict[str, Any], total: int, width: int
+) -> tuple[float, float]:
+    """Requests a second of two servers, each loaded in four turns taken alternately."""
+    seconds = [0.0, 0.0]
+    for turn in range(8):
+        which = turn % 2 if turn < 4 else 1 - turn % 2
+        started = time.perf_counter()
+        await throughput(session, urls[which], body, total // 4, width)
+        seconds[which] += time.perf_counter() - started
+    return (total // 4 * 4) / seconds[0], (total // 4 * 4) / seconds[1]
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-async def measure(args: argparse.Namespace, upstream: str, webreach: str) -> None:
+async def measure(args: argparse.Namespace, upstream: str, webreach: str, plain: str) -> None:
+    """``webreach`` serves with metrics, ``plain`` without."""
     import aiohttp
 
     connector = aiohttp.TCPConnector(limit=args.concurrency * 2)
@@ -169,20 +199,26 @@ async def measure(args: argparse.Namespace, upstream: str, webreach: str) -> Non
         print()
         print(
             f"{'protocol':<10} {'mode':<9} {'added p50':>9} {'added p99':>9} "
-            f"{'req/s':>7} {'vs direct':>9}"
+            f"{'req/s':>7} {'vs direct':>9} {'metrics p50':>11} {'metrics req/s':>13}"
         )
         for protocol in ("chat", "responses", "messages"):
             for stream in (False, True):
                 path, body = request_for(protocol, stream, False)
-                lat = await latencies(session, webreach + path, body, args.requests)
-                rps = await throughput(session, webreach + path, body, args.load, args.concurrency)
+                urls = (webreach + path, plain + path)
+                lat, lat_plain = await paired(session, urls, body, args.requests)
+                rps, rps_plain = await paired_throughput(
+                    session, urls, body, args.load, args.concurrency
+                )
                 base, base_rps = direct[stream]
                 added50 = pct(lat, 0.5) - pct(base, 0.5)
                 added99 = pct(lat, 0.99) - pct(base, 0.99)
+                cost50 = pct(lat, 0.5) - pct(lat_plain, 0.5)
                 print(
                     f"{protocol:<10} {'stream' if stream else 'json':<9} "
-                    f"{added50:>7.2f}ms {added99:>7.2f}ms {rps:>7.0f} {rps / base_rps:>8.2f}x"
+                    f"{added50:>7.2f}ms {added99:>7.2f}ms {rps:>7.0f} {rps / base_rps:>8.2f}x "
+                    f"{cost50:>+9.2f}ms {rps / rps_plain:>12.2f}x"
                 )
+        print("(metrics: with Prometheus metrics vs the same server without them)")
         print()
         print(
             f"{'search round':<20} {'p50':>8} {'p99':>8} {'vs 2 direct calls':>18} "
@@ -227,9 +263,8 @@ def main() -> None:
         run_webreach(args.port, args.upstream)
         return
 
-    up_port, web_port = free_port(), free_port()
+    up_port, web_port, plain_port = free_port(), free_port(), free_port()
     upstream = f"http://127.0.0.1:{up_port}/v1"
-    webreach = f"http://127.0.0.1:{web_port}"
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]),
@@ -237,25 +272,23 @@ def main() -> None:
     children = [
         subprocess.Popen(
             [sys.executable, __file__, "--role", "upstream", "--port", str(up_port)], env=env
-        ),
-        subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                "--role",
-                "webreach",
-                "--port",
-                str(web_port),
-                "--upstream",
-                upstream,
-            ],
-            env=env,
-        ),
+        )
     ]
+    for port, metrics in ((web_port, "true"), (plain_port, "false")):
+        role = [sys.executable, __file__, "--role", "webreach", "--port", str(port)]
+        children.append(
+            subprocess.Popen(
+                [*role, "--upstream", upstream], env={**env, "WEBREACH_METRICS": metrics}
+            )
+        )
     try:
-        wait_listening(up_port)
-        wait_listening(web_port)
-        asyncio.run(measure(args, upstream, webreach))
+        for port in (up_port, web_port, plain_port):
+            wait_listening(port)
+        asyncio.run(
+            measure(
+                args, upstream, f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{plain_port}"
+            )
+        )
     finally:
         for child in children:
             child.terminate()
