@@ -10,7 +10,6 @@ reads its own settings (``EXA_API_KEY``, ``PERPLEXITY_MODEL`` …) and receives 
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping
@@ -33,6 +32,7 @@ from .providers.search import AUTO_ORDER
 from .providers.spec import ProviderContext, ProviderSpec
 from .seam import CacheStore, InvalidValueError, WebRuntime
 from .settings import Settings
+from .stores import open_cache, open_response_store
 
 __all__ = [
     "BuiltProvider",
@@ -181,31 +181,6 @@ def built_providers(settings: Settings, owner: WebRuntime) -> list[BuiltProvider
     return built
 
 
-def _open_cache(settings: Settings, default: str | None) -> CacheStore | None:
-    """The configured store; one that cannot be opened means no cache and one warning."""
-    url = settings.cache or default
-    if not url or url == "none" or settings.cache_ttl <= 0:
-        return None
-    return _open_store(url, "a cache")
-
-
-def _open_store(url: str, purpose: str) -> CacheStore | None:
-    from .cache import open_store
-    from .cache.urls import shown_store_url
-
-    try:
-        return open_store(url)
-    except Exception as error:
-        shown = shown_store_url(url)
-        logging.getLogger("webreach.cache").warning(
-            "WEBREACH_CACHE: cannot open %r (%s); continuing without %s",
-            shown,
-            str(error).replace(url, shown),
-            purpose,
-        )
-        return None
-
-
 def discover_providers(kind: ProviderKind) -> list[ProviderSpec[Any, Any]]:
     """The built-in providers of ``kind``: the ``PROVIDER`` of every public module of
     ``webreach.providers.search`` (or ``.fetch``, ``.image_search``), in module-name order.
@@ -224,25 +199,6 @@ def discover_providers(kind: ProviderKind) -> list[ProviderSpec[Any, Any]]:
         if isinstance(spec, ProviderSpec):
             specs.append(spec)
     return specs
-
-
-def open_response_store(settings: Settings) -> CacheStore | None:
-    """Where ``webreach serve`` keeps responses and read pages: the configured cache store (so
-    replicas sharing Redis share them), in memory when the cache is off; None when
-    ``WEBREACH_STORE_TTL`` is 0.
-
-    In memory it is bounded by ``WEBREACH_STORE_MAX_MB`` alone, not by a count of entries: a
-    response is several entries (itself and each of its items) of any size, and a count small
-    enough to bound the memory evicted responses long before their TTL.
-    """
-    if settings.store_ttl <= 0:
-        return None
-    url = settings.cache if settings.cache and settings.cache != "none" else "memory"
-    if url == "memory":
-        from .cache import MemoryStore
-
-        return MemoryStore(max_entries=None, max_bytes=settings.store_max_mb * 1024 * 1024)
-    return _open_store(url, "a response store")
 
 
 def build_runtime(
@@ -277,7 +233,7 @@ def build_runtime(
     if problems:
         raise ConfigError(problems)
 
-    cache = _open_cache(settings, default_cache)
+    cache = open_cache(settings, default_cache)
     runtime = WebRuntime(
         **_selection(settings),
         cache=wrap_cache(cache) if cache is not None and wrap_cache else cache,
