@@ -39,8 +39,8 @@ from .responses import ResponsesCodec
 from .tenants import Tenants
 from .web_api import OPEN_PATHS as WEB_OPEN_PATHS
 from .web_api import PATHS as WEB_PATHS
-from .web_api import routes as web_routes
 from .web_api import rate_limited_body, unauthorized_body
+from .web_api import routes as web_routes
 
 __all__ = ["PATHS", "ServerSettings", "create_app", "default_codecs"]
 
