@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -271,3 +272,48 @@ def test_a_client_that_leaves_mid_turn_gives_back_its_reservation(
         reply = chat(server.url).chat.completions.create(model="m", messages=USER, tools=WEB)  # type: ignore[arg-type, list-item]
         assert [c["status"] for c in ran_calls(reply)] == ["completed"] * 2 + ["failed"]
         assert len(search.calls) == 3
+
+
+class _LostStore:
+    """A counter store whose server has gone away."""
+
+    async def count(self, key: str, amount: int, ttl: float | None) -> int:
+        raise ConnectionError("redis is gone")
+
+    async def counted(self, key: str) -> int:
+        raise ConnectionError("redis is gone")
+
+
+def test_a_reservation_past_the_limit_is_given_back_at_once() -> None:
+    from webreach.server.tenants import DayQuota, _LocalCounters
+
+    async def run() -> None:
+        counters = _LocalCounters()
+        quota = DayQuota(counters, "alice", KeyLimits(searches_per_day=2))
+        key = f"webreach:tenant:alice:searches:{int(time.time() // 86_400)}"
+        assert await quota.take("searches", 5) == 2
+        assert await counters.counted(key) == 2
+        assert await quota.take("searches", 1) == 0
+        assert await counters.counted(key) == 2  # never left above the limit
+        await quota.give_back("searches", 1)
+        assert await counters.counted(key) == 1
+        assert await quota.take("searches", 3) == 1
+        assert await quota.take("fetches", 7) == 7  # no fetch limit
+        # Giving back more than was held returns only what was held.
+        await quota.give_back("searches", 10)
+        assert await counters.counted(key) == 0
+
+    asyncio.run(run())
+
+
+def test_a_lost_store_lets_the_reservation_through(caplog: pytest.LogCaptureFixture) -> None:
+    from webreach.server.tenants import DayQuota
+
+    async def run() -> None:
+        quota = DayQuota(_LostStore(), "alice", KeyLimits(searches_per_day=2))  # type: ignore[arg-type]
+        assert await quota.take("searches", 5) == 5
+        await quota.give_back("searches", 5)
+
+    caplog.set_level(logging.WARNING, logger="webreach.server")
+    asyncio.run(run())
+    assert "key quota not reserved: ConnectionError" in caplog.text
