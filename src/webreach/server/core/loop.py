@@ -262,11 +262,15 @@ class TurnRunner:
         end, whatever the end (an answer, a failure, a client that left)."""
         drawn = {tool.budget for tool in self._tools}
         budgets = await reserved_budgets(self.turn, drawn)
+        steps = self._steps_within(budgets)
         try:
-            async for event in self._steps_within(budgets):
+            async for event in steps:
                 yield event
         finally:
-            await give_back_unused(budgets, drawn)
+            try:
+                await give_back_unused(budgets, drawn)
+            finally:
+                await steps.aclose()
 
     async def _steps_within(self, budgets: Budgets) -> AsyncGenerator[Event]:
         stream, self._first = self._first, None
@@ -353,9 +357,10 @@ class TurnRunner:
                     self._debug.plan(items, allowed)
                 planned += items
                 taken[tool.budget] += len(calls)
+        # Spent once started: a client leaving mid-call does not give the call back to the quota.
+        budgets.spend(taken)
         async for event in self._run_web(planned, results):
             yield event
-        budgets.spend(taken)
 
     async def _run_web(
         self, planned: list[Planned], results: dict[str, str]
