@@ -62,6 +62,7 @@ SLOW_MODULES = frozenset(
         "test_server_messages_start_usage",
         "test_server_metrics",
         "test_server_properties",
+        "test_server_quota",
         "test_server_read_citations",
         "test_server_read_link",
         "test_server_readyz",

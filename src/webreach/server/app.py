@@ -46,8 +46,8 @@ from .responses import ResponsesCodec
 from .tenants import Tenants
 from .web_api import OPEN_PATHS as WEB_OPEN_PATHS
 from .web_api import PATHS as WEB_PATHS
+from .web_api import rate_limited_body, unauthorized_body
 from .web_api import routes as web_routes
-from .web_api import unauthorized_body
 
 __all__ = ["PATHS", "ServerSettings", "create_app", "default_codecs"]
 
@@ -233,6 +233,8 @@ def _error_body_for(
     def for_path(path: str) -> Callable[[str], JSON]:
         if path in web_paths and status == 401:
             return unauthorized_body
+        if path in web_paths and status == 429:
+            return rate_limited_body
         codec = by_path.get(path, fallback)
         return lambda message: codec.error_body(status, message)
 

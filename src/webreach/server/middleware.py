@@ -19,7 +19,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..seam.hops import HOPS_HEADER, MAX_HOPS, arrived_after, hops_of
-from .core.budgets import KeyAllowance, allowed_for_key
+from .core.budgets import NO_QUOTA, allowed_for_key
 from .core.operator_log import RequestLog, begin_request, end_request, request_log
 from .core.protocol_common import dumps
 from .core.store import scoped_to_key
@@ -262,7 +262,7 @@ class InboundKeys:
         record = request_log()
         record.key = name
         tenants = self._tenants
-        allowance = KeyAllowance()
+        quota = NO_QUOTA
         if tenants is not None:
             admitted = await tenants.admit(name)
             if isinstance(admitted, Refusal):
@@ -272,11 +272,11 @@ class InboundKeys:
                 for message in _json_answer(429, body, wait):
                     await send(message)
                 return
-            allowance = admitted.allowance
+            quota = admitted.quota
         try:
-            # What the request stores belongs to its key alone; its turn spends at most what
-            # the key has left of its day.
-            with scoped_to_key(key), allowed_for_key(allowance):
+            # What the request stores belongs to its key alone; its web calls reserve from the
+            # key's day quota before they run.
+            with scoped_to_key(key), allowed_for_key(quota):
                 await self.app(scope, receive, send)
         finally:
             if tenants is not None:

@@ -8,16 +8,17 @@ together.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from ..seam import CacheStore, CounterStore
 from .config import KeyLimits
-from .core.budgets import UNLIMITED, KeyAllowance
+from .core.budgets import NO_QUOTA, KeyQuota, QuotaKind
 
-__all__ = ["USAGE_FIELDS", "Admission", "Refusal", "Tenants"]
+__all__ = ["USAGE_FIELDS", "Admission", "DayQuota", "Refusal", "Tenants"]
 
 logger = logging.getLogger("webreach.server")
 
@@ -37,9 +38,9 @@ class Refusal:
 
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """A request let in, and what its key has left of today's searches and fetches."""
+    """A request let in, and its key's day quota, which its web calls reserve from."""
 
-    allowance: KeyAllowance = UNLIMITED
+    quota: KeyQuota = NO_QUOTA
 
 
 class _LocalCounters:
@@ -86,16 +87,16 @@ class Tenants:
         admission = Admission()
         try:
             if limits is not None:
-                checked = await self._check(name, limits, now)
-                if isinstance(checked, Refusal):
-                    return checked
-                admission = Admission(checked)
+                refused = await self._check(name, limits, now)
+                if refused is not None:
+                    return refused
+                admission = Admission(DayQuota(self._counters, name, limits))
             await self._counters.count(f"{_PREFIX}{name}:usage:requests", 1, None)
         except Exception as error:  # a lost Redis must not take every request down with it
             logger.warning("key limits not checked: %s", type(error).__name__)
         return admission
 
-    async def _check(self, name: str, limits: KeyLimits, now: float) -> Refusal | KeyAllowance:
+    async def _check(self, name: str, limits: KeyLimits, now: float) -> Refusal | None:
         if limits.requests_per_minute is not None:
             window = int(now // MINUTE)
             made = await self._counters.count(f"{_PREFIX}{name}:rpm:{window}", 1, 2 * MINUTE)
@@ -106,27 +107,21 @@ class Tenants:
                     _until(now, MINUTE),
                 )
         day = int(now // DAY)
-        left: dict[str, int | None] = {}
         for tool, most in (
             ("searches", limits.searches_per_day),
             ("fetches", limits.fetches_per_day),
         ):
-            left[tool] = None
             if most is not None:
                 spent = await self._counters.counted(f"{_PREFIX}{name}:{tool}:{day}")
                 if spent >= most:
-                    return Refusal(
-                        f"quota: key {name!r} has made its {most} {tool} for today (UTC)",
-                        _until(now, DAY),
-                    )
-                left[tool] = most - spent
-        return KeyAllowance(left["searches"], left["fetches"])
+                    return Refusal(_spent_message(name, most, tool), _until(now, DAY))
+        return None
 
     async def spent(
         self, name: str, searches: int, fetches: int, input_tokens: int, output_tokens: int
     ) -> None:
-        """Adds a finished request's web calls and upstream tokens to the key's usage."""
-        day = int(time.time() // DAY)
+        """Adds a finished request's web calls and upstream tokens to the key's usage (the
+        day's quota was reserved before the calls ran, by :class:`DayQuota`)."""
         used = {
             "searches": searches,
             "fetches": fetches,
@@ -137,10 +132,6 @@ class Tenants:
             for field, amount in used.items():
                 if amount:
                     await self._counters.count(f"{_PREFIX}{name}:usage:{field}", amount, None)
-            for tool in ("searches", "fetches"):
-                if used[tool]:
-                    key = f"{_PREFIX}{name}:{tool}:{day}"
-                    await self._counters.count(key, used[tool], 2 * DAY)
         except Exception as error:
             logger.warning("key usage not counted: %s", type(error).__name__)
 
@@ -153,6 +144,92 @@ class Tenants:
             }
             for name in self.names
         }
+
+
+@dataclass(eq=False)
+class DayQuota:
+    """One request's reservations from its key's day counters. A reservation is one atomic
+    increment; what it took past the limit is given back at once, so the counter never stays
+    above the limit and concurrent requests (and replicas) together get at most the day's
+    units. A lost store lets the request through, as the admission does."""
+
+    counters: CounterStore
+    name: str
+    limits: KeyLimits
+    held: dict[str, int] = field(default_factory=dict)
+    """Units taken and not yet given back, by counter key (the day they were taken in)."""
+
+    def _most(self, kind: QuotaKind) -> int | None:
+        return self.limits.searches_per_day if kind == "searches" else self.limits.fetches_per_day
+
+    async def take(self, kind: QuotaKind, units: int) -> int:
+        most = self._most(kind)
+        if most is None or units <= 0:
+            return max(units, 0)
+        key = f"{_PREFIX}{self.name}:{kind}:{int(time.time() // DAY)}"
+        reserving = asyncio.ensure_future(self._reserve(key, most, units))
+        try:
+            return await asyncio.shield(reserving)
+        except asyncio.CancelledError:
+            # The caller left mid-reservation: what it was granted goes straight back.
+            reserving.add_done_callback(lambda done: self._return_granted(done, kind))
+            raise
+
+    async def _reserve(self, key: str, most: int, units: int) -> int:
+        try:
+            value = await self.counters.count(key, units, 2 * DAY)
+            excess = min(units, max(0, value - most))
+            if excess:
+                await self.counters.count(key, -excess, 2 * DAY)
+        except Exception as error:
+            logger.warning("key quota not reserved: %s", type(error).__name__)
+            return units
+        granted = units - excess
+        self.held[key] = self.held.get(key, 0) + granted
+        return granted
+
+    def _return_granted(self, done: asyncio.Future[int], kind: QuotaKind) -> None:
+        if not done.cancelled() and done.exception() is None and done.result():
+            _in_background(self.give_back(kind, done.result()))
+
+    async def give_back(self, kind: QuotaKind, units: int) -> None:
+        for key in [k for k in self.held if k.startswith(f"{_PREFIX}{self.name}:{kind}:")]:
+            back = min(units, self.held[key])
+            if back <= 0:
+                continue
+            self.held[key] -= back
+            units -= back
+            # Shielded: a request being cancelled (a client that left) still returns its units.
+            await asyncio.shield(_in_background(self._decrease(key, back)))
+
+    async def _decrease(self, key: str, units: int) -> None:
+        try:
+            await self.counters.count(key, -units, 2 * DAY)
+        except Exception as error:
+            logger.warning("key quota not given back: %s", type(error).__name__)
+
+    def refusal(self, kind: QuotaKind) -> tuple[str, int]:
+        most = self._most(kind) or 0
+        return _spent_message(self.name, most, kind), _until(time.time(), DAY)
+
+
+_running: set[asyncio.Task[None]] = set()
+
+
+def _in_background(work: Awaitable[None]) -> asyncio.Task[None]:
+    """A task kept referenced until it ends, so a give-back outlives a cancelled request."""
+
+    async def run() -> None:
+        await work
+
+    task = asyncio.ensure_future(run())
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+    return task
+
+
+def _spent_message(name: str, most: int, tool: str) -> str:
+    return f"quota: key {name!r} has made its {most} {tool} for today (UTC)"
 
 
 def _until(now: float, window: int) -> int:

@@ -7,8 +7,19 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Literal, Protocol
 
-__all__ = ["EXTRA_STEPS", "Budgets", "KeyAllowance", "allowed_for_key", "key_allowance"]
+__all__ = [
+    "EXTRA_STEPS",
+    "NO_QUOTA",
+    "UNLIMITED",
+    "Budgets",
+    "KeyAllowance",
+    "KeyQuota",
+    "QuotaKind",
+    "allowed_for_key",
+    "key_quota",
+]
 
 EXTRA_STEPS = 3
 """Model steps allowed beyond the search budget before an answer is forced."""
@@ -47,25 +58,58 @@ class Budgets:
 
 @dataclass(frozen=True, slots=True)
 class KeyAllowance:
-    """What the request's inbound key has left of its day's searches and fetches (None:
-    unlimited); a turn's budgets are capped by it, so the model reads a spent budget."""
+    """What the request's inbound key granted a turn of its day's searches and fetches (None:
+    unlimited); the turn's budgets are capped by it, so the model reads a spent budget."""
 
     searches: int | None = None
     fetches: int | None = None
 
 
 UNLIMITED = KeyAllowance()
-_allowance: ContextVar[KeyAllowance | None] = ContextVar("webreach_key_allowance", default=None)
+
+QuotaKind = Literal["searches", "fetches"]
+
+
+class KeyQuota(Protocol):
+    """The request's key's day quota: units are taken before web calls run and the unused
+    given back, so concurrent requests (and replicas) never spend more than the day allows."""
+
+    async def take(self, kind: QuotaKind, units: int) -> int:
+        """Reserves up to ``units``; how many were granted (0 when the day is spent)."""
+        ...
+
+    async def give_back(self, kind: QuotaKind, units: int) -> None:
+        """Returns reserved units that were not used."""
+        ...
+
+    def refusal(self, kind: QuotaKind) -> tuple[str, int]:
+        """The message of a request refused for ``kind``, and seconds until the day ends."""
+        ...
+
+
+class _Unlimited:
+    async def take(self, kind: QuotaKind, units: int) -> int:
+        return units
+
+    async def give_back(self, kind: QuotaKind, units: int) -> None:
+        return None
+
+    def refusal(self, kind: QuotaKind) -> tuple[str, int]:
+        return f"no {kind} left", 1
+
+
+NO_QUOTA: KeyQuota = _Unlimited()
+_quota: ContextVar[KeyQuota | None] = ContextVar("webreach_key_quota", default=None)
 
 
 @contextmanager
-def allowed_for_key(allowance: KeyAllowance) -> Iterator[None]:
-    token = _allowance.set(allowance)
+def allowed_for_key(quota: KeyQuota) -> Iterator[None]:
+    token = _quota.set(quota)
     try:
         yield
     finally:
-        _allowance.reset(token)
+        _quota.reset(token)
 
 
-def key_allowance() -> KeyAllowance:
-    return _allowance.get() or UNLIMITED
+def key_quota() -> KeyQuota:
+    return _quota.get() or NO_QUOTA

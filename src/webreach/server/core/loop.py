@@ -19,7 +19,7 @@ from openai import AsyncStream
 from ...seam import await_cleanly, cancel_and_wait
 from .budgets import Budgets
 from .calls.base import ServerTool, SourceRegistry, ToolSetup
-from .calls.registry import turn_budgets
+from .calls.registry import give_back_unused, reserved_budgets
 from .calls.tool import ModelTool
 from .citations import CitationStream
 from .context import ServerContext
@@ -256,8 +256,23 @@ class TurnRunner:
     async def _rounds(self) -> AsyncGenerator[Event]:
         """Model steps until an answer. Withdrawing the tools does not stop a model writing
         calls, so the step cap does: the last step allowed is made without tools, and calls
-        the server would have to answer after it end the turn with an error."""
-        budgets = turn_budgets(self.turn)
+        the server would have to answer after it end the turn with an error.
+
+        The key's day quota is reserved first and what the turn did not use given back at its
+        end, whatever the end (an answer, a failure, a client that left)."""
+        drawn = {tool.budget for tool in self._tools}
+        budgets = await reserved_budgets(self.turn, drawn)
+        steps = self._steps_within(budgets)
+        try:
+            async for event in steps:
+                yield event
+        finally:
+            try:
+                await give_back_unused(budgets, drawn)
+            finally:
+                await steps.aclose()
+
+    async def _steps_within(self, budgets: Budgets) -> AsyncGenerator[Event]:
         stream, self._first = self._first, None
         first = True
         while True:
@@ -342,9 +357,10 @@ class TurnRunner:
                     self._debug.plan(items, allowed)
                 planned += items
                 taken[tool.budget] += len(calls)
+        # Spent once started: a client leaving mid-call does not give the call back to the quota.
+        budgets.spend(taken)
         async for event in self._run_web(planned, results):
             yield event
-        budgets.spend(taken)
 
     async def _run_web(
         self, planned: list[Planned], results: dict[str, str]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from .errors import unauthorized_body
+from .errors import rate_limited_body, unauthorized_body
 from .handlers import (
     fetch_endpoint,
     openapi_endpoint,
@@ -15,7 +15,7 @@ from .handlers import (
 )
 from .openapi import PATHS
 
-__all__ = ["OPEN_PATHS", "PATHS", "routes", "unauthorized_body"]
+__all__ = ["OPEN_PATHS", "PATHS", "rate_limited_body", "routes", "unauthorized_body"]
 
 OPEN_PATHS = frozenset({PATHS["openapi"]})
 """Served without a key: the document says what the endpoints take, and nothing more."""

@@ -21,11 +21,13 @@ from ..core.protocol_common import dumps
 __all__ = [
     "INTERNAL_ERROR",
     "NOT_ENABLED",
+    "RATE_LIMITED",
     "REQUEST_TOO_LARGE",
     "UNAUTHORIZED",
     "error_body",
     "error_response",
     "json_response",
+    "rate_limited_body",
     "request_error_response",
     "status_of",
     "unauthorized_body",
@@ -36,6 +38,8 @@ UNAUTHORIZED = "UNAUTHORIZED"
 REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
 NOT_ENABLED = "NOT_ENABLED"
 INTERNAL_ERROR = "INTERNAL_ERROR"
+RATE_LIMITED = "RATE_LIMITED"
+"""A key past one of its limits (requests a minute, its day's searches or fetches)."""
 
 _STATUS: dict[WebErrorCode, int] = {
     WebErrorCode.INVALID_ARGUMENTS: 400,
@@ -91,6 +95,11 @@ def error_body(
 
 def error_response(status: int, code: str, message: str, *, param: str | None = None) -> Response:
     return json_response(status, error_body(code, message, param=param))
+
+
+def rate_limited_body(message: str) -> JSON:
+    """The 429 of a key past one of its limits on these paths."""
+    return error_body(RATE_LIMITED, message)
 
 
 def unauthorized_body(message: str) -> JSON:

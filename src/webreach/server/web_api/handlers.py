@@ -21,6 +21,7 @@ from starlette.responses import Response
 from ...seam import WebError, WebErrorCode
 from ...tools import SearchToolResult, run_search
 from ...tools.fetch import page_piece, read_page
+from ..core.budgets import QuotaKind, key_quota
 from ..core.context import ServerContext
 from ..core.errors import RequestError
 from ..core.fields import JSON
@@ -31,6 +32,8 @@ from .bodies import SearchCall, fetch_call, loader_urls, openwebui_search_call, 
 from .errors import (
     INTERNAL_ERROR,
     NOT_ENABLED,
+    RATE_LIMITED,
+    error_body,
     error_response,
     json_response,
     request_error_response,
@@ -65,6 +68,25 @@ class Answer:
 
 
 Work = Callable[[ServerContext, JSON], Awaitable[Answer]]
+
+
+class QuotaSpent(Exception):
+    """The key's day has no search (or fetch) left for this call."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+async def _take(kind: QuotaKind, units: int) -> int:
+    """Reserves the call's units from the key's day quota before it runs (each one is spent
+    once the call starts, so none is given back); none left is a :class:`QuotaSpent`."""
+    quota = key_quota()
+    granted = await quota.take(kind, units)
+    if granted <= 0:
+        raise QuotaSpent(*quota.refusal(kind))
+    return granted
 
 
 async def timed(awaitable: Awaitable[T]) -> tuple[T, float]:
@@ -102,6 +124,10 @@ def endpoint(tool: Tool, work: Work) -> Handler:
             web_failure(tool, error)
             request_log().note = error.message
             return web_error_response(error)
+        except QuotaSpent as spent:
+            request_log().note = spent.message
+            body = error_body(RATE_LIMITED, spent.message, retry_after=spent.retry_after)
+            return json_response(429, body, {"Retry-After": str(spent.retry_after)})
         except ClientGone:
             return Response(status_code=CLIENT_GONE)
         except Exception:
@@ -114,6 +140,7 @@ def endpoint(tool: Tool, work: Work) -> Handler:
 
 
 async def _search(context: ServerContext, call: SearchCall) -> tuple[SearchToolResult, float]:
+    await _take("searches", 1)
     request_log().searches += 1
     return await timed(
         run_search(
@@ -136,6 +163,7 @@ async def fetch_work(context: ServerContext, body: JSON) -> Answer:
     """``/v1/fetch``: the ``web_fetch`` tool's structured result, the piece of the page in the
     asked format from ``start``, at most ``WEBREACH_FETCH_MAX_CHARS`` characters."""
     call = fetch_call(body)
+    await _take("fetches", 1)
     request_log().fetches += 1
     (result, rendered), seconds = await timed(read_page(context.runtime, call.url, call.format))
     piece = page_piece(result, rendered, call.start, context.options.fetch_max_chars)
@@ -191,8 +219,14 @@ def _log_failure(url: str, failure: WebError) -> None:
 
 async def openwebui_loader_work(context: ServerContext, body: JSON) -> Answer:
     """Open WebUI's external web loader: the pages that could be read, concurrently; a page
-    that failed is left out (logged), as Open WebUI's own loader does, unless all failed."""
+    that failed is left out (logged), as Open WebUI's own loader does, unless all failed. With
+    fewer fetches left of the key's day than URLs, the first ones are read and the rest left
+    out (noted in the access line)."""
     urls = loader_urls(body)
+    granted = await _take("fetches", len(urls)) if urls else 0
+    if granted < len(urls):
+        request_log().note = f"{len(urls) - granted} URLs left out: the key's day quota is spent"
+        urls = urls[:granted]
     request_log().fetches += len(urls)
     started = time.perf_counter()
     async with asyncio.TaskGroup() as group:
