@@ -349,7 +349,8 @@ async def test_the_openapi_document_is_valid_and_states_this_servers_bounds(stac
     schemas = document["components"]["schemas"]
     for path, item in paths.items():
         operation = item["post"]
-        assert {"200", "400", "401"} <= set(operation["responses"]), path
+        assert {"200", "400", "401", "429"} <= set(operation["responses"]), path
+        assert "RATE_LIMITED" in operation["responses"]["429"]["description"], path
         request = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
         assert request.removeprefix("#/components/schemas/") in schemas
     refs = set(_refs(document))

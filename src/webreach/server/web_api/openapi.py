@@ -54,7 +54,9 @@ _STATUS = {
     "413": "The request body is larger than `WEBREACH_SERVER_MAX_BODY_BYTES`.",
     "422": "The page cannot be returned: a cross-origin redirect (the message names the target), "
     "an unsupported content type, or a document over the fetch size limit.",
-    "429": "The search provider is rate limited; `Retry-After` says when to come back.",
+    "429": "The search provider is rate limited, or the inbound key has spent a limit "
+    "(`RATE_LIMITED`: its requests a minute, or its searches or fetches of the UTC day); "
+    "`Retry-After` says when to come back.",
     "502": "The provider failed (HTTP error, bad answer, refused connection, DNS, TLS).",
     "503": "No usable provider is configured; the message names the setting to change.",
     "504": "The fetch took longer than `WEBREACH_FETCH_TIMEOUT`.",
@@ -80,7 +82,7 @@ def _operation(
     keyed: bool,
 ) -> JSONSchema:
     responses: JSONSchema = {"200": {"description": "The result.", "content": _json(reply)}}
-    shown = (*statuses, "401") if keyed else statuses
+    shown = {*statuses, "401", "429"} if keyed else set(statuses)
     for status in sorted(shown):
         responses[status] = {"description": _STATUS[status], "content": _json(_ref(Error))}
     return {
