@@ -24,24 +24,18 @@ from ..core.errors import RequestError
 from ..core.fields import JSON, Request, bad, checked, validate
 
 __all__ = [
-    "LOADER_MAX_URLS",
     "FetchCall",
     "FetchRequest",
-    "OpenWebUILoaderRequest",
-    "OpenWebUISearchRequest",
     "SearchBody",
     "SearchCall",
+    "Text",
     "fetch_call",
-    "loader_urls",
-    "openwebui_search_call",
+    "positive",
     "search_body",
     "search_call",
 ]
 
 B = TypeVar("B", bound="Body")
-
-LOADER_MAX_URLS = 20
-"""URLs per loader request: Open WebUI sends its URLs in batches of this size."""
 
 
 def _text(value: object) -> bool:
@@ -52,7 +46,7 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _positive(value: object) -> bool:
+def positive(value: object) -> bool:
     return _whole(value) and bool(value)
 
 
@@ -134,7 +128,7 @@ NumSearchResults = Annotated[
         "Perplexity keeps the two apart; the others ask for this many).",
     ),
     checked(
-        _positive,
+        positive,
         "must be a positive integer",
         (_at_most(MAX_NUM_SEARCH_RESULTS), f"must be at most {MAX_NUM_SEARCH_RESULTS}"),
     ),
@@ -147,7 +141,7 @@ MaxTokens = Annotated[
         description="The longest answer a model-backed provider may write; others ignore it.",
     ),
     checked(
-        _positive,
+        positive,
         "must be a positive integer",
         (_at_most(MAX_SEARCH_TOKENS), f"must be at most {MAX_SEARCH_TOKENS}"),
     ),
@@ -277,7 +271,7 @@ def search_body(options: ToolOptions) -> type[SearchBody]:
                     f"{most_results} (WEBREACH_SEARCH_MAX_RESULTS).",
                 ),
                 checked(
-                    _positive,
+                    positive,
                     "must be a positive integer",
                     (
                         _at_most(most_results),
@@ -299,33 +293,6 @@ class FetchRequest(Body):
     url: Url
     start: Start = 0
     format: Format = "markdown"
-
-
-class OpenWebUISearchRequest(Request):
-    """Open WebUI's external web search request; fields it may add later are ignored."""
-
-    query: Text
-    count: (
-        Annotated[
-            int,
-            Field(ge=1, description="Results wanted; more than the server gives are cut."),
-            checked(_positive, "must be a positive integer"),
-        ]
-        | None
-    ) = None
-
-
-class OpenWebUILoaderRequest(Request):
-    """Open WebUI's external web loader request; fields it may add later are ignored."""
-
-    urls: Annotated[
-        list[str],
-        checked(
-            lambda v: isinstance(v, list) and all(isinstance(item, str) for item in v),
-            "must be an array of strings",
-        ),
-        Field(max_length=LOADER_MAX_URLS, description="Pages to read, in order."),
-    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,20 +368,3 @@ def fetch_call(body: JSON) -> FetchCall:
     except ToolError as error:
         raise _tool_refusal(error, "url") from None
     return FetchCall(url, start, checked_body.format)
-
-
-def openwebui_search_call(body: JSON, options: ToolOptions) -> SearchCall:
-    """Open WebUI's ``{"query", "count"}``: a larger ``count`` than the server allows is cut
-    to the limit rather than refused, because Open WebUI turns any error into no results."""
-    checked_body = validate(OpenWebUISearchRequest, body)
-    limit = options.search_max_results
-    return SearchCall((checked_body.query.strip(),), min(checked_body.count or limit, limit))
-
-
-def loader_urls(body: JSON) -> tuple[str, ...]:
-    """Open WebUI's ``{"urls": [...]}``: distinct URLs in order, at most a batch of them."""
-    urls = body.get("urls")
-    if isinstance(urls, list) and len(urls) > LOADER_MAX_URLS:
-        raise bad("urls", f"at most {LOADER_MAX_URLS} URLs per request, not {len(urls)}")
-    checked_urls = validate(OpenWebUILoaderRequest, body).urls
-    return tuple(dict.fromkeys(url.strip() for url in checked_urls if url.strip()))

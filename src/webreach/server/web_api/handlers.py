@@ -28,7 +28,7 @@ from ..core.fields import JSON
 from ..core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from ..core.operator_log import request_log, web_failure
 from ..core.streaming import server_timing
-from .bodies import SearchCall, fetch_call, loader_urls, openwebui_search_call, search_call
+from .bodies import SearchCall, fetch_call, search_call
 from .errors import (
     INTERNAL_ERROR,
     NOT_ENABLED,
@@ -40,6 +40,7 @@ from .errors import (
     web_error_response,
 )
 from .openapi import openapi_document
+from .openwebui_bodies import loader_urls, openwebui_search_call
 
 __all__ = [
     "fetch_endpoint",

@@ -14,12 +14,8 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from ...tools import ToolOptions
-from .bodies import (
-    FetchRequest,
-    OpenWebUILoaderRequest,
-    OpenWebUISearchRequest,
-    search_body,
-)
+from .bodies import FetchRequest, search_body
+from .openwebui_bodies import OpenWebUILoaderRequest, OpenWebUISearchRequest
 from .replies import (
     Error,
     FetchResult,
