@@ -23,7 +23,7 @@ from .calls.registry import give_back_unused, reserved_budgets
 from .calls.tool import ModelTool
 from .citations import CitationStream
 from .context import ServerContext
-from .conversation import ends_with_reply, restore_pages, step_messages, with_web_note
+from .conversation import restore_pages, step_messages, with_web_note
 from .errors import ServerFailure, UpstreamError
 from .events import (
     Event,
@@ -41,12 +41,12 @@ from .events import (
 from .plans import Done, Planned, StepCalls, plan_calls
 from .reviewed_answer import reviewed, turn_review
 from .reviewed_input import review_input, round_input
+from .step_body import step_body
 from .steps import PendingCall, StepState, UpstreamClock, read_step
 from .title import TitleTask
 from .turn import JSON, Turn
 from .turn_debug import StopKind, TurnDebug
 from .turn_limits import TurnLimits, TurnTimedOut, Waits, within
-from .upstream import thinking_params
 
 __all__ = ["FORCED_ANSWER", "RETRY_ANSWER", "ServerContext", "TurnRunner"]
 
@@ -107,39 +107,12 @@ class TurnRunner:
         self._title: TitleTask | None = None
 
     def _body(self, *, tools: bool, nudge: str | None = None, first: bool = False) -> JSON:
-        turn = self.turn
-        messages: list[JSON] = (
-            self._messages
-            if nudge is None
-            else [
-                *self._messages,
-                {"role": "system", "content": nudge},
-            ]
-        )
-        messages = self.context.upstream.placed(messages)
-        body: JSON = {"model": turn.model, "messages": messages, **turn.params}
-        if turn.continued and ends_with_reply(messages):
-            body = self.context.upstream.continuing(body)
-        dialect = self.context.upstream.dialect
-        asked = thinking_params(dialect, turn.thinking, turn.effort, turn.thinking_off)
-        for name, value in asked.items():
-            body.setdefault(name, value)
-        if not tools:
-            return body
-        offered = [tool.definition for tool in turn.client_tools]
         own = [model for tool in self._tools for model in tool.models]
-        offered.extend(model.definition for model in own)
-        if offered:
-            body["tools"] = offered
-            choice = turn.tool_choice
-            if choice == "required" and own:
-                choice = "auto"
-            forced = self._forced() if first else None
-            if forced is not None:
-                choice = {"type": "function", "function": {"name": forced.name}}
-            if choice is not None:
-                body["tool_choice"] = choice
-        return body
+        forced = self._forced() if first and tools else None
+        upstream = self.context.upstream
+        return step_body(
+            self.turn, upstream, self._messages, own, tools=tools, nudge=nudge, forced=forced
+        )
 
     @property
     def upstream_seconds(self) -> float:

@@ -1,0 +1,50 @@
+"""The body of one upstream step: the turn's messages as this upstream takes them, its
+parameters and thinking, and the tools offered with the ``tool_choice`` the step needs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .calls.tool import ModelTool
+from .conversation import ends_with_reply
+from .turn import JSON, Turn
+from .upstream import Upstream, thinking_params
+
+__all__ = ["step_body"]
+
+
+def step_body(
+    turn: Turn,
+    upstream: Upstream,
+    messages: list[JSON],
+    own: Sequence[ModelTool],
+    *,
+    tools: bool,
+    nudge: str | None = None,
+    forced: ModelTool | None = None,
+) -> JSON:
+    """``own`` are the server's tools as the model sees them; ``nudge`` a last system message
+    asking for an answer; ``forced`` the tool the first step must call."""
+    if nudge is not None:
+        messages = [*messages, {"role": "system", "content": nudge}]
+    messages = upstream.placed(messages)
+    body: JSON = {"model": turn.model, "messages": messages, **turn.params}
+    if turn.continued and ends_with_reply(messages):
+        body = upstream.continuing(body)
+    asked = thinking_params(upstream.dialect, turn.thinking, turn.effort, turn.thinking_off)
+    for name, value in asked.items():
+        body.setdefault(name, value)
+    if not tools:
+        return body
+    offered = [tool.definition for tool in turn.client_tools]
+    offered.extend(model.definition for model in own)
+    if offered:
+        body["tools"] = offered
+        choice = turn.tool_choice
+        if choice == "required" and own:
+            choice = "auto"
+        if forced is not None:
+            choice = {"type": "function", "function": {"name": forced.name}}
+        if choice is not None:
+            body["tool_choice"] = choice
+    return body
