@@ -18,6 +18,7 @@ from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app
+from webreach.server.core.relay_usage import has_usage, read_usage
 from webreach.tools import ToolOptions
 
 ALICE = "sk-alice-secret-4242"
@@ -125,3 +126,39 @@ def test_a_relayed_whole_answer_counts_its_tokens(upstream: ScriptedUpstream, se
     usage = alice_usage(served)
     assert (usage["input_tokens"], usage["output_tokens"]) == (21, 4)
     assert tokens_metric(served) == {"prompt": 21.0, "completion": 4.0}
+
+
+CHUNK = b'data: {"id":"c","choices":[{"index":0,"delta":{"content":"Hi"}}],"usage":null}\n\n'
+ONLY_USAGE = b'data: {"id":"c","choices":[],"usage":{"prompt_tokens":4,"completion_tokens":2}}\n\n'
+
+
+@pytest.mark.parametrize("separator", [b"\n\n", b"\r\n\r\n"])
+def test_the_usage_only_chunk_is_cut_out_of_a_block_whole_events_around_it_kept(
+    separator: bytes,
+) -> None:
+    block = (CHUNK + ONLY_USAGE + b"data: [DONE]\n\n").replace(b"\n\n", separator)
+    shown, usage = read_usage(block, hide=True)
+    assert usage is not None and (usage.input_tokens, usage.output_tokens) == (4, 2)
+    assert shown == (CHUNK + b"data: [DONE]\n\n").replace(b"\n\n", separator)
+    assert read_usage(block, hide=False)[0] == block
+
+
+def test_usage_on_a_chunk_with_choices_is_read_and_the_chunk_kept() -> None:
+    block = b'data: {"choices":[{"index":0,"delta":{}}], "usage": {"prompt_tokens":9}}\n\n'
+    shown, usage = read_usage(block, hide=True)
+    assert shown == block
+    assert usage is not None and usage.input_tokens == 9
+
+
+def test_the_last_of_several_usages_counts_and_text_that_quotes_usage_is_not_one() -> None:
+    quoted = b'data: {"choices":[{"delta":{"content":"\\"usage\\":{\\"x\\":1}"}}]}\n\n'
+    later = ONLY_USAGE.replace(b'"prompt_tokens":4', b'"prompt_tokens":40')
+    shown, usage = read_usage(quoted + ONLY_USAGE + later, hide=True)
+    assert shown == quoted
+    assert usage is not None and usage.input_tokens == 40
+    assert not has_usage(quoted)
+
+
+def test_a_broken_usage_object_is_passed_on_as_it_came() -> None:
+    block = b'data: {"choices":[],"usage":{"prompt_tokens":\n\n'
+    assert read_usage(block, hide=True) == (block, None)

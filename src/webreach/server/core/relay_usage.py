@@ -4,12 +4,12 @@ log and the metrics.
 A relayed Chat stream only carries usage when ``stream_options.include_usage`` asks for it, and
 most clients (Open WebUI's usual path among them) do not ask. The server asks on their behalf
 and takes the usage-only chunk out again, so each client still gets the stream it asked for.
+Only the usage object is decoded, found by a bytes search: the relay stays a byte copier.
 """
 
 from __future__ import annotations
 
 import json
-import re
 
 from .events import Usage
 from .turn import JSON
@@ -17,7 +17,8 @@ from .turn import JSON
 __all__ = ["asking_usage", "has_usage", "read_usage"]
 
 _MARKS = (b'"usage":{', b'"usage": {')
-_EVENT_END = re.compile(rb"\r?\n\r?\n")
+_NO_CHOICES = (b'"choices":[]', b'"choices": []')
+_DECODER = json.JSONDecoder()
 
 
 def asking_usage(body: JSON) -> tuple[JSON, bool]:
@@ -37,35 +38,50 @@ def has_usage(block: bytes) -> bool:
 
 def read_usage(block: bytes, hide: bool) -> tuple[bytes, Usage | None]:
     """The last usage ``block`` (whole events) reports, and the block as the client gets it:
-    without its usage-only chunk (no choices) when ``hide``."""
+    without its usage-only chunks (no choices) when ``hide``."""
     found: Usage | None = None
     kept: list[bytes] = []
     start = 0
-    for end in _EVENT_END.finditer(block):
-        event = block[start : end.end()]
-        start = end.end()
-        if not has_usage(event):
-            kept.append(event)
-            continue
-        chunk = _data(event)
-        used = chunk.get("usage") if chunk is not None else None
-        if chunk is None or not isinstance(used, dict):
-            kept.append(event)
-            continue
-        found = Usage.of_completion(chunk)
-        if not (hide and chunk.get("choices") == []):
-            kept.append(event)
+    while (mark := _next_mark(block, start)) >= 0:
+        begins = max(block.rfind(b"\n\n", start, mark) + 2, block.rfind(b"\n\r\n", start, mark) + 3)
+        begins = max(begins, start)
+        ends = _event_end(block, mark)
+        usage = _usage_at(block, block.index(b"{", mark), ends)
+        if usage is None:
+            kept.append(block[start:ends])
+        else:
+            found = usage
+            event = block[begins:ends]
+            shown = not (hide and (_NO_CHOICES[0] in event or _NO_CHOICES[1] in event))
+            kept.append(block[start:ends] if shown else block[start:begins])
+        start = ends
+    if not kept:
+        return block, found
     kept.append(block[start:])
     return b"".join(kept), found
 
 
-def _data(event: bytes) -> dict[str, object] | None:
-    """The JSON object an event's ``data:`` lines carry, if it is one."""
-    lines = [
-        line[5:].removeprefix(b" ") for line in event.splitlines() if line.startswith(b"data:")
+def _next_mark(block: bytes, start: int) -> int:
+    marks = [at for mark in _MARKS if (at := block.find(mark, start)) >= 0]
+    return min(marks) if marks else -1
+
+
+def _event_end(block: bytes, at: int) -> int:
+    """Where the event holding ``at`` ends, its blank line included."""
+    ends = [
+        end + size
+        for sep, size in ((b"\n\n", 2), (b"\n\r\n", 3))
+        if (end := block.find(sep, at)) >= 0
     ]
+    return min(ends) if ends else len(block)
+
+
+def _usage_at(block: bytes, brace: int, ends: int) -> Usage | None:
+    """The usage object starting at ``brace``, when it is one."""
     try:
-        parsed = json.loads(b"\n".join(lines))
+        used, _ = _DECODER.raw_decode(block[brace:ends].decode())
     except ValueError:
         return None
-    return parsed if isinstance(parsed, dict) else None
+    if not isinstance(used, dict):
+        return None
+    return Usage.of_completion({"usage": used})
