@@ -8,6 +8,7 @@ only around the measured requests (after a warm-up), and the totals are divided 
     python bench/server_instructions.py [--base 4c1c3c8] [--requests 150]
 
 ``--base`` is checked out into a temporary ``git worktree`` (removed afterwards). Needs valgrind.
+``--metrics`` instead compares this tree with Prometheus metrics off and on.
 """
 
 from __future__ import annotations
@@ -85,11 +86,14 @@ def control(*args: str) -> None:
     subprocess.run(["callgrind_control", *args], capture_output=True, check=False)
 
 
-def measure(source: Path, upstream: str, requests: int, out: Path) -> dict[str, float]:
+def measure(
+    source: Path, upstream: str, requests: int, out: Path, metrics: bool = True
+) -> dict[str, float]:
     """Instructions per request of each case, for the server of the tree at ``source``."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("WEBREACH_")}
     env.update(
+        WEBREACH_METRICS=str(metrics).lower(),
         PYTHONPATH=str(source / "src"),
         PYTHONMALLOC="malloc",
         WEBREACH_UPSTREAM_BASE_URL=upstream,
@@ -149,6 +153,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", default="4c1c3c8", help="revision to compare against")
     parser.add_argument("--requests", type=int, default=150)
+    parser.add_argument(
+        "--metrics", action="store_true", help="this tree with metrics off, then on"
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
@@ -161,13 +168,20 @@ def main() -> None:
     try:
         wait_listening(up_port)
         base_url = f"http://127.0.0.1:{up_port}/v1"
-        with tempfile.TemporaryDirectory() as scratch, worktree(args.base) as base:
-            before = measure(base, base_url, args.requests, Path(scratch))
-            after = measure(ROOT, base_url, args.requests, Path(scratch))
+        with tempfile.TemporaryDirectory() as scratch:
+            if args.metrics:
+                before = measure(ROOT, base_url, args.requests, Path(scratch), metrics=False)
+                after = measure(ROOT, base_url, args.requests, Path(scratch))
+                names = ("metrics off", "metrics on")
+            else:
+                with worktree(args.base) as base:
+                    before = measure(base, base_url, args.requests, Path(scratch))
+                    after = measure(ROOT, base_url, args.requests, Path(scratch))
+                names = (args.base, "this tree")
     finally:
         upstream.terminate()
     print(f"instructions per request (callgrind, {args.requests} requests each)")
-    print(f"{'case':20s} {args.base:>12s} {'this tree':>12s}   ratio")
+    print(f"{'case':20s} {names[0]:>12s} {names[1]:>12s}   ratio")
     for label in CASES:
         a, b = before[label], after[label]
         print(f"{label:20s} {a / 1e6:10.2f} M {b / 1e6:10.2f} M   {b / a:.2f}x")
