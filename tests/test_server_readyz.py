@@ -11,7 +11,8 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +86,13 @@ def _app(upstream: ModelsUpstream, window: float = 1.0, **extra: Any) -> Starlet
     return create_app(settings, WebRuntime(), ToolOptions())
 
 
-def _until(base: str, status: int, within: float = 10.0) -> dict[str, Any]:
-    """Poll ``/readyz`` until it answers ``status``; its body."""
+def _until(
+    base: str, status: int, within: float = 10.0, reason: Callable[[str], bool] | None = None
+) -> dict[str, Any]:
+    """Poll ``/readyz`` until it answers ``status`` (with a ``reason`` it accepts); its body.
+
+    A loaded machine may delay a background check past the window, so a 503 may first give
+    the window's reason before the check's own: the poll waits for the one it asks for."""
     deadline = time.monotonic() + within
     seen = None
     while time.monotonic() < deadline:
@@ -95,7 +101,8 @@ def _until(base: str, status: int, within: float = 10.0) -> dict[str, Any]:
         assert UPSTREAM_KEY not in answer.text
         if answer.status_code == status:
             body: dict[str, Any] = answer.json()
-            return body
+            if reason is None or reason(str(body.get("reason"))):
+                return body
         time.sleep(0.05)
     pytest.fail(f"/readyz did not answer {status} within {within} s; last {seen}")
 
@@ -120,9 +127,9 @@ def test_ready_after_the_first_answer_not_when_it_fails_and_back(
         time.sleep(1.2)  # more checks, each answered: nothing more is logged
 
         models_upstream.models_status = 500
-        body = _until(server.url, 503)
+        said = "the upstream answered HTTP 500 to GET /models"
+        body = _until(server.url, 503, reason=said.__eq__)
         assert body["status"] == "not ready"
-        assert body["reason"] == "the upstream answered HTTP 500 to GET /models"
         assert str(models_upstream.port) not in str(body)
         assert httpx.get(server.url + "/healthz").status_code == 200  # alive all the same
         time.sleep(1.2)
@@ -132,11 +139,14 @@ def test_ready_after_the_first_answer_not_when_it_fails_and_back(
         asked = models_upstream.models_asked
     assert asked >= 6
     where = f"127.0.0.1:{models_upstream.port}"
-    assert _readiness_lines(caplog) == [
-        f"INFO ready: the upstream ({where}) answers",
-        f"WARNING not ready: the upstream answered HTTP 500 to GET /models ({where})",
-        f"INFO ready: the upstream ({where}) answers",
-    ]
+    ready = f"INFO ready: the upstream ({where}) answers"
+    lines = _readiness_lines(caplog)
+    assert lines[0] == lines[-1] == ready
+    assert f"WARNING not ready: {said} ({where})" in lines
+    # Only changes are logged: never the same state twice in a row. (On this machine the list
+    # is exactly ready, not ready, ready; a check delayed past the window adds a flip.)
+    states = [line.startswith("INFO") for line in lines]
+    assert all(a != b for a, b in pairwise(states))
 
 
 def test_a_stopped_upstream_and_its_return() -> None:
@@ -145,8 +155,8 @@ def test_a_stopped_upstream_and_its_return() -> None:
     with LiveServer(_app(upstream)) as server:
         _until(server.url, 200)
         upstream.__exit__(None, None, None)
-        body = _until(server.url, 503)
-        assert body["reason"].startswith("the upstream cannot be reached: ")
+        reachable = "the upstream cannot be reached: "
+        body = _until(server.url, 503, reason=lambda said: said.startswith(reachable))
         assert "127.0.0.1" not in body["reason"]
         with ModelsUpstream(upstream.port) as again:
             _until(server.url, 200)
@@ -162,8 +172,8 @@ def test_a_real_answer_counts_as_one(models_upstream: ModelsUpstream) -> None:
         answer = httpx.post(server.url + "/v1/chat/completions", json=CHAT, timeout=10)
         assert answer.status_code == 200
         assert httpx.get(server.url + "/readyz").status_code == 200
-        body = _until(server.url, 503, within=15)
-        assert body["reason"] == "the upstream answered HTTP 500 to GET /models"
+        said = "the upstream answered HTTP 500 to GET /models"
+        _until(server.url, 503, within=15, reason=said.__eq__)
 
 
 def test_readyz_needs_no_inbound_key_and_never_shows_one(
@@ -172,10 +182,8 @@ def test_readyz_needs_no_inbound_key_and_never_shows_one(
     models_upstream.models_status = 401
     app = _app(models_upstream, server_api_keys="inbound-readyz-key")
     with LiveServer(app) as server:
-        body = _until(server.url, 503)
-        assert body["reason"] == (
-            "the upstream refused the server's credentials (HTTP 401 to GET /models)"
-        )
+        refused = "the upstream refused the server's credentials (HTTP 401 to GET /models)"
+        body = _until(server.url, 503, reason=refused.__eq__)
         assert "inbound-readyz-key" not in str(body)
         assert httpx.get(server.url + "/v1/models").status_code == 401
         models_upstream.models_status = 200
