@@ -120,3 +120,23 @@ def test_print_config_is_for_the_stdio_server() -> None:
     done = run_cli("mcp", "--print-config", "--http", env=clean_env())
     assert done.returncode == 2
     assert "--print-config describes the stdio server" in done.stderr
+
+
+def test_print_config_carries_a_secret_file_by_its_absolute_path(tmp_path: Path) -> None:
+    """A key mounted as a file (``EXA_API_KEY_FILE``, as Docker and Kubernetes secrets are) goes
+    into the client's config as that file's absolute path, never as its content."""
+    (tmp_path / "exa.key").write_text("exa-canary-key-99\n")
+    env = clean_env(
+        snippets_only=False,
+        WEBREACH_SEARCH_PROVIDER="exa",
+        EXA_API_KEY_FILE="exa.key",
+        WEBREACH_CONFIG="",
+    )
+    done = run_cli("mcp", "--print-config", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "exa-canary-key-99" not in done.stdout
+    server = json.loads(done.stdout)["mcpServers"]["webreach"]
+    assert server["env"] == {
+        "WEBREACH_SEARCH_PROVIDER": "exa",
+        "EXA_API_KEY_FILE": str(tmp_path / "exa.key"),
+    }

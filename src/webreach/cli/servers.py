@@ -208,10 +208,20 @@ def _environment() -> dict[str, str]:
 
     env: dict[str, str] = {}
     for setting in all_settings():
+        if setting.secret and (path := _secret_file(setting.variable)) is not None:
+            # A mounted secret's path is no secret, and the client starts the server elsewhere.
+            env[f"{setting.variable}_FILE"] = os.path.abspath(path)
+            continue
         if (value := setting.environment_value(os.environ)) is None:
             continue
         env[setting.variable] = f"<your {setting.variable}>" if setting.secret else value
     return env
+
+
+def _secret_file(variable: str) -> str | None:
+    """The path ``<variable>_FILE`` names (names are case-insensitive, as settings read them)."""
+    wanted = f"{variable}_FILE"
+    return next((v for k, v in os.environ.items() if k.upper() == wanted and v), None)
 
 
 def _bind(host: str, port: int) -> socket.socket:
