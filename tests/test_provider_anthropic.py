@@ -433,3 +433,69 @@ def test_settings_defaults() -> None:
     assert settings.anthropic_search_api_key is None and settings.anthropic_api_key is None
     assert settings.anthropic_search_base_url is None and settings.anthropic_base_url is None
     assert AnthropicSearchProvider.default_base_url == "https://api.anthropic.com"
+
+
+FIRST_HALF = message(
+    {"type": "text", "text": "I'll search for when Claude Shannon was born."},
+    call("srvtoolu_01WYG3ziw53XMcoyKL4XcZmE", "claude shannon birth date"),
+    result("srvtoolu_01WYG3ziw53XMcoyKL4XcZmE", [hit(WIKI, "Claude Shannon - Wikipedia")]),
+    stop_reason="pause_turn",
+)
+SECOND_HALF = message(
+    call("srvtoolu_01B3c9d8e7f6a5b4c3d2e1f0", "claude shannon information theory 1948"),
+    result("srvtoolu_01B3c9d8e7f6a5b4c3d2e1f0", [hit(MIT, "MIT News")]),
+    {"type": "text", "text": WORK, "citations": [cite(MIT, "MIT News", "his 1948 paper")]},
+)
+
+
+def in_turns(*answers: Reply) -> Any:
+    """Each request gets the next answer; the last one repeats."""
+    served = iter(answers)
+    last: list[Reply] = []
+
+    def respond(_: Any) -> Reply:
+        last[:] = [next(served, last[0] if last else answers[-1])]
+        return last[0]
+
+    return respond
+
+
+async def test_a_paused_turn_is_continued_with_what_it_said(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.route("POST", PATH, in_turns(Reply(json=FIRST_HALF), Reply(json=SECOND_HALF)))
+    found = await anthropic(replay, client).search(SearchRequest("claude shannon"))
+    first, second = (request.json() for request in replay.requests)
+    assert second["messages"] == [
+        first["messages"][0],
+        {"role": "assistant", "content": FIRST_HALF["content"]},
+    ]
+    assert second["tools"] == first["tools"] and second["model"] == first["model"]
+    assert [s.url for s in found.sources] == [WIKI, MIT]
+    assert [c.url for c in found.citations] == [MIT]
+    assert found.queries == (
+        "claude shannon birth date",
+        "claude shannon information theory 1948",
+    )
+    assert not found.truncated
+
+
+async def test_a_turn_that_stays_paused_is_cut_after_three_continuations(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    replay.route("POST", PATH, Reply(json=FIRST_HALF))
+    found = await anthropic(replay, client).search(SearchRequest("claude shannon"))
+    assert len(replay.requests) == 4
+    assert len(replay.requests[-1].json()["messages"][1]["content"]) == 3 * 3
+    assert found.truncated
+    assert [s.url for s in found.sources] == [WIKI]
+
+
+async def test_a_failed_continuation_leaves_what_the_paused_turn_found(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    failed = Reply(status=500, json={"type": "error", "error": {"type": "api_error"}})
+    replay.route("POST", PATH, in_turns(Reply(json=FIRST_HALF), failed))
+    found = await anthropic(replay, client).search(SearchRequest("claude shannon"))
+    assert len(replay.requests) == 2
+    assert found.truncated and [s.url for s in found.sources] == [WIKI]

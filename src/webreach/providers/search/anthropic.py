@@ -47,6 +47,9 @@ _SYSTEM = (
 DEFAULT_MAX_TOKENS = 4096
 """004's default when the request sets none: the Messages API requires ``max_tokens``."""
 MAX_USES = 5
+MAX_CONTINUATIONS = 3
+"""Requests that continue a turn the API paused (``stop_reason: pause_turn``, long server-tool
+work) before what was found so far is the answer, marked truncated."""
 """Searches per request: enough to refine a query, and a bound on the cost of one search."""
 
 
@@ -67,8 +70,37 @@ class AnthropicSearchProvider(ModelProvider):
         }
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        data = await self._post(body)
+        # A paused turn is continued by sending back what it said so far; each answer holds
+        # only its new blocks, so they are gathered into one message.
+        blocks = _blocks(data)
+        for _ in range(MAX_CONTINUATIONS):
+            if not _paused(data):
+                break
+            said = {"role": "assistant", "content": blocks}
+            try:
+                data = await self._post({**body, "messages": [*body["messages"], said]})
+            except WebError:
+                break  # what the paused turn found stands, marked truncated
+            blocks = [*blocks, *_blocks(data)]
+        if isinstance(data, dict) and isinstance(data.get("content"), list):
+            data = {**data, "content": blocks}
+        found = read_message(self.id, data, [self._api_key])
+        self._raise_when_every_search_failed(found)
+        truncated = _paused(data) or (
+            isinstance(data, dict) and data.get("stop_reason") == "max_tokens"
+        )
+        return SearchResult(
+            sources=_on_sites(found.sources, request),
+            content=found.answer,
+            truncated=truncated,
+            citations=_on_sites(found.citations, request),
+            queries=found.queries,
+        )
+
+    async def _post(self, body: dict[str, Any]) -> Any:
         try:
-            data = await self._call(
+            return await self._call(
                 "POST",
                 "/v1/messages",
                 headers={
@@ -87,16 +119,6 @@ class AnthropicSearchProvider(ModelProvider):
                     status=404,
                 ) from None
             raise
-        found = read_message(self.id, data, [self._api_key])
-        self._raise_when_every_search_failed(found)
-        truncated = isinstance(data, dict) and data.get("stop_reason") == "max_tokens"
-        return SearchResult(
-            sources=_on_sites(found.sources, request),
-            content=found.answer,
-            truncated=truncated,
-            citations=_on_sites(found.citations, request),
-            queries=found.queries,
-        )
 
     def _raise_when_every_search_failed(self, found: SearchedMessage) -> None:
         """Searches that all failed (``max_uses_exceeded``, ``too_many_requests`` …) leave an
@@ -110,6 +132,15 @@ class AnthropicSearchProvider(ModelProvider):
             f"{self.id}: the web search failed ({codes})",
             provider=self.id,
         )
+
+
+def _paused(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("stop_reason") == "pause_turn"
+
+
+def _blocks(data: Any) -> list[Any]:
+    content = data.get("content") if isinstance(data, dict) else None
+    return list(content) if isinstance(content, list) else []
 
 
 def _tool(request: SearchRequest) -> dict[str, Any]:
