@@ -23,7 +23,7 @@ from webreach.seam import SearchRequest, SearchResult, WebRuntime
 from webreach.tools.mcp_calls import CALL_WINDOW_S, CallRateLimit
 from webreach.tools.mcp_server import TOOLS_TTL_MS, create_server
 
-SLOW_S = 2.5
+SLOW_S = 3.0  # progress comes at 1 s and 2 s: a second of margin for a loaded machine
 connect = test_mcp.connect  # the fixtures of test_mcp.py: a fresh ``webreach mcp`` per transport
 http_servers = test_mcp.http_servers
 
@@ -95,7 +95,7 @@ async def test_a_slow_search_sends_progress_before_its_result(
             answered = time.monotonic()
     assert not result.is_error, text_of(result)
     assert "A result that took its time" in text_of(result)
-    assert arrived, "no progress notification for a call of 2.5 s"
+    assert arrived, "no progress notification for a slow call"
     assert all(at <= answered for _, _, at in arrived)
     assert [p for p, _, _ in arrived] == sorted({p for p, _, _ in arrived})
     assert arrived[0][1] == "web_search: still working after 1 s"
