@@ -163,3 +163,20 @@ def webreach_url(
     )
     with LiveServer(app) as server:
         yield server.url + "/v1"
+
+
+def exa_and_http_runtime(exa_url: str) -> WebRuntime:
+    """A runtime with the real Exa provider (pointed at a replay of its API) and the real HTTP
+    fetcher, opened to 127.0.0.1 for local page servers: the web endpoints' tests use both."""
+    from webreach.net import create_client
+    from webreach.providers.fetch.http import HttpFetchProvider
+    from webreach.providers.search.exa import ExaSearchProvider
+
+    client = create_client(timeout=30)
+    runtime = WebRuntime(cache=MemoryStore())
+    runtime.own(client)
+    runtime.register_search_provider(
+        ExaSearchProvider(api_key="exa-key", client=client, base_url=exa_url)
+    )
+    runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
+    return runtime

@@ -18,11 +18,8 @@ from pydantic import BaseModel
 
 from _servers import Exchange, LocalServer, respond
 from replay_server import Recorded, ReplayServer, Reply
-from server_harness import LiveServer
+from server_harness import LiveServer, exa_and_http_runtime
 from webreach.cache import MemoryStore
-from webreach.net import create_client
-from webreach.providers.fetch.http import HttpFetchProvider
-from webreach.providers.search.exa import ExaSearchProvider
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app
 from webreach.server.web_api import replies
@@ -75,13 +72,7 @@ async def html(exchange: Exchange) -> None:
 @pytest.fixture
 async def stack(replay: ReplayServer) -> AsyncIterator[Stack]:
     replay.route("POST", "/search", exa_answer)
-    client = create_client(timeout=30)
-    runtime = WebRuntime(cache=MemoryStore())
-    runtime.own(client)
-    runtime.register_search_provider(
-        ExaSearchProvider(api_key="exa-key", client=client, base_url=replay.url)
-    )
-    runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
+    runtime = exa_and_http_runtime(replay.url)
     config = ServerSettings(upstream_base_url="http://127.0.0.1:9", server_api_keys=KEY)
     async with LocalServer(routes={"/article": html, "/other": html}) as pages:
         with LiveServer(create_app(config, runtime, OPTIONS, store=MemoryStore())) as server:
