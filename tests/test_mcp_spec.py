@@ -162,16 +162,10 @@ def test_the_limit_is_per_session_and_slides() -> None:
 
 
 def test_an_invalid_limit_fails_before_serving() -> None:
-    from cli_helpers import clean_env
+    from cli_helpers import clean_env, run_cli
 
-    done = subprocess.run(
-        [sys.executable, "-m", "webreach", "mcp"],
-        env=clean_env(WEBREACH_MCP_CALLS_PER_MINUTE="0"),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    env = clean_env(WEBREACH_MCP_CALLS_PER_MINUTE="0")
+    done = run_cli("mcp", env=env, stdin=subprocess.DEVNULL)
     assert done.returncode == 2
     assert "WEBREACH_MCP_CALLS_PER_MINUTE=0: Input should be greater than 0" in done.stderr
 
