@@ -51,6 +51,7 @@ SLOW_MODULES = frozenset(
         "test_server_chat",
         "test_server_chat_asks",
         "test_server_coding_agents",
+        "test_server_chat_schema",
         "test_server_connections",
         "test_server_continue",
         "test_server_debug_logs",

@@ -281,7 +281,9 @@ class ChatRenderer:
 
     def body(self) -> JSON:
         answer = self._answer
-        message: JSON = {"role": "assistant", "content": answer.text}
+        # OpenAI's schema requires `refusal` though it may be null, and nothing here fills it:
+        # an answer the review refused ends with `content_filter` instead.
+        message: JSON = {"role": "assistant", "content": answer.text, "refusal": None}
         if self._turn.thinking or answer.reasoning:
             message["reasoning_content"] = answer.reasoning
         if answer.annotations:
