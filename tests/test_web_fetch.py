@@ -120,8 +120,9 @@ async def test_start_past_the_end_is_invalid() -> None:
     ("arguments", "message"),
     [
         ({}, "`url` is required"),
-        ({"url": ""}, "`url` is required"),
-        ({"url": 42}, "`url` is required"),
+        ({"url": ""}, "`url` is empty"),
+        ({"url": 42}, "`url` must be a string, an http(s) URL, not a number"),
+        ({"url": None}, "`url` must be a string, an http(s) URL, not null"),
         ({"url": "https://x.example/", "start": -1}, "`start` must be a whole number"),
         ({"url": "https://x.example/", "start": "10"}, "`start` must be a whole number"),
         ({"url": "https://x.example/", "start": True}, "`start` must be a whole number"),

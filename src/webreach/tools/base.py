@@ -35,6 +35,7 @@ __all__ = [
     "ToolError",
     "ToolOptions",
     "ToolResult",
+    "json_type",
 ]
 
 INVALID_ARGUMENTS = WebErrorCode.INVALID_ARGUMENTS
@@ -43,6 +44,25 @@ MAX_NUM_SEARCH_RESULTS = 50
 MAX_SEARCH_TOKENS = 16_384
 """The longest answer a call may ask a model-backed provider for (``max_tokens``): the model
 reads at most a few thousand characters of it anyway."""
+
+
+def json_type(value: object) -> str:
+    """A value's JSON type as an error message names it ("a number", "null")."""
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "a boolean"
+        case int() | float():
+            return "a number"
+        case str():
+            return "a string"
+        case Mapping():
+            return "an object"
+        case list() | tuple():
+            return "an array"
+        case _:
+            return type(value).__name__
 
 
 class StructuredResult(Protocol):

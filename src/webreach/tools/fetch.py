@@ -18,7 +18,14 @@ from ..seam import (
     WebError,
     WebRuntime,
 )
-from .base import INVALID_ARGUMENTS, ToolDefinition, ToolError, ToolOptions, ToolResult
+from .base import (
+    INVALID_ARGUMENTS,
+    ToolDefinition,
+    ToolError,
+    ToolOptions,
+    ToolResult,
+    json_type,
+)
 from .untrusted import fence
 
 __all__ = [
@@ -130,9 +137,13 @@ def parse_fetch_arguments(arguments: object) -> tuple[str, int]:
     extra = sorted(str(key) for key in arguments if key not in ("url", "start"))
     if extra:
         raise _invalid(f"unknown argument(s) {', '.join(extra)}; web_fetch takes `url` and `start`")
-    url = arguments.get("url")
-    if not isinstance(url, str) or not url.strip():
+    if "url" not in arguments:
         raise _invalid("`url` is required: a non-empty http(s) URL string")
+    url = arguments["url"]
+    if not isinstance(url, str):
+        raise _invalid(f"`url` must be a string, an http(s) URL, not {json_type(url)}")
+    if not url.strip():
+        raise _invalid("`url` is empty; pass a non-empty http(s) URL string")
     start = arguments.get("start", 0)
     if start is None:
         start = 0

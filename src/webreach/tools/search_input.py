@@ -15,6 +15,7 @@ from .base import (
     RECENCIES,
     SearchTuning,
     ToolError,
+    json_type,
 )
 
 __all__ = [
@@ -122,7 +123,7 @@ def parse_queries(arguments: object, max_queries: int) -> tuple[str, ...]:
         raise invalid_arguments(f"`queries` is required: an array of 1 to {max_queries} strings")
     queries = arguments["queries"]
     if not isinstance(queries, list | tuple):
-        raise invalid_arguments(f"`queries` must be an array of strings, not {_json_type(queries)}")
+        raise invalid_arguments(f"`queries` must be an array of strings, not {json_type(queries)}")
     if not queries:
         raise invalid_arguments(f"`queries` is empty; pass 1 to {max_queries} queries")
     if len(queries) > max_queries:
@@ -132,7 +133,7 @@ def parse_queries(arguments: object, max_queries: int) -> tuple[str, ...]:
     cleaned: list[str] = []
     for index, query in enumerate(queries):
         if not isinstance(query, str):
-            raise invalid_arguments(f"`queries[{index}]` must be a string, not {_json_type(query)}")
+            raise invalid_arguments(f"`queries[{index}]` must be a string, not {json_type(query)}")
         if not query.strip():
             raise invalid_arguments(f"`queries[{index}]` is empty")
         cleaned.append(query.strip())
@@ -196,7 +197,7 @@ def _number(name: str, value: object) -> float | None:
 
 def _shown(value: object) -> str:
     plain = isinstance(value, str | int | float) and not isinstance(value, bool)
-    return repr(value) if plain else _json_type(value)
+    return repr(value) if plain else json_type(value)
 
 
 def parse_recency(value: object) -> Recency | None:
@@ -206,23 +207,5 @@ def parse_recency(value: object) -> Recency | None:
     for recency in RECENCIES:
         if value == recency:
             return recency
-    shown = repr(value) if isinstance(value, str) else _json_type(value)
+    shown = repr(value) if isinstance(value, str) else json_type(value)
     raise invalid_arguments(f"`recency` must be one of {', '.join(RECENCIES)}, not {shown}")
-
-
-def _json_type(value: object) -> str:
-    match value:
-        case None:
-            return "null"
-        case bool():
-            return "a boolean"
-        case int() | float():
-            return "a number"
-        case str():
-            return "a string"
-        case Mapping():
-            return "an object"
-        case list() | tuple():
-            return "an array"
-        case _:
-            return type(value).__name__
