@@ -207,8 +207,9 @@ async def test_a_session_survives_bad_calls_and_web_errors(
             bad = await client.call_tool(name, arguments)
             assert bad.is_error, (name, arguments)
             assert text_of(bad).startswith(f"Error: {name} failed with INVALID_ARGUMENTS: ")
-            assert bad.structured_content is not None
-            assert bad.structured_content["error"]["code"] == "INVALID_ARGUMENTS"
+            assert bad.structured_content is None  # the outputSchema describes results only
+            assert bad.meta is not None
+            assert bad.meta["webreach/error"]["code"] == "INVALID_ARGUMENTS"
         assert len(replay.requests) == 2, "invalid arguments must never reach a provider"
 
         blocked = await client.call_tool("web_fetch", {"url": "http://10.20.30.40/admin"})

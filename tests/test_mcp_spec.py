@@ -140,8 +140,9 @@ async def test_calls_over_the_session_limit_are_refused_with_when_to_retry(
         assert refused.is_error
         assert text_of(refused).startswith(f"Error: {name} failed with RATE_LIMITED: ")
         assert "retry after" in text_of(refused)
-        assert refused.structured_content is not None
-        error: dict[str, Any] = refused.structured_content["error"]
+        assert refused.structured_content is None
+        assert refused.meta is not None
+        error: dict[str, Any] = refused.meta["webreach/error"]
         assert error["code"] == "RATE_LIMITED"
         assert 1 <= error["retry_after"] <= 60
         assert f"retry after {error['retry_after']} s" in text_of(refused)

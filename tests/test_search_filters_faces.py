@@ -242,6 +242,7 @@ async def test_mcp_web_search_takes_recency_and_reports_the_filter_fates(
 
         bad = await client.call_tool("web_search", {"queries": ["python"], "recency": "hour"})
         assert bad.is_error
-        assert bad.structured_content is not None
-        assert bad.structured_content["error"]["code"] == "INVALID_ARGUMENTS"
+        assert bad.structured_content is None
+        assert bad.meta is not None
+        assert bad.meta["webreach/error"]["code"] == "INVALID_ARGUMENTS"
         assert len(replay.requests) == 1

@@ -1,5 +1,6 @@
 """What the MCP server adds around a tool call, as the specification asks: the JSON Schema of
-each tool's structured result, progress while a slow call runs, and a per-session rate limit.
+each tool's structured result, where a failed call's code goes, progress while a slow call runs,
+and a per-session rate limit.
 
 Kept apart from :mod:`.mcp_server` and free of the SDK, so it is tested and typed on its own.
 """
@@ -16,10 +17,12 @@ import anyio
 
 __all__ = [
     "CALL_WINDOW_S",
+    "ERROR_META_KEY",
     "OUTPUT_SCHEMAS",
     "PROGRESS_INTERVAL_S",
     "TITLES",
     "CallRateLimit",
+    "error_meta",
     "rate_limited_json",
     "rate_limited_text",
     "with_progress",
@@ -88,6 +91,16 @@ OUTPUT_SCHEMAS: dict[str, dict[str, Any]] = {
     "web_fetch": FETCH_OUTPUT_SCHEMA,
 }
 TITLES: dict[str, str] = {"web_search": "Web search", "web_fetch": "Read a web page"}
+
+ERROR_META_KEY = "webreach/error"
+
+
+def error_meta(error_json: dict[str, Any]) -> dict[str, Any]:
+    """The ``_meta`` of a failed call, ``{"webreach/error": {"code", "message", …}}`` from a
+    ``{"error": …}`` body. Not ``structuredContent``: that must match the tool's ``outputSchema``,
+    and clients that check it (the TypeScript SDK, the Inspector) would drop the whole error."""
+    return {ERROR_META_KEY: error_json["error"]}
+
 
 PROGRESS_INTERVAL_S = 1.0
 """A call still running after this long sends progress, and again each time it passes."""

@@ -27,6 +27,7 @@ from .mcp_calls import (
     OUTPUT_SCHEMAS,
     TITLES,
     CallRateLimit,
+    error_meta,
     rate_limited_json,
     rate_limited_text,
     with_progress,
@@ -94,6 +95,14 @@ def mcp_tool(definition: ToolDefinition) -> types.Tool:
     )
 
 
+def _error_result(text: str, error_json: dict[str, Any]) -> types.CallToolResult:
+    """A failed call as the model reads it, its code for programs in ``_meta``, and no
+    ``structuredContent``: the ``outputSchema`` describes a result, which a failed call has not."""
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], is_error=True, _meta=error_meta(error_json)
+    )
+
+
 def _session_of(ctx: ServerRequestContext[Any]) -> str | None:
     """Whose budget a call spends: its MCP session (``Mcp-Session-Id``) on streamable HTTP; the
     client's address on HTTP without sessions (protocol 2026-07-28 has none); on stdio, one
@@ -141,14 +150,9 @@ def create_server(
             )
         retry_after = limit.admit(_session_of(ctx))
         if retry_after is not None:
-            return types.CallToolResult(
-                content=[
-                    types.TextContent(
-                        text=rate_limited_text(params.name, limit.per_minute, retry_after)
-                    )
-                ],
-                structured_content=rate_limited_json(limit.per_minute, retry_after),
-                is_error=True,
+            return _error_result(
+                rate_limited_text(params.name, limit.per_minute, retry_after),
+                rate_limited_json(limit.per_minute, retry_after),
             )
 
         async def call() -> ToolResult:
@@ -157,11 +161,7 @@ def create_server(
         try:
             result = await with_progress(call, ctx.session.report_progress, params.name)
         except ToolError as error:
-            return types.CallToolResult(
-                content=[types.TextContent(text=tool_error_text(params.name, error))],
-                structured_content=error.to_json(),
-                is_error=True,
-            )
+            return _error_result(tool_error_text(params.name, error), error.to_json())
         return types.CallToolResult(
             content=[types.TextContent(text=result.text)],
             structured_content=result.data.to_json(),
