@@ -29,6 +29,7 @@ SLOW_MODULES = frozenset(
         "test_cli_usage_errors",
         "test_clients_ai_sdk",
         "test_clients_node_sdks",
+        "test_clients_mcp",
         "test_clients_openai_agents",
         "test_clients_pydantic_ai",
         "test_deploy",
