@@ -62,6 +62,7 @@ SLOW_MODULES = frozenset(
         "test_server_input_review",
         "test_server_logs",
         "test_server_messages_start_usage",
+        "test_server_messages_settings",
         "test_server_metrics",
         "test_server_properties",
         "test_server_quota",

@@ -512,7 +512,6 @@ def test_thinking_and_sampling_parameters() -> None:
         thinking={"type": "enabled", "budget_tokens": 2048},
         temperature=0.2,
         top_p=0.9,
-        top_k=5,
         stop_sequences=["\n\nHuman:"],
         metadata={"user_id": "u"},
     )
@@ -522,6 +521,7 @@ def test_thinking_and_sampling_parameters() -> None:
         "temperature": 0.2,
         "top_p": 0.9,
         "stop": ["\n\nHuman:"],
+        "user": "u",
     }
     assert parse(messages=USER, thinking={"type": "adaptive"}).thinking is True
     assert parse(messages=USER, thinking={"type": "disabled"}).thinking is False

@@ -34,6 +34,7 @@ from ..core.turn import (
     Turn,
     WebTools,
 )
+from .settings import effort, refuse_unhonoured, thinking, upstream_params
 from .shapes_in import (
     ClientDeclared,
     Declared,
@@ -41,7 +42,6 @@ from .shapes_in import (
     MessageParam,
     MessagesRequest,
     TextBlock,
-    Thinking,
     ToolResultBlock,
     ToolUseBlock,
     WebDeclared,
@@ -53,19 +53,13 @@ __all__ = ["parse_messages_request"]
 _NATIVE_SEARCH = ("web_search_2025", "web_search_2026")
 _NATIVE_FETCH = ("web_fetch_2025", "web_fetch_2026")
 _WEB_HISTORY_BLOCKS = ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result")
-_THINKING_ON = ("enabled", "adaptive", "between_tools")
 
 
 def parse_messages_request(body: JSON) -> Turn:
     """Validate a Messages request body and translate it; refusals are ``RequestError``."""
     request = validate(MessagesRequest, body)
-    params: JSON = {}
-    for name in ("max_tokens", "temperature", "top_p"):
-        value = getattr(request, name)
-        if value is not None:
-            params[name] = value
-    if request.stop_sequences:
-        params["stop"] = request.stop_sequences
+    refuse_unhonoured(request)
+    params = upstream_params(request)
     web, client_tools = _tools(request.tools)
     tool_choice, serial, forced = _tool_choice(request.tool_choice, web, client_tools)
     if serial and (client_tools or web.any):
@@ -80,29 +74,14 @@ def parse_messages_request(body: JSON) -> Turn:
         tool_choice=tool_choice,
         forced_web=forced,
         web=web,
-        thinking=_thinking(request.thinking),
-        effort=_effort(request.thinking),
+        thinking=thinking(request),
+        effort=effort(request),
         thinking_off=request.thinking is not None and request.thinking.type == "disabled",
         params=params,
         pages=history.pages,
         continued=history.continued,
         extensions=parse_extensions(body),
     )
-
-
-def _thinking(thinking: Thinking | None) -> bool:
-    return thinking is not None and thinking.type in _THINKING_ON
-
-
-def _effort(thinking: Thinking | None) -> str | None:
-    """Anthropic's thinking budget as an OpenAI-style effort: under 4k tokens low, under 16k
-    medium, more high."""
-    if thinking is None or thinking.type not in _THINKING_ON:
-        return None
-    budget = thinking.budget_tokens
-    if not isinstance(budget, int) or isinstance(budget, bool):
-        return "medium"
-    return "low" if budget < 4096 else "medium" if budget < 16384 else "high"
 
 
 # --- tools -----------------------------------------------------------------------------------

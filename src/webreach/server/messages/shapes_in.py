@@ -1,5 +1,7 @@
 """The Anthropic Messages request as the server reads it: declared, and checked as declared.
 
+Every top-level field of Anthropic's API is declared with its type, so a mistyped one is a 400
+naming it even when the server then ignores or refuses it (``settings.py`` decides which).
 Refusals name the field as the API does (``messages.0.content.1.type: …``). Content blocks
 are checked by kind where they are read (``request.py``), with the block shapes below.
 """
@@ -16,11 +18,14 @@ from ..core.fields import (
     Boolean,
     JsonObject,
     ModelName,
+    NonNegativeInt,
     Number,
+    Objects,
     PositiveInt,
     Request,
     String,
     StringList,
+    StringOrObject,
     checked,
     when_missing,
 )
@@ -34,6 +39,7 @@ __all__ = [
     "ImageBlock",
     "MessageParam",
     "MessagesRequest",
+    "OutputFormat",
     "TextBlock",
     "ToolChoice",
     "ToolResultBlock",
@@ -43,6 +49,13 @@ __all__ = [
 
 THINKING_TYPES = ("enabled", "adaptive", "between_tools", "disabled")
 CHOICE_TYPES = ("auto", "any", "tool", "none")
+
+
+def one_of(*values: str) -> BeforeValidator:
+    """A string out of ``values``, refused in the API's words (``must be `a`, `b` or `c```)."""
+    named = [f"`{value}`" for value in values]
+    listed = f"{', '.join(named[:-1])} or {named[-1]}" if len(named) > 1 else named[0]
+    return checked(lambda v: v in values, f"must be {listed}")
 
 
 def _text_blocks(value: object) -> object:
@@ -147,15 +160,82 @@ class Thinking(Request):
     budget_tokens: object = None
 
 
+class Metadata(Request):
+    user_id: String | None = None
+
+
+class OutputFormat(Request):
+    """Structured output: the answer is JSON of ``schema``."""
+
+    type: Annotated[str, one_of("json_schema")] = when_missing()
+    # Read as `schema` on the wire; the name itself would shadow pydantic's `BaseModel.schema`.
+    schema_: Annotated[JSON, checked(_is_object, "must be an object")] = Field(alias="schema")
+
+
+class OutputConfig(Request):
+    effort: Annotated[str, one_of("low", "medium", "high", "xhigh", "max")] | None = None
+    format: OutputFormat | None = None
+    task_budget: JsonObject | None = None
+
+
+class CacheControl(Request):
+    type: Annotated[str, one_of("ephemeral")] = when_missing()
+    ttl: Annotated[str, one_of("5m", "1h")] | None = None
+
+
+class Diagnostics(Request):
+    previous_message_id: String | None = None
+
+
+class ContextManagement(Request):
+    edits: Objects | None = None
+
+
+class BillingPolicy(Request):
+    type: Annotated[str, one_of("billing_policy")] = when_missing()
+    bill_to: Annotated[str, one_of("self", "user_profile")] | None = None
+
+
+Fallbacks = Annotated[
+    object,
+    checked(
+        lambda v: v == "default" or (isinstance(v, list) and all(map(_is_object, v))),
+        "must be `default` or an array of objects",
+    ),
+]
+
+
 class MessagesRequest(Request):
-    """What the server reads of a Messages request; the rest passes through unread."""
+    """A Messages request: every field of Anthropic's API, typed; unknown ones are kept unread.
+
+    ``temperature``, ``top_p`` and ``top_k`` left the SDK's declared parameters, but clients
+    (the AI SDK's, older SDKs) still send them. ``betas``, ``user_profile_id`` and
+    ``workspace_id`` are the SDK's headers, not body fields."""
 
     model: ModelName = when_missing()
     max_tokens: PositiveInt | None = None
     stream: Boolean = False
     temperature: Number | None = None
     top_p: Number | None = None
+    top_k: NonNegativeInt | None = None
     stop_sequences: StringList | None = None
+    metadata: Metadata | None = None
+    output_config: OutputConfig | None = None
+    output_format: OutputFormat | None = None
+    """The beta's earlier name of ``output_config.format``."""
+    cache_control: CacheControl | None = None
+    diagnostics: Diagnostics | None = None
+    service_tier: Annotated[str, one_of("auto", "standard_only")] | None = None
+    speed: Annotated[str, one_of("standard", "fast")] | None = None
+    context_management: ContextManagement | None = None
+    fallbacks: Fallbacks | None = None
+    fallback_credit_token: StringOrObject | None = None
+    billing_policy: BillingPolicy | None = None
+    inference_geo: String | None = None
+    container: StringOrObject | None = None
+    mcp_servers: Objects | None = None
+    compaction: JsonObject | None = None
+    thread: JsonObject | None = None
     tools: (
         Annotated[list[JsonObject], checked(lambda v: isinstance(v, list), "must be a list")] | None
     ) = None
