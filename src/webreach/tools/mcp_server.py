@@ -8,6 +8,7 @@ imports it only inside ``webreach mcp``.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -18,6 +19,7 @@ import mcp.types as types
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
 from ..seam import WebRuntime
@@ -41,6 +43,7 @@ __all__ = [
     "mcp_tool",
     "serve_http",
     "serve_stdio",
+    "transport_security",
 ]
 
 SERVER_NAME = "webreach"
@@ -224,6 +227,28 @@ class _BearerKeys:
         return matched
 
 
+def transport_security(host: str, port: int) -> TransportSecuritySettings | None:
+    """On a loopback host (all of 127.0.0.0/8, ``::1``, ``localhost``), the Host a request may
+    name (that address and port, or ``localhost``) and the Origin it may come from, which a
+    DNS-rebinding page cannot forge; elsewhere None, and the keys protect the server."""
+    bare = host.strip("[]")
+    try:
+        loopback = bare == "localhost" or ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        return None
+    names = {f"[{bare}]" if ":" in bare else bare, "localhost"}
+    if bare == "localhost":
+        names |= {"127.0.0.1", "[::1]"}  # what localhost resolves to, and a client may name
+    hosts = sorted(f"{name}:{port}" for name in names)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{allowed}" for allowed in hosts],
+    )
+
+
 async def serve_http(
     runtime: RuntimeSource,
     options: ToolOptions | None = None,
@@ -242,7 +267,8 @@ async def serve_http(
     ``sock``, when given, is the socket already bound to that address (so a busy port was the
     caller's one clear error); ``keys``, when given, are the bearer tokens every request must
     carry; ``started`` is called once the server listens. On a loopback host the SDK also
-    rejects requests whose Host or Origin is not local (DNS rebinding protection).
+    rejects requests whose Host is not that address and port (421) or whose Origin is not its
+    own (403): DNS rebinding protection, for every loopback address.
     """
     import uvicorn
 
@@ -253,7 +279,10 @@ async def serve_http(
                 started()
 
     server = create_server(runtime, options, version=version, calls_per_minute=calls_per_minute)
-    app: ASGIApp = server.streamable_http_app(streamable_http_path=path, host=host)
+    bound = sock.getsockname()[1] if sock is not None else port
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=path, host=host, transport_security=transport_security(host, bound)
+    )
     if any(keys):
         app = _BearerKeys(app, keys)
     config = uvicorn.Config(
