@@ -44,6 +44,11 @@ class Served:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def host(self) -> str:
+        """The ``Host`` a server without keys answers: its own loopback address and port."""
+        return f"127.0.0.1:{self.port}"
+
     def text(self) -> str:
         return self.log.read_text(errors="replace")
 
@@ -143,9 +148,9 @@ def trickling(sock: socket.socket, data: bytes, every: float = 0.25) -> Iterator
         sender.join(timeout=5)
 
 
-def post_head(length: int, path: str = CHAT) -> bytes:
+def post_head(served: Served, length: int, path: str = CHAT) -> bytes:
     return (
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: {served.host}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {length}\r\n\r\n"
     ).encode()
 
@@ -163,7 +168,7 @@ def error_of(answer: bytes) -> dict[str, object]:
 def test_headers_sent_a_byte_at_a_time_are_cut_off_with_408(tmp_path: Path) -> None:
     """Before: a client trickling its headers held the connection for as long as it liked."""
     with serving(tmp_path, WEBREACH_SERVER_HEADER_TIMEOUT="1") as served:
-        slow = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 99
+        slow = f"GET /healthz HTTP/1.1\r\nHost: {served.host}\r\nX-Slow: ".encode() + b"a" * 99
         with served.connect() as sock, trickling(sock, slow):
             answer, after = read_until_closed(sock, 8)
         assert after < 5, "the connection stayed open past the header deadline"
@@ -182,12 +187,15 @@ def test_a_kept_alive_connection_gets_the_same_deadline_for_its_next_request(
 ) -> None:
     with serving(tmp_path, WEBREACH_SERVER_HEADER_TIMEOUT="1") as served:
         with served.connect() as sock:
-            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: {served.host}\r\n\r\n".encode())
             first = b""
             while b'"ok"' not in first:
                 first += sock.recv(65536)
             assert first.startswith(b"HTTP/1.1 200 ")
-            with trickling(sock, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 99):
+            with trickling(
+                sock,
+                f"GET /healthz HTTP/1.1\r\nHost: {served.host}\r\nX-Slow: ".encode() + b"a" * 99,
+            ):
                 answer, after = read_until_closed(sock, 8)
         assert after < 5, "the second request's headers were given all the time they liked"
         assert answer.startswith(b"HTTP/1.1 408 "), answer
@@ -197,7 +205,7 @@ def test_a_body_sent_a_byte_at_a_time_gets_408(tmp_path: Path) -> None:
     """Before: a body trickled at a byte a second held the connection and its request."""
     with serving(tmp_path, WEBREACH_SERVER_BODY_TIMEOUT="1") as served:
         with served.connect() as sock:
-            sock.sendall(post_head(1000) + b'{"model":')
+            sock.sendall(post_head(served, 1000) + b'{"model":')
             with trickling(sock, b'"m", "messages": []' * 50):
                 answer, after = read_until_closed(sock, 8)
         assert after < 5, "the connection stayed open past the body deadline"
@@ -212,7 +220,7 @@ def test_a_client_that_leaves_mid_upload_is_499_without_a_traceback(tmp_path: Pa
     """Before: a ``ClientDisconnect`` traceback and an access line saying the server failed."""
     with serving(tmp_path) as served:
         with served.connect() as sock:
-            sock.sendall(post_head(1000) + b'{"model":"m"')
+            sock.sendall(post_head(served, 1000) + b'{"model":"m"')
         line = served.wait_line(f"POST {CHAT} ")
         assert f"POST {CHAT} 499 " in line
         assert "client left" in line
@@ -227,7 +235,7 @@ def leave_a_search_upload(tmp_path: Path) -> str:
     """The log of a server whose client left mid-upload to ``/v1/search``."""
     with serving(tmp_path) as served:
         with served.connect() as sock:
-            sock.sendall(post_head(1000, "/v1/search") + b'{"query":')
+            sock.sendall(post_head(served, 1000, "/v1/search") + b'{"query":')
         line = served.wait_line("POST /v1/search ")
         assert "POST /v1/search 499 " in line and "client left" in line
         return served.text()
@@ -250,7 +258,7 @@ def test_connections_past_the_limit_get_a_clear_503(tmp_path: Path) -> None:
     with serving(tmp_path, WEBREACH_SERVER_MAX_CONNECTIONS="5") as served, ExitStack() as held:
         idle = [held.enter_context(served.connect()) for _ in range(5)]
         with served.connect() as sixth:
-            sixth.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            sixth.sendall(f"GET /healthz HTTP/1.1\r\nHost: {served.host}\r\n\r\n".encode())
             answer, _ = read_until_closed(sixth, 8)
         assert answer.startswith(b"HTTP/1.1 503 "), answer
         assert b"retry-after" in answer.lower()
@@ -305,7 +313,7 @@ def forging_request(served: Served) -> None:
     path = "/v1/x%0a" + FORGED.replace(" ", "%20") + "%0d%1b[31mred%c2%9b31m%e2%80%a8%7f"
     with served.connect() as sock:
         sock.sendall(
-            f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n".encode()
+            f"GET {path} HTTP/1.1\r\nHost: {served.host}\r\nConnection: close\r\n".encode()
             + b"X-Forwarded-For: \x9b2J\r\n\r\n"
         )
         answer, _ = read_until_closed(sock, 8)

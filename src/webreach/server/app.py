@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pydantic import SecretStr
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from ..seam import CacheStore, WebRuntime, cancel_and_wait
 from ..tools import ToolOptions
@@ -29,9 +29,10 @@ from .core.readiness import Readiness
 from .core.review import ModerationReviewer
 from .core.secrets import Redactor
 from .core.store import ResponseStore
-from .core.turn import JSON
 from .core.upstream import Upstream
+from .cross_site import CrossOrigin, JsonBodies, LoopbackOnly
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint, readyz
+from .error_shapes import ErrorShapes
 from .messages import MessagesCodec
 from .metrics import (
     METRICS_PATH,
@@ -46,7 +47,6 @@ from .responses import ResponsesCodec
 from .tenants import Tenants
 from .web_api import OPEN_PATHS as WEB_OPEN_PATHS
 from .web_api import PATHS as WEB_PATHS
-from .web_api import rate_limited_body, unauthorized_body
 from .web_api import routes as web_routes
 
 __all__ = ["PATHS", "ServerSettings", "create_app", "default_codecs"]
@@ -131,11 +131,24 @@ def create_app(
         routes.append(Route(METRICS_PATH, scrape, methods=["GET"]))
         paths = known_paths(protocols)
         middleware.append(Middleware(MetricsMiddleware, metrics=metrics, paths=paths))
+    keys = settings.named_api_keys()
+    shapes = error_shapes(codecs)
+    listed = settings.cors_origins()
     middleware += [
         Middleware(ServerTiming),
-        Middleware(HopLimit, error_body=_error_body_for(codecs, LOOP_DETECTED)),
+        Middleware(CrossOrigin, listed=listed, forbidden=shapes.at(403)),
     ]
-    keys = settings.named_api_keys()
+    if not keys:
+        # Nothing else stops a page in the user's browser, or one rebound to 127.0.0.1.
+        middleware.append(
+            Middleware(
+                LoopbackOnly, listed=listed, misdirected=shapes.at(421), forbidden=shapes.at(403)
+            )
+        )
+    middleware += [
+        Middleware(HopLimit, error_body=shapes.at(LOOP_DETECTED)),
+        Middleware(JsonBodies, paths=_post_paths(routes), error_body=shapes.at(415)),
+    ]
     tenants = Tenants([name for name, _ in keys], settings.server_key_limits, store)
     if admin_key is not None:
         routes.append(Route(ADMIN_USAGE_PATH, usage_endpoint(tenants, admin_key)))
@@ -143,13 +156,16 @@ def create_app(
         inbound = Middleware(
             InboundKeys,
             keys=keys,
-            error_body=_error_body_for(codecs),
-            refused_body=_error_body_for(codecs, 429),
+            error_body=shapes.at(401),
+            refused_body=shapes.at(429),
             tenants=tenants,
             open_paths=_OPEN_PATHS | operator_paths,
         )
         middleware.append(inbound)
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    not_routed = {404: shapes.not_routed, 405: shapes.not_routed}
+    return Starlette(
+        routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=not_routed
+    )
 
 
 def _context_opener(
@@ -221,21 +237,12 @@ def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:
     return named
 
 
-def _error_body_for(
-    codecs: dict[str, Codec], status: int = 401
-) -> Callable[[str], Callable[[str], JSON]]:
+def error_shapes(codecs: dict[str, Codec]) -> ErrorShapes:
     """The error shape of the protocol a path speaks (the search and fetch endpoints' own on
     theirs, Chat's for anything else)."""
-    by_path = {path: codecs[protocol] for protocol in codecs for path in PATHS[protocol]}
-    fallback = codecs.get("chat") or ChatCodec()
-    web_paths = frozenset(WEB_PATHS.values())
+    return ErrorShapes(codecs, PATHS, WEB_PATHS.values(), codecs.get("chat") or ChatCodec())
 
-    def for_path(path: str) -> Callable[[str], JSON]:
-        if path in web_paths and status == 401:
-            return unauthorized_body
-        if path in web_paths and status == 429:
-            return rate_limited_body
-        codec = by_path.get(path, fallback)
-        return lambda message: codec.error_body(status, message)
 
-    return for_path
+def _post_paths(routes: Iterable[BaseRoute]) -> frozenset[str]:
+    posted = (r for r in routes if isinstance(r, Route) and "POST" in (r.methods or ()))
+    return frozenset(route.path for route in posted)

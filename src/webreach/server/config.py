@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-__all__ = ["KeyLimits", "ServerSettings", "named_keys"]
+__all__ = ["KeyLimits", "ServerSettings", "cors_origins", "named_keys"]
 
 PositiveInt = Annotated[int, Field(gt=0)]
 Seconds = Annotated[float, Field(gt=0)]
@@ -58,6 +58,43 @@ def named_keys(raw: str) -> tuple[tuple[str, str], ...]:
     return tuple(named)
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def cors_origins(raw: str) -> tuple[str, ...]:
+    """Comma-separated origins, each as a browser serialises it (lower case, no default port);
+    raises ValueError naming an entry that is not an origin."""
+    found: list[str] = []
+    for entry in (part.strip() for part in raw.split(",") if part.strip()):
+        if entry == "*":
+            raise ValueError(
+                "must list origins (e.g. http://localhost:3000); * would let every web page "
+                "the server's users open call it"
+            )
+        try:
+            parts = urlsplit(entry)
+            port = parts.port
+        except ValueError:
+            parts, port = None, None
+        if (
+            parts is None
+            or parts.scheme not in _DEFAULT_PORTS
+            or not parts.hostname
+            or "@" in parts.netloc
+            or parts.path not in ("", "/")
+            or parts.query
+            or parts.fragment
+        ):
+            raise ValueError(
+                f"{entry!r} is not an origin: write scheme://host[:port] (http or https, no "
+                "path), e.g. http://localhost:3000"
+            )
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        shown_port = "" if port in (None, _DEFAULT_PORTS[parts.scheme]) else f":{port}"
+        found.append(f"{parts.scheme}://{host}{shown_port}")
+    return tuple(dict.fromkeys(found))
+
+
 class ServerSettings(BaseModel):
     """The API server's settings, with their defaults (SPEC §9 names the variables). Secrets
     are ``SecretStr``: no repr, log line or message shows them."""
@@ -84,6 +121,9 @@ class ServerSettings(BaseModel):
     admin_api_key: SecretStr | None = None
     """Guards ``GET /admin/usage``; unset, that endpoint is not served."""
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
+    server_cors_origins: str | None = Field(default=None, examples=["http://localhost:3000"])
+    """Web origins, comma-separated (``scheme://host[:port]``), whose pages may call the server
+    from a browser: their CORS preflights are answered; unset, no other page may."""
     store_ttl: Annotated[float, Field(ge=0)] = 3600.0
     """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
     store_max_mb: PositiveInt = 256
@@ -144,6 +184,15 @@ class ServerSettings(BaseModel):
             raise ValueError("must be an http(s) URL with a host, e.g. https://api.openai.com/v1")
         return value
 
+    @field_validator("server_cors_origins")
+    @classmethod
+    def _origins(cls, value: str | None) -> str | None:
+        """Checked when read: a listed URL with a path, or ``*``, would never match (or match
+        every page), and the operator would not learn why until a browser refused."""
+        if value is not None:
+            cors_origins(value)
+        return value
+
     @field_validator("signing_key")
     @classmethod
     def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
@@ -186,6 +235,10 @@ class ServerSettings(BaseModel):
         if self.server_api_keys is None:
             return ()
         return named_keys(self.server_api_keys.get_secret_value())
+
+    def cors_origins(self) -> tuple[str, ...]:
+        """The origins of ``server_cors_origins``, each as a browser writes it in ``Origin``."""
+        return cors_origins(self.server_cors_origins or "")
 
     def secrets(self) -> list[str]:
         """Every secret these settings hold, none of which an upstream text may carry onwards."""
