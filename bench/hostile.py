@@ -363,7 +363,10 @@ async def measure(args: argparse.Namespace, fake: str, port: int) -> None:
         plain_http = time.perf_counter() - started
 
         head = b"POST /v1/chat/completions HTTP/1.1\r\n"
-        rest = b"Host: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+        rest = (
+            f"Host: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            "Content-Length: 2\r\n\r\n{}"
+        ).encode()
         headers = await asyncio.gather(
             *(slow_send(port, head, rest, args.header) for _ in range(args.connections))
         )
@@ -379,7 +382,7 @@ async def measure(args: argparse.Namespace, fake: str, port: int) -> None:
 
         payload = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
         head = (
-            "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
         ).encode()
         bodies = await asyncio.gather(
