@@ -98,6 +98,58 @@ def test_the_key_is_redacted_from_any_relayed_upstream_message(
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize(("status", "expected"), [(500, 502), (501, 502), (502, 502), (504, 504)])
+def test_an_upstreams_own_failure_is_a_gateway_error_never_the_servers_500(
+    live: str, upstream: ScriptedUpstream, variant: str, status: int, expected: int
+) -> None:
+    """A 5xx is the upstream's failure: 502 (504 for its timeout), with its message, so no
+    client reads it as webreach's own crash; the SDKs raise their gateway errors."""
+    upstream.queue(Step(status=status, error="the model server crashed"))
+    response = httpx.post(live + path_of(variant), json=BODIES[variant])
+    assert response.status_code == expected
+    assert "the model server crashed" in message_of(response)
+    if variant == "messages":
+        upstream.queue(Step(status=status, error="the model server crashed"))
+        claude = anthropic.Anthropic(base_url=live, api_key="k", max_retries=0)
+        with pytest.raises(anthropic.APIStatusError) as caught:
+            claude.messages.create(**BODIES["messages"])
+        assert caught.value.status_code == expected
+        assert caught.value.body["type"] == "error"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_an_upstream_408_is_a_504(live: str, upstream: ScriptedUpstream, variant: str) -> None:
+    upstream.queue(Step(status=408, error="request timeout"))
+    response = httpx.post(live + path_of(variant), json=BODIES[variant])
+    assert response.status_code == 504
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b"<html><body>Bad gateway</body></html>", "that is not JSON"),
+        (b'{"choices": [], "usage": {"prompt_tokens": NaN}}', "that is not JSON"),
+        (b'{"id": "x", "choices": [', "that is not JSON"),
+        (b"[1, 2, 3]", "that is not a JSON object"),
+        (b'{"error": {"message": "quota exhausted"}}', "upstream error: quota exhausted"),
+    ],
+)
+def test_a_relayed_200_that_is_not_a_json_answer_is_a_502_as_in_the_loop(
+    live: str, upstream: ScriptedUpstream, body: bytes, said: str
+) -> None:
+    """The label says JSON, the body is not (or is an error): the client gets the upstream's
+    failure in the protocol's shape, never a 200 its SDK cannot read."""
+    upstream.queue(Step(raw_body=body, headers={"content-type": "application/json"}))
+    response = httpx.post(live + PATHS["chat"], json=BODIES["relay"])
+    assert response.status_code == 502
+    assert said in message_of(response)
+    upstream.queue(Step(raw_body=body, headers={"content-type": "application/json"}))
+    client = openai.OpenAI(base_url=live + "/v1", api_key="k", max_retries=0)
+    with pytest.raises(openai.InternalServerError, match=said):
+        client.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_an_upstream_that_never_answers_is_504_after_the_timeout(
     live: str, upstream: ScriptedUpstream, variant: str
 ) -> None:

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 
 from openai._streaming import SSEDecoder
 from pydantic import ValidationError
+from pydantic_core import from_json
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -39,6 +40,8 @@ __all__ = ["RELAY_CUT", "relay"]
 
 RELAY_CUT = "the upstream ended the stream before it was complete"
 _MAX_ERROR_BODY = 1 << 20
+_MAX_MESSAGE = 1000
+"""The most of an upstream's own error text passed on (after redaction, so no key is cut)."""
 _FINISHED = (b'"finish_reason":"', b'"finish_reason": "')
 """A finish reason that is set (not ``null``), as compact and as spaced JSON write it."""
 _DONE = b"data: [DONE]"
@@ -78,6 +81,7 @@ async def relay(
         content = await _read(raw, None)
         if stream:
             return raw, completion_frames(content, kind, upstream), "text/event-stream"
+        _check_json(content, raw.status, kind, upstream)
         return raw, content, raw.content_type
 
     try:
@@ -119,10 +123,35 @@ def _whole(
     failure, is_json = refused(
         raw.status, content, raw.content_type, raw.headers, redactor, upstream.where
     )
-    if raw.status in (401, 403) or not is_json:
+    if failure.status != raw.status or not is_json:
         raise failure
     content = redactor.redacted_bytes(content)
     return Response(content, raw.status, headers, media_type=raw.content_type)
+
+
+def _check_json(content: bytes, status: int, kind: str, upstream: Upstream) -> None:
+    """A whole answer passes on only as a strict JSON object that is not an error: what the
+    label promised, so a client's SDK never reads a 200 it cannot parse; otherwise the
+    upstream's failure (502), as the loop answers the same body."""
+    try:
+        answer = from_json(content, allow_inf_nan=False)
+    except ValueError as error:
+        said = f"upstream answered {status} with {kind} that is not JSON ({_first_line(error)})"
+        raise broken(upstream.redactor(said), "malformed", upstream.where) from None
+    if not isinstance(answer, dict):
+        said = f"upstream answered {status} with {kind} that is not a JSON object"
+        raise broken(said, "malformed", upstream.where)
+    if answer.get("error"):
+        try:
+            told = ChatChunk.model_validate({"error": answer["error"]}).error
+        except ValidationError:
+            told = None
+        said = reported_error(told or str(answer["error"]), upstream.redactor)
+        raise broken(said[:_MAX_MESSAGE], "error_body", upstream.where)
+
+
+def _first_line(error: ValueError) -> str:
+    return str(error).splitlines()[0][:200] if str(error) else type(error).__name__
 
 
 async def _read(raw: RawUpstreamResponse, limit: int | None) -> bytes:

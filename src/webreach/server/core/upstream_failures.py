@@ -20,6 +20,7 @@ from .secrets import Redactor
 __all__ = [
     "REJECTED_CREDENTIALS",
     "broken",
+    "client_status",
     "passed_headers",
     "refused",
     "status_error",
@@ -44,13 +45,31 @@ def passed_headers(headers: Mapping[str, str]) -> dict[str, str]:
     return {name: headers[name] for name in _PASSED_HEADERS if name in headers}
 
 
+def client_status(status: int) -> int:
+    """The status a client gets for an upstream's HTTP error.
+
+    A 4xx is about the request (429 and its ``Retry-After`` included) and passes on; an
+    upstream's own failure is a gateway's: 503 (overloaded, come back later) and 504 keep their
+    meaning, every other 5xx is a 502, so a client never reads the upstream's crash as the
+    server's own 500. A 408 is the upstream's timeout reading the server's request (504), and
+    401/403/407 are the server's credentials, not the client's (502).
+    """
+    if status in (401, 403, 407):
+        return 502
+    if status == 408:
+        return 504
+    if status < 500:
+        return status
+    return status if status in (503, 504) else 502
+
+
 def status_error(
     status: int, message: str, headers: Mapping[str, str], redactor: Redactor
 ) -> UpstreamError:
     """An upstream's refusal as the client should see it: its credentials problem is ours."""
-    if status in (401, 403):
+    if status in (401, 403, 407):
         return UpstreamError(502, REJECTED_CREDENTIALS)
-    return UpstreamError(status, redactor(message), passed_headers(headers))
+    return UpstreamError(client_status(status), redactor(message), passed_headers(headers))
 
 
 def broken(message: str, cause: str, where: str, status: int = 502) -> UpstreamError:
@@ -117,7 +136,7 @@ def refused(
         status, said if is_json else f"upstream answered HTTP {status}: {said}", headers, redactor
     )
     detail = f"upstream {where or '?'} answered HTTP {status}: {said}"
-    if status in (401, 403):
+    if status in (401, 403, 407):
         detail = f"{failure.message}; {detail}"
     upstream_failure(status, failure.message, f"http_{status}", detail)
     return failure, is_json
