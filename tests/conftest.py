@@ -63,6 +63,7 @@ SLOW_MODULES = frozenset(
         "test_server_disconnects",
         "test_server_image_search",
         "test_server_input_review",
+        "test_server_key_in_output",
         "test_server_logs",
         "test_server_messages_start_usage",
         "test_server_messages_settings",

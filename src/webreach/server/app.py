@@ -43,6 +43,7 @@ from .metrics import (
     metrics_endpoint,
 )
 from .middleware import LOOP_DETECTED, AccessLog, HopLimit, InboundKeys, ServerTiming
+from .redaction import RedactedResponses
 from .responses import ResponsesCodec
 from .tenants import Tenants
 from .web_api import OPEN_PATHS as WEB_OPEN_PATHS
@@ -83,13 +84,14 @@ def create_app(
     their calls are planned (docs/architecture.md shows how to add one)."""
     settings.upstream_url()  # a server without an upstream fails here, not at its start
     secrets = (*settings.secrets(), *secrets)
+    redactor = Redactor(secrets)
     codecs = codecs if codecs is not None else default_codecs()
 
     metrics = Metrics() if settings.metrics else None
     if metrics is not None:
         runtime = MeteredRuntime(runtime, metrics).runtime
     open_context = _context_opener(
-        settings, runtime, options, store, secrets, tuple(tools), metrics
+        settings, runtime, options, store, redactor, tuple(tools), metrics
     )
 
     @asynccontextmanager
@@ -117,7 +119,10 @@ def create_app(
         *web_routes(),
     ]
     protocols = _protocols(codecs)
-    middleware = [Middleware(AccessLog, protocols=protocols)]
+    middleware = [
+        Middleware(RedactedResponses, redactor=redactor),
+        Middleware(AccessLog, protocols=protocols),
+    ]
     admin_key = settings.admin_api_key
     if admin_key is not None and not admin_key.get_secret_value():
         admin_key = None
@@ -173,7 +178,7 @@ def _context_opener(
     runtime: WebRuntime,
     options: ToolOptions,
     store: CacheStore | None,
-    secrets: Sequence[str],
+    redactor: Redactor,
     tools: tuple[ToolFactory, ...],
     metrics: Metrics | None = None,
 ) -> Callable[[], AbstractAsyncContextManager[ServerContext]]:
@@ -181,7 +186,7 @@ def _context_opener(
 
     @asynccontextmanager
     async def open_context() -> AsyncIterator[ServerContext]:
-        upstream = Upstream(settings, Redactor(secrets))
+        upstream = Upstream(settings, redactor)
         if metrics is not None:
             upstream.observe_responses(metrics.upstream_response)
         kept = None

@@ -229,7 +229,10 @@ class Upstream:
         except openai.APIError as error:
             raise translate(error, self.redactor, self.where) from None
         self.answered_at = time.monotonic()
-        return Completion.of(answer if isinstance(answer, dict) else {})
+        completion = Completion.of(answer if isinstance(answer, dict) else {})
+        if completion.text:
+            return Completion(self.redactor(completion.text), completion.usage)
+        return completion
 
     @asynccontextmanager
     async def relay(
