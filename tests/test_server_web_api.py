@@ -347,7 +347,7 @@ async def test_the_openapi_document_is_valid_and_states_this_servers_bounds(stac
     refs = set(_refs(document))
     assert refs and all(ref.removeprefix("#/components/schemas/") in schemas for ref in refs)
     search = schemas["SearchRequest"]
-    queries = search["properties"]["queries"]["anyOf"][0]
+    queries = search["properties"]["queries"]  # one of `queries` and `query`: never null
     assert queries["maxItems"] == OPTIONS.search_max_queries
     assert search["properties"]["max_results"]["anyOf"][0]["maximum"] == 5
     assert search["additionalProperties"] is False

@@ -9,28 +9,43 @@ HTTP callers and models meet the same rules and the same limits.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Annotated, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
-from ...seam import MAX_URL_LENGTH, InvalidValueError, Recency
+from ...seam import InvalidValueError, Recency
 from ...tools import RECENCIES, SearchFilters, ToolError, ToolOptions, parse_queries
-from ...tools.base import MAX_NUM_SEARCH_RESULTS, MAX_SEARCH_TOKENS, SearchTuning
-from ...tools.fetch import PAGE_FORMATS, PageFormat, parse_fetch_arguments
+from ...tools.base import SearchTuning
+from ...tools.fetch import PageFormat, parse_fetch_arguments
 from ..core.errors import RequestError
 from ..core.fields import JSON, Request, bad, checked, validate
+from .body_fields import (
+    PATTERNS,
+    Country,
+    Domains,
+    Format,
+    Integral,
+    Language,
+    MaxTokens,
+    NumSearchResults,
+    Start,
+    Temperature,
+    Text,
+    Url,
+    at_most,
+    positive,
+    texts,
+)
 
 __all__ = [
     "FetchCall",
     "FetchRequest",
     "SearchBody",
     "SearchCall",
-    "Text",
     "fetch_call",
-    "positive",
     "search_body",
     "search_call",
 ]
@@ -38,43 +53,10 @@ __all__ = [
 B = TypeVar("B", bound="Body")
 
 
-def _text(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip())
-
-
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def positive(value: object) -> bool:
-    return _whole(value) and bool(value)
-
-
-Text = Annotated[str, checked(_text, "must be a non-empty string"), Field(min_length=1)]
-Url = Annotated[
-    str,
-    checked(_text, "must be a non-empty http(s) URL string"),
-    Field(min_length=1, max_length=MAX_URL_LENGTH, description="The http(s) URL to read."),
-]
-Start = Annotated[
-    int,
-    Field(ge=0, description="Character offset to continue from (a previous `next_start`)."),
-    checked(_whole, "must be a non-negative integer"),
-]
-Format = Annotated[
-    PageFormat,
-    checked(lambda v: v in PAGE_FORMATS, "must be `markdown`, `text` or `raw`"),
-    Field(
-        description="`markdown`: the page's main content (reader mode), as `web_fetch` reads "
-        "it; `text`: the same content as plain text; `raw`: the decoded body (HTML source)."
-    ),
-]
-
-
 class Body(Request):
     """A body whose misspelt field (``maxResults``) is refused, not silently ignored."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", **PATTERNS)
     path: ClassVar[str] = ""
 
     @classmethod
@@ -83,74 +65,6 @@ class Body(Request):
             if key not in cls.model_fields:
                 names = ", ".join(f"`{name}`" for name in cls.model_fields)
                 raise bad(key, f"unknown field; {cls.path} takes {names}")
-
-
-def _strings(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(item, str) for item in value)
-
-
-Domains = Annotated[
-    list[str],
-    checked(_strings, "must be an array of domain names"),
-    Field(description="Domain names (`python.org`); a domain matches itself and its subdomains."),
-]
-Code = Annotated[str, checked(lambda v: isinstance(v, str), "must be a string")]
-_TWO_LETTERS: JSON = {"pattern": "^[A-Za-z]{2}$"}
-"""Published, not enforced here: the filters' own check refuses a bad code in the server's
-words."""
-
-
-def _at_most(bound: int) -> Callable[[object], bool]:
-    """Passes values it does not bound: the type's own check refuses those, in its words."""
-
-    def test(value: object) -> bool:
-        if isinstance(value, list):
-            return len(value) <= bound
-        return not isinstance(value, int) or value <= bound
-
-    return test
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _temperature(value: object) -> bool:
-    return isinstance(value, int | float) and 0 <= value <= 2
-
-
-NumSearchResults = Annotated[
-    int,
-    Field(
-        ge=1,
-        le=MAX_NUM_SEARCH_RESULTS,
-        description="Results the provider looks at, when more than `max_results` (only "
-        "Perplexity keeps the two apart; the others ask for this many).",
-    ),
-    checked(
-        positive,
-        "must be a positive integer",
-        (_at_most(MAX_NUM_SEARCH_RESULTS), f"must be at most {MAX_NUM_SEARCH_RESULTS}"),
-    ),
-]
-MaxTokens = Annotated[
-    int,
-    Field(
-        ge=1,
-        le=MAX_SEARCH_TOKENS,
-        description="The longest answer a model-backed provider may write; others ignore it.",
-    ),
-    checked(
-        positive,
-        "must be a positive integer",
-        (_at_most(MAX_SEARCH_TOKENS), f"must be at most {MAX_SEARCH_TOKENS}"),
-    ),
-]
-Temperature = Annotated[
-    float,
-    Field(ge=0, le=2, description="A model-backed provider's temperature; others ignore it."),
-    checked(_number, "must be a number", (_temperature, "must be between 0 and 2")),
-]
 
 
 class SearchBody(Body):
@@ -177,21 +91,15 @@ class SearchBody(Body):
     ) = None
     country: (
         Annotated[
-            Code,
-            Field(
-                description="Where the results should come from: ISO 3166-1 alpha-2 (`DE`).",
-                json_schema_extra=_TWO_LETTERS,
-            ),
+            Country,
+            Field(description="Where the results should come from: ISO 3166-1 alpha-2 (`DE`)."),
         ]
         | None
     ) = None
     language: (
         Annotated[
-            Code,
-            Field(
-                description="The results' language: ISO 639-1 (`de`).",
-                json_schema_extra=_TWO_LETTERS,
-            ),
+            Language,
+            Field(description="The results' language: ISO 639-1 (`de`)."),
         ]
         | None
     ) = None
@@ -220,12 +128,22 @@ class SearchBody(Body):
             raise bad(error.field, str(error)) from None
 
 
-def _texts(value: object) -> bool:
-    return isinstance(value, list) and all(_text(item) for item in value)
-
-
 def _non_empty_list(value: object) -> bool:
     return isinstance(value, list) and bool(value)
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+_ONE_OF_THE_TWO = Field(json_schema_extra=_no_default)
+"""Absent is the only way not to give it: no default is published, null being refused."""
+
+
+def _given(value: object) -> bool:
+    """``query`` and ``queries`` are one or the other: a null one is refused, not taken for
+    missing, so the body is either/or exactly as the published ``oneOf`` says."""
+    return value is not None
 
 
 @lru_cache(maxsize=8)
@@ -240,17 +158,17 @@ def search_body(options: ToolOptions) -> type[SearchBody]:
             json_schema_extra={"oneOf": [{"required": ["queries"]}, {"required": ["query"]}]}
         )
 
-        queries: (
+        queries: Annotated[
             Annotated[
                 list[Text],
                 checked(
                     _non_empty_list,
                     f"must be an array of 1 to {most_queries} strings",
                     (
-                        _at_most(most_queries),
+                        at_most(most_queries),
                         f"at most {most_queries} queries per call (WEBREACH_SEARCH_MAX_QUERIES)",
                     ),
-                    (_texts, "every query must be a non-empty string"),
+                    (texts, "every query must be a non-empty string"),
                 ),
                 Field(
                     min_length=1,
@@ -258,9 +176,15 @@ def search_body(options: ToolOptions) -> type[SearchBody]:
                     description="Search queries, run at the same time; exact repeats run once.",
                 ),
             ]
-            | None
-        ) = None
-        query: Annotated[Text, Field(description="One search query.")] | None = None
+            | SkipJsonSchema[None],
+            checked(_given, f"must be an array of 1 to {most_queries} strings"),
+            _ONE_OF_THE_TWO,
+        ] = None
+        query: Annotated[
+            Annotated[Text, Field(description="One search query.")] | SkipJsonSchema[None],
+            checked(_given, "must be a non-empty string"),
+            _ONE_OF_THE_TWO,
+        ] = None
         max_results: (
             Annotated[
                 int,
@@ -274,10 +198,11 @@ def search_body(options: ToolOptions) -> type[SearchBody]:
                     positive,
                     "must be a positive integer",
                     (
-                        _at_most(most_results),
+                        at_most(most_results),
                         f"must be at most {most_results} (WEBREACH_SEARCH_MAX_RESULTS)",
                     ),
                 ),
+                Integral,
             ]
             | None
         ) = None

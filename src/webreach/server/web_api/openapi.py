@@ -39,8 +39,8 @@ PATHS = {
 """Where each endpoint is served (the app's routes and this document both read it)."""
 
 _STATUS = {
-    "400": "A field is missing or wrong (`error.param` names it), or the URL is not a valid "
-    "http(s) URL.",
+    "400": "A field is missing or wrong (`error.param` names it), the URL is not a valid "
+    "http(s) URL, or `start` is past the end of the page.",
     "401": "The server has inbound keys and none was given (`Authorization: Bearer` or "
     "`x-api-key`).",
     "403": "The URL resolves to a private or reserved address (the SSRF guard; "

@@ -10,7 +10,8 @@ from pydantic import Field
 
 from ...tools import ToolOptions
 from ..core.fields import JSON, Request, bad, checked, validate
-from .bodies import SearchCall, Text, positive
+from .bodies import SearchCall
+from .body_fields import PATTERNS, Integral, Text, Url, positive
 
 __all__ = [
     "LOADER_MAX_URLS",
@@ -27,12 +28,15 @@ LOADER_MAX_URLS = 20
 class OpenWebUISearchRequest(Request):
     """Open WebUI's external web search request; fields it may add later are ignored."""
 
+    model_config = PATTERNS
+
     query: Text
     count: (
         Annotated[
             int,
             Field(ge=1, description="Results wanted; more than the server gives are cut."),
             checked(positive, "must be a positive integer"),
+            Integral,
         ]
         | None
     ) = None
@@ -41,13 +45,19 @@ class OpenWebUISearchRequest(Request):
 class OpenWebUILoaderRequest(Request):
     """Open WebUI's external web loader request; fields it may add later are ignored."""
 
+    model_config = PATTERNS
+
     urls: Annotated[
-        list[str],
+        list[Url],
         checked(
             lambda v: isinstance(v, list) and all(isinstance(item, str) for item in v),
             "must be an array of strings",
         ),
-        Field(max_length=LOADER_MAX_URLS, description="Pages to read, in order."),
+        Field(
+            max_length=LOADER_MAX_URLS,
+            description="Pages to read, in order; one that is not an http(s) URL refuses them "
+            "all, as `/v1/fetch` refuses it.",
+        ),
     ]
 
 
