@@ -69,6 +69,8 @@ SLOW_MODULES = frozenset(
         "test_server_messages_settings",
         "test_server_metrics",
         "test_server_not_routed",
+        "test_server_openapi_exact",
+        "test_server_openapi_fuzz",
         "test_server_properties",
         "test_server_quota",
         "test_server_read_citations",
@@ -91,6 +93,7 @@ SLOW_MODULES = frozenset(
         "test_server_upstream_faults",
         "test_server_upstream_hostile",
         "test_server_web_api",
+        "test_web_api_patterns",
     }
 )
 """Test modules whose tests take more than 0.15 s each on average (measured on 2 cores): they run

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import select
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -53,12 +54,16 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class ReplayServer:
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        """``tls`` (a server context) serves HTTPS instead of plain HTTP."""
         self.routes: dict[tuple[str, str], Responder] = {}
         self.requests: list[Recorded] = []
         self.disconnects = 0
         self._lock = threading.Lock()
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
+        self.tls = tls
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -66,7 +71,7 @@ class ReplayServer:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self.tls else 'http'}://{host!s}:{port}"
 
     def route(self, method: str, path: str, reply: Reply | Responder) -> None:
         self.routes[(method, path)] = reply if callable(reply) else (lambda _req: reply)

@@ -165,9 +165,10 @@ def webreach_url(
         yield server.url + "/v1"
 
 
-def exa_and_http_runtime(exa_url: str) -> WebRuntime:
+def exa_and_http_runtime(exa_url: str, **fetch_options: Any) -> WebRuntime:
     """A runtime with the real Exa provider (pointed at a replay of its API) and the real HTTP
-    fetcher, opened to 127.0.0.1 for local page servers: the web endpoints' tests use both."""
+    fetcher, opened to 127.0.0.1 for local page servers: the web endpoints' tests use both.
+    ``fetch_options`` go to the fetcher (a test resolver and dialer keep every name local)."""
     from webreach.net import create_client
     from webreach.providers.fetch.http import HttpFetchProvider
     from webreach.providers.search.exa import ExaSearchProvider
@@ -178,5 +179,5 @@ def exa_and_http_runtime(exa_url: str) -> WebRuntime:
     runtime.register_search_provider(
         ExaSearchProvider(api_key="exa-key", client=client, base_url=exa_url)
     )
-    runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
+    runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"], **fetch_options))
     return runtime
