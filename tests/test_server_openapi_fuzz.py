@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpcore
+import hypothesis
 import pytest
+import schemathesis
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from _servers import tls_contexts
 from replay_server import Recorded, ReplayServer, Reply
@@ -22,10 +26,8 @@ from webreach.cache import MemoryStore
 from webreach.server.app import ServerSettings, create_app
 from webreach.tools import ToolOptions
 
-schemathesis = pytest.importorskip("schemathesis")
-hypothesis = pytest.importorskip("hypothesis")
-from schemathesis.specs.openapi.checks import positive_data_acceptance  # noqa: E402
-
+KEY = "fuzz-key"
+"""The server has a key, so the document has security schemes and the auth checks run too."""
 OPTIONS = ToolOptions(search_max_queries=3, search_max_results=5, fetch_max_chars=200)
 PUBLIC_ADDRESS = "93.184.215.14"
 """What every host name resolves to: public, so the guard lets it through; never dialled."""
@@ -110,6 +112,12 @@ class LocalPages(httpcore.AsyncNetworkBackend):
         await self.real.sleep(seconds)
 
 
+def port_of(url: str) -> int:
+    port = urlsplit(url).port
+    assert port is not None
+    return port
+
+
 async def public_resolver(host: str, port: int) -> Sequence[str]:
     return [PUBLIC_ADDRESS]
 
@@ -123,17 +131,19 @@ def web_api() -> Iterator[str]:
         runtime = exa_and_http_runtime(
             exa.url,
             resolver=public_resolver,
-            dialer=LocalPages(int(plain.url.rsplit(":", 1)[1]), int(secure.url.rsplit(":", 1)[1])),
+            dialer=LocalPages(port_of(plain.url), port_of(secure.url)),
             verify=False,
         )
-        config = ServerSettings(upstream_base_url="http://127.0.0.1:9")
+        config = ServerSettings(upstream_base_url="http://127.0.0.1:9", server_api_keys=KEY)
         with LiveServer(create_app(config, runtime, OPTIONS, store=MemoryStore())) as server:
             yield server.url
 
 
 @pytest.fixture(scope="module")
 def web_api_schema(web_api: str) -> Any:
-    config = schemathesis.Config.from_dict({"base-url": web_api, "seed": 8})
+    config = schemathesis.Config.from_dict(
+        {"base-url": web_api, "seed": 8, "auth": {"openapi": {"bearer": {"bearer": KEY}}}}
+    )
     return schemathesis.openapi.from_url(web_api + "/v1/openapi.json", config=config)
 
 
