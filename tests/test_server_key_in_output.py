@@ -10,7 +10,6 @@ request the search provider received is searched for the key and for its pieces.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import pytest
 
 from replay_server import ReplayServer
 from scripted_upstream import Call, ScriptedUpstream, Step
-from test_server_logs import UPSTREAM_KEY, Served, exa_results, server_env, serving
+from test_server_logs import UPSTREAM_KEY, World, exa_results, server_env, serving
 from web_requests import BODIES, PATHS, USER
 
 SPLIT = ["Here it is: sk-ups", "tream-se", "cret-7731", " and nothing more."]
@@ -35,13 +34,6 @@ PLAIN: dict[str, dict[str, Any]] = {
     "messages": {"model": "m", "max_tokens": 64, "messages": USER},
 }
 """Responses and Messages without web tools: translated to the upstream and back."""
-
-
-@dataclass
-class World:
-    upstream: ScriptedUpstream
-    exa: ReplayServer
-    served: Served
 
 
 @pytest.fixture(scope="module")

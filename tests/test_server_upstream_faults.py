@@ -207,6 +207,7 @@ def test_a_relayed_stream_cut_midway_ends_the_chat_way(
         payloads = list(sse_payloads(response))
     assert [p["choices"][0]["delta"].get("content") for p in payloads[:-1]] == ["", "one "]
     assert payloads[-1]["choices"] == []
+    assert payloads[-1]["model"] == "m"  # a chunk still: every field a chunk must have
     assert payloads[-1]["error"]["type"] == "api_error"
     assert "[DONE]" not in payloads
 

@@ -10,7 +10,6 @@ import asyncio
 import json
 import logging
 import time
-import uuid
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
@@ -28,9 +27,9 @@ from .core.events import Usage
 from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
 from .core.loop import TurnRunner
 from .core.operator_log import request_log
-from .core.protocol_common import dumps, sse_frame
+from .core.protocol_common import dumps
 from .core.readiness import Readiness
-from .core.relay import relay
+from .core.relay import failed_stream_frame, relay
 from .core.relay_usage import asking_usage
 from .core.streaming import server_timing, with_keepalive
 from .core.turn import JSON, CitationStyle, Turn
@@ -145,6 +144,7 @@ class ProtocolEndpoint:
             body, hide_usage = asking_usage(body)
         if upstream.model:
             body = {**body, "model": upstream.model}
+        model = str(body.get("model") or "")
         payload = raw if body is original else dumps(body).encode()
         async with within(limits):
             response = await relay(
@@ -157,9 +157,12 @@ class ProtocolEndpoint:
                 started,
                 stream=stream,
                 hide_usage=hide_usage,
+                model=model,
             )
         if isinstance(response, StreamingResponse):
-            response.body_iterator = _relayed_within(response.body_iterator, limits, self.codec)
+            response.body_iterator = _relayed_within(
+                response.body_iterator, limits, self.codec, model
+            )
         elif response.status_code == 200:
             request_log().usage = _relayed_usage(bytes(response.body))
         return response
@@ -237,7 +240,7 @@ def _relayed_usage(answer: bytes) -> Usage | None:
 
 
 async def _relayed_within(
-    chunks: AsyncIterable[str | bytes | memoryview], limits: TurnLimits, codec: Codec
+    chunks: AsyncIterable[str | bytes | memoryview], limits: TurnLimits, codec: Codec, model: str
 ) -> AsyncIterator[str | bytes | memoryview]:
     """A relayed stream until the turn's deadline; then the Chat way to fail a stream: a last
     chunk with ``error``, no ``[DONE]``, and the upstream's stream closed."""
@@ -249,14 +252,7 @@ async def _relayed_within(
                 chunk = await waits.next(iterator)
             except TurnTimedOut as timed_out:
                 request_log().note = f"failed in stream: {timed_out.message}"
-                failure: JSON = {
-                    "id": f"chatcmpl-{uuid.uuid4().hex}",
-                    "object": "chat.completion.chunk",
-                    "created": int(time.time()),
-                    "choices": [],
-                    **codec.error_body(timed_out.status, timed_out.message),
-                }
-                yield sse_frame(dumps(failure)).encode()
+                yield failed_stream_frame(codec, timed_out.status, timed_out.message, model)
                 return
             if chunk is None:
                 return

@@ -36,7 +36,7 @@ from .upstream import RawUpstreamResponse, Upstream
 from .upstream_failures import broken, refused
 from .whole_stream import completion_frames
 
-__all__ = ["RELAY_CUT", "relay"]
+__all__ = ["RELAY_CUT", "failed_stream_frame", "relay"]
 
 RELAY_CUT = "the upstream ended the stream before it was complete"
 _MAX_ERROR_BODY = 1 << 20
@@ -58,9 +58,11 @@ async def relay(
     *,
     stream: bool = False,
     hide_usage: bool = False,
+    model: str = "",
 ) -> Response:
     """Relay one request (``stream``: the client asked for a stream; ``hide_usage``: the
-    server asked for the stream's usage chunk, which the client did not); raises
+    server asked for the stream's usage chunk, which the client did not; ``model``: what a
+    failed stream's last chunk names); raises
     ``UpstreamError`` or ``ClientGone`` before anything was sent."""
     stack = contextlib.AsyncExitStack()
 
@@ -95,7 +97,7 @@ async def relay(
         headers.setdefault("X-Accel-Buffering", "no")
         watch = _Watch(upstream.redactor, upstream.where, hide_usage)
         return StreamingResponse(
-            _frames(raw, codec, stack, watch),
+            _frames(raw, codec, stack, watch, model),
             raw.status,
             headers,
             media_type=raw.content_type,
@@ -223,7 +225,11 @@ class _Watch:
 
 
 async def _frames(
-    raw: RawUpstreamResponse, codec: Codec, stack: contextlib.AsyncExitStack, watch: _Watch
+    raw: RawUpstreamResponse,
+    codec: Codec,
+    stack: contextlib.AsyncExitStack,
+    watch: _Watch,
+    model: str,
 ) -> AsyncIterator[bytes]:
     """The upstream's events, each passed on whole; a cut or an unfinished stream ends with
     the protocol's error event."""
@@ -241,7 +247,7 @@ async def _frames(
     except Exception as error:
         upstream_failure(200, f"the relayed stream was cut ({_why(error)})", "closed")
         request_log().note = f"failed in stream: {RELAY_CUT}"
-        yield _cut_frame(codec).encode()
+        yield failed_stream_frame(codec, 502, RELAY_CUT, model)
         return
     finally:
         await stack.aclose()
@@ -251,16 +257,18 @@ async def _frames(
         return
     broken(RELAY_CUT, "truncated", watch.where)
     request_log().note = f"failed in stream: {RELAY_CUT}"
-    yield _cut_frame(codec).encode()
+    yield failed_stream_frame(codec, 502, RELAY_CUT, model)
 
 
-def _cut_frame(codec: Codec) -> str:
-    """Chat's way to end a failed stream: a last chunk with ``error``, no ``[DONE]``."""
+def failed_stream_frame(codec: Codec, status: int, message: str, model: str) -> bytes:
+    """Chat's way to end a failed stream: a last chunk with ``error``, no ``[DONE]``; a chunk
+    still, so it carries every field a chunk must (``model`` included)."""
     failure: JSON = {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
+        "model": model,
         "choices": [],
-        **codec.error_body(502, RELAY_CUT),
+        **codec.error_body(status, message),
     }
-    return sse_frame(dumps(failure))
+    return sse_frame(dumps(failure)).encode()
