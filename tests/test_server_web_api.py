@@ -382,3 +382,35 @@ async def test_a_tool_turned_off_is_a_404_and_the_document_needs_no_keys_then() 
     assert "WEBREACH_FETCH_ENABLED" in reply.json()["error"]["message"]
     assert "securitySchemes" not in document["components"] and "security" not in document
     assert "401" not in document["paths"]["/v1/search"]["post"]["responses"]
+
+
+async def test_the_document_names_every_refusal_a_keyless_server_makes() -> None:
+    """A keyless server refuses what a browser page could send (415, a foreign Origin's 403,
+    a rebound Host's 421); its document says so, and a keyed server's names the 415 only."""
+    config = ServerSettings(upstream_base_url="http://127.0.0.1:9")
+    with LiveServer(create_app(config, WebRuntime(), OPTIONS)) as server:
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            document = (await client.get("/v1/openapi.json")).json()
+            plain = await client.post(
+                "/v1/search", content=b'{"query": "x"}', headers={"content-type": "text/plain"}
+            )
+            foreign = await client.post(
+                "/v1/search", json={"query": "x"}, headers={"origin": "https://evil.example"}
+            )
+            rebound = await client.post(
+                "/v1/search", json={"query": "x"}, headers={"host": "rebound.example:80"}
+            )
+    for path, item in document["paths"].items():
+        responses = item["post"]["responses"]
+        assert {"403", "415", "421"} <= set(responses), path
+        assert "Origin" in responses["403"]["description"], path
+        assert "401" not in responses, path
+    fetch = document["paths"]["/v1/fetch"]["post"]["responses"]["403"]["description"]
+    assert "SSRF" in fetch and "Origin" in fetch  # both of fetch's 403s are named
+    assert [plain.status_code, foreign.status_code, rebound.status_code] == [415, 403, 421]
+    keyed = ServerSettings(upstream_base_url="http://127.0.0.1:9", server_api_keys=KEY)
+    with LiveServer(create_app(keyed, WebRuntime(), OPTIONS)) as server:
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            responses = (await client.get("/v1/openapi.json")).json()["paths"]["/v1/search"]
+    assert {"401", "415"} <= set(responses["post"]["responses"])
+    assert "421" not in responses["post"]["responses"]

@@ -56,7 +56,15 @@ _STATUS = {
     "502": "The provider failed (HTTP error, bad answer, refused connection, DNS, TLS).",
     "503": "No usable provider is configured; the message names the setting to change.",
     "504": "The fetch took longer than `WEBREACH_FETCH_TIMEOUT`.",
+    "415": "The body is not declared JSON (`Content-Type: application/json` or `…+json`): "
+    "what a page in a browser could send without asking first.",
+    "421": "The server has no inbound keys and was reached under a `Host` other than its own "
+    "loopback address and port (a DNS-rebinding page).",
 }
+_FOREIGN_ORIGIN = (
+    "The server has no inbound keys and the request's `Origin` is neither the server's own "
+    "nor listed in `WEBREACH_SERVER_CORS_ORIGINS` (a page in the user's browser)."
+)
 _SEARCH_STATUSES = ("400", "404", "413", "429", "502", "503")
 _FETCH_STATUSES = ("400", "403", "404", "413", "422", "502", "503", "504")
 
@@ -78,9 +86,12 @@ def _operation(
     keyed: bool,
 ) -> JSONSchema:
     responses: JSONSchema = {"200": {"description": "The result.", "content": _json(reply)}}
-    shown = {*statuses, "401", "429"} if keyed else set(statuses)
+    shown = {*statuses, "415", *(("401", "429") if keyed else ("403", "421"))}
     for status in sorted(shown):
-        responses[status] = {"description": _STATUS[status], "content": _json(_ref(Error))}
+        said = _STATUS.get(status, "")
+        if status == "403" and not keyed:
+            said = f"{said} Or: {_FOREIGN_ORIGIN}" if status in statuses else _FOREIGN_ORIGIN
+        responses[status] = {"description": said, "content": _json(_ref(Error))}
     return {
         "post": {
             "summary": summary,
