@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import httpcore
+import httpcore2
 import pytest
 
 from _servers import Exchange, LocalServer, gzip_bomb, make_pdf, respond, tls_contexts
@@ -36,21 +36,21 @@ class ScriptedResolver:
         return self.answers[min(len(self.calls), len(self.answers)) - 1]
 
 
-class LoopbackDialer(httpcore.AsyncNetworkBackend):
+class LoopbackDialer(httpcore2.AsyncNetworkBackend):
     """Records the address it is asked to dial, then dials 127.0.0.1 so nothing leaves."""
 
     def __init__(self) -> None:
         self.dialled: list[str] = []
-        self._real = httpcore.AnyIOBackend()
+        self._real = httpcore2.AnyIOBackend()
 
     async def connect_tcp(
         self,
         host: str,
         port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
+    ) -> httpcore2.AsyncNetworkStream:
         self.dialled.append(host)
         return await self._real.connect_tcp("127.0.0.1", port, timeout=timeout)
 

@@ -1,41 +1,49 @@
-"""The one private httpx attribute webreach uses, held in ``replace_connection_pool``.
+"""The fetcher's transport (httpx2 on httpcore2's pool) dials only the address the guard vetted.
 
-If an httpx upgrade moves ``AsyncHTTPTransport._pool``, these fail with the httpx version named,
-instead of the fetcher quietly dialling whatever DNS answers.
+``PinnedTransport`` joins two libraries through their public names; these tests hold it to the
+versions installed: requests go through the pinned pool, the socket really reaches the vetted
+address when the system's DNS would answer another, and httpcore2's failures arrive as httpx2's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import tomllib
 from collections.abc import AsyncIterator, Iterable, Sequence
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
-import httpcore
-import httpx
+import httpcore2
+import httpx2
 import pytest
+from packaging.requirements import Requirement
 
-from webreach.net.pinning import PinnedTransport, PinningBackend, replace_connection_pool
+from webreach.net import AllowList
+from webreach.net.pinned_transport import PinnedTransport
+from webreach.net.pinning import PinningBackend
 from webreach.seam import WebError, WebErrorCode
 
 PUBLIC_IP = "93.184.215.14"  # accepted by the guard; the dialer below never puts it on the wire
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 
-class LoopbackDialer(httpcore.AsyncNetworkBackend):
+class LoopbackDialer(httpcore2.AsyncNetworkBackend):
     """Records the address it is asked to dial, and dials the local server instead."""
 
     def __init__(self, port: int) -> None:
         self.port = port
         self.dialled: list[str] = []
-        self._real = httpcore.AnyIOBackend()
+        self._real = httpcore2.AnyIOBackend()
 
     async def connect_tcp(
         self,
         host: str,
         port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
+    ) -> httpcore2.AsyncNetworkStream:
         self.dialled.append(host)
         return await self._real.connect_tcp("127.0.0.1", self.port, timeout=timeout)
 
@@ -43,20 +51,38 @@ class LoopbackDialer(httpcore.AsyncNetworkBackend):
         await self._real.sleep(seconds)
 
 
-@pytest.fixture
-async def local_port() -> AsyncIterator[int]:
-    """A tiny HTTP/1.1 server on 127.0.0.1 that answers every request with 200 "pinned"."""
+class Answering:
+    """A tiny HTTP/1.1 server on ``address`` that answers every request with ``body`` and
+    records each request's head."""
 
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.readuntil(b"\r\n\r\n")
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\npinned")
+    def __init__(self, address: str, body: bytes, port: int = 0) -> None:
+        self.address, self.body, self.port = address, body, port
+        self.heads: list[bytes] = []
+        self._server: asyncio.Server | None = None
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.heads.append(await reader.readuntil(b"\r\n\r\n"))
+        length = str(len(self.body)).encode()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: " + length + b"\r\n")
+        writer.write(b"Connection: close\r\n\r\n" + self.body)
         await writer.drain()
         writer.close()
 
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    yield server.sockets[0].getsockname()[1]
-    server.close()
-    await server.wait_closed()
+    async def __aenter__(self) -> Answering:
+        self._server = await asyncio.start_server(self._answer, self.address, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        await self._server.wait_closed()
+
+
+@pytest.fixture
+async def local_port() -> AsyncIterator[int]:
+    async with Answering("127.0.0.1", b"pinned") as server:
+        yield server.port
 
 
 def _resolver(*answers: str) -> Any:
@@ -66,35 +92,80 @@ def _resolver(*answers: str) -> Any:
     return resolve
 
 
-async def test_httpx_sends_requests_through_the_pinned_pool(local_port: int) -> None:
+async def test_httpx2_sends_requests_through_the_pinned_pool(local_port: int) -> None:
     dialer = LoopbackDialer(local_port)
     backend = PinningBackend(resolver=_resolver(PUBLIC_IP), inner=dialer)
-    async with httpx.AsyncClient(transport=PinnedTransport(backend)) as client:
-        try:
-            response = await client.get("http://pinned.test/")
-        except httpx.HTTPError as error:
-            pytest.fail(
-                f"httpx {httpx.__version__} did not send the request through the pool installed "
-                f"by replace_connection_pool ({type(error).__name__}: {error}); the fetcher's "
-                "IP pinning depends on it"
-            )
+    async with httpx2.AsyncClient(transport=PinnedTransport(backend)) as client:
+        response = await client.get("http://pinned.test/")
     assert response.text == "pinned"
-    assert dialer.dialled == [PUBLIC_IP], (
-        f"httpx {httpx.__version__}: the pinned backend did not dial the vetted address"
-    )
+    assert dialer.dialled == [PUBLIC_IP]
+
+
+async def test_the_socket_reaches_the_vetted_address_not_what_the_system_resolves() -> None:
+    """``localhost`` resolves to 127.0.0.1 on this machine, where a decoy listens on the same
+    port; the injected resolver answers 127.0.0.2, the only address allowed. The real dial
+    (no test dialer) must land on 127.0.0.2, with the name kept in the Host header."""
+    backend = PinningBackend(AllowList.parse("127.0.0.2"), resolver=_resolver("127.0.0.2"))
+    async with (
+        Answering("127.0.0.2", b"vetted") as vetted,
+        Answering("127.0.0.1", b"decoy", port=vetted.port) as decoy,
+        httpx2.AsyncClient(transport=PinnedTransport(backend)) as client,
+    ):
+        response = await client.get(f"http://localhost:{vetted.port}/")
+    assert response.text == "vetted"
+    assert decoy.heads == []
+    assert f"Host: localhost:{vetted.port}".encode() in vetted.heads[0]
 
 
 async def test_a_name_that_resolves_privately_is_refused_by_the_installed_pool() -> None:
     backend = PinningBackend(resolver=_resolver("10.0.0.7"))
-    async with httpx.AsyncClient(transport=PinnedTransport(backend)) as client:
+    async with httpx2.AsyncClient(transport=PinnedTransport(backend)) as client:
         with pytest.raises(WebError) as caught:
             await client.get("http://rebind.test/")
     assert caught.value.code == WebErrorCode.WEB_BLOCKED_URL
 
 
-def test_a_transport_without_the_private_pool_stops_with_the_httpx_version() -> None:
-    transport = httpx.AsyncHTTPTransport()
-    del transport._pool
-    pool = httpcore.AsyncConnectionPool()
-    with pytest.raises(RuntimeError, match=rf"httpx {httpx.__version__} no longer keeps"):
-        replace_connection_pool(transport, pool)
+async def test_a_refused_connection_is_httpx2s_connect_error() -> None:
+    async with Answering("127.0.0.1", b"") as server:
+        port = server.port  # closed on leaving: nothing listens there any more
+    backend = PinningBackend(AllowList.parse("127.0.0.1"))
+    async with httpx2.AsyncClient(transport=PinnedTransport(backend)) as client:
+        with pytest.raises(httpx2.ConnectError) as caught:
+            await client.get(f"http://127.0.0.1:{port}/")
+    assert isinstance(caught.value.__cause__, httpcore2.ConnectError)
+
+
+async def test_a_server_that_never_answers_is_httpx2s_read_timeout() -> None:
+    gone = asyncio.Event()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # until the client gives up and closes
+        gone.set()
+        writer.close()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    backend = PinningBackend(AllowList.parse("127.0.0.1"))
+    try:
+        async with httpx2.AsyncClient(transport=PinnedTransport(backend), timeout=0.2) as client:
+            with pytest.raises(httpx2.ReadTimeout):
+                await client.get(f"http://127.0.0.1:{port}/")
+        await gone.wait()
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def test_the_dependencies_hold_httpx2_and_httpcore2_to_the_tested_minor_version() -> None:
+    """The transport builds httpcore2's pool and requests by their constructors; a new minor
+    version must be tested here before the range admits it."""
+    declared = tomllib.loads(PYPROJECT.read_text())["project"]["dependencies"]
+    ranges = {r.name: r.specifier for r in map(Requirement, declared)}
+    for name in ("httpx2", "httpcore2"):
+        assert name in ranges, f"{name} is not a declared dependency"
+        installed = version(name)
+        assert ranges[name].contains(installed), f"{name} {installed} is outside {ranges[name]}"
+        major, minor = installed.split(".")[:2]
+        assert not ranges[name].contains(f"{major}.{int(minor) + 1}.0"), (
+            f"{name}'s range {ranges[name]} admits an untested minor version"
+        )

@@ -111,7 +111,8 @@ def test_the_plain_install_is_the_library_and_the_command_line() -> None:
     base = _distributions(None)
     assert {
         "httpx",
-        "httpcore",
+        "httpx2",
+        "httpcore2",
         "aiohttp",
         "httpx-aiohttp",
         "pydantic",

@@ -15,7 +15,16 @@ import pytest
 import webreach
 from webreach.testing import ScriptedFetch, ScriptedSearch, sources
 
-HEAVY = ("httpx", "httpcore", "aiohttp", "pydantic", "pydantic_settings", "selectolax")
+HEAVY = (
+    "httpx",
+    "httpcore",
+    "httpx2",
+    "httpcore2",
+    "aiohttp",
+    "pydantic",
+    "pydantic_settings",
+    "selectolax",
+)
 
 
 def test_every_name_in___all___resolves_to_the_object_its_home_module_defines() -> None:

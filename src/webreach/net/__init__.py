@@ -12,7 +12,8 @@ from .guard import (
     check_url,
     is_public_address,
 )
-from .pinning import PinnedTransport, PinningBackend, Resolver, system_resolver
+from .pinned_transport import PinnedTransport
+from .pinning import PinningBackend, Resolver, system_resolver
 
 __all__ = [
     "MAX_URL_LENGTH",

@@ -1,15 +1,20 @@
-"""The shared outbound HTTP client factory: timeouts, an honest User-Agent, no ambient proxies."""
+"""The outbound HTTP client factories: timeouts, an honest User-Agent, no ambient proxies.
+
+Search providers get an httpx client on aiohttp's pool (:mod:`.aio`); the fetcher gets an httpx2
+client on its pinned transport (:mod:`.pinned_transport`). Both keep httpx's interface.
+"""
 
 from __future__ import annotations
 
 import httpx
+import httpx2
 
 from .._version import __version__
 from ..seam.hops import HOPS_HEADER, current_hops
 from .aio import AioTransport
 from .tls import shared_ssl_context
 
-__all__ = ["USER_AGENT", "create_client", "stamp_hops"]
+__all__ = ["USER_AGENT", "create_client", "create_fetch_client", "stamp_hops"]
 
 USER_AGENT = f"webreach/{__version__}"
 
@@ -39,6 +44,21 @@ def create_client(
         proxy=proxy,
         transport=transport,
         verify=shared_ssl_context(),
+    )
+
+
+def create_fetch_client(
+    transport: httpx2.AsyncBaseTransport, *, timeout: float, headers: dict[str, str]
+) -> httpx2.AsyncClient:
+    """Build the fetcher's ``httpx2.AsyncClient`` on ``transport`` (its pinned one), with the
+    providers' policy: redirects left to the fetcher, which vets each hop; nothing from the
+    environment (proxies, certificates); TLS is the transport's."""
+    return httpx2.AsyncClient(
+        timeout=httpx2.Timeout(timeout),
+        headers={"User-Agent": USER_AGENT, **headers},
+        follow_redirects=False,
+        trust_env=False,
+        transport=transport,
     )
 
 

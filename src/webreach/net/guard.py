@@ -13,7 +13,7 @@ import urllib.parse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import httpx
+import httpx2
 
 from ..seam import MAX_URL_LENGTH, WebError, WebErrorCode
 from .addresses import HOST_NAME, IPAddress, canonical_ip, normalise_host, parse_ip_literal
@@ -101,11 +101,11 @@ def _invalid(message: str) -> WebError:
     return WebError(WebErrorCode.WEB_INVALID_URL, message)
 
 
-def _parse(url: str) -> httpx.URL:
+def _parse(url: str) -> httpx2.URL:
     try:
-        return httpx.URL(url)
-    except httpx.InvalidURL as error:
-        # httpx refuses some numeric spellings the resolver accepts (0177.0.0.1); canonicalise.
+        return httpx2.URL(url)
+    except httpx2.InvalidURL as error:
+        # httpx2 refuses some numeric spellings the resolver accepts (0177.0.0.1); canonicalise.
         try:
             parts = urllib.parse.urlsplit(url)
             literal = parse_ip_literal(parts.hostname or "")
@@ -116,14 +116,14 @@ def _parse(url: str) -> httpx.URL:
             raise _invalid(f"malformed URL: {error}") from None
         netloc = canonical_ip(literal) if literal.version == 4 else f"[{literal}]"
         netloc += f":{port}" if port is not None else ""
-        return httpx.URL(urllib.parse.urlunsplit(parts._replace(netloc=netloc)))
+        return httpx2.URL(urllib.parse.urlunsplit(parts._replace(netloc=netloc)))
 
 
 _HOST_AND_PORT = re.compile(r"[A-Za-z0-9.-]+:\d+(?:[/?#].*)?", re.DOTALL)
 """``localhost:8080/x``, which parses as the scheme ``localhost``: a host and port, no scheme."""
 
 
-def check_url(url: str) -> httpx.URL:
+def check_url(url: str) -> httpx2.URL:
     """Parse and vet ``url`` before any I/O; raise ``WEB_INVALID_URL`` naming what is wrong.
 
     IPv4 literals are canonicalised (``0x7f.1`` becomes ``127.0.0.1``), as browsers do, so every

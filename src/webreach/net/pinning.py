@@ -4,32 +4,27 @@ The check and the connection use the same DNS answer, so a name that re-resolves
 address between the two (DNS rebinding) never reaches it. Only the socket's destination
 changes: the URL, the Host header, TLS SNI, the certificate check and the pool key all keep the
 original host name.
+
+The fetcher's client is httpx2's (its pool stays linear in concurrent requests, where httpcore
+1.0's re-scans every connection for every queued request); httpcore2's connection pool takes a
+network backend publicly, and :mod:`.pinned_transport` puts that pool under an httpx2 client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
-import ssl
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
-import httpcore
-import httpx
+import httpcore2
 
 from ..seam import WebError, WebErrorCode
 from .addresses import IPAddress, parse_ip_literal
 from .allow import AllowList
 from .guard import address_allowed, blocked_error
-from .tls import ssl_context_for
 
-__all__ = [
-    "PinnedTransport",
-    "PinningBackend",
-    "Resolver",
-    "replace_connection_pool",
-    "system_resolver",
-]
+__all__ = ["PinningBackend", "Resolver", "system_resolver"]
 
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 """``(host, port) -> IP literals``; injectable so tests can simulate DNS rebinding."""
@@ -42,19 +37,19 @@ async def system_resolver(host: str, port: int) -> Sequence[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-class PinningBackend(httpcore.AsyncNetworkBackend):
-    """An httpcore network backend that connects only to addresses the guard accepts."""
+class PinningBackend(httpcore2.AsyncNetworkBackend):
+    """An httpcore2 network backend that connects only to addresses the guard accepts."""
 
     def __init__(
         self,
         allow: AllowList | None = None,
         *,
         resolver: Resolver | None = None,
-        inner: httpcore.AsyncNetworkBackend | None = None,
+        inner: httpcore2.AsyncNetworkBackend | None = None,
     ) -> None:
         self._allow = allow or AllowList()
         self._resolver = resolver or system_resolver
-        self._inner = inner or httpcore.AnyIOBackend()
+        self._inner = inner or httpcore2.AnyIOBackend()
 
     async def resolve(self, host: str, port: int, within: float | None = None) -> list[IPAddress]:
         """Resolve ``host`` once and return its addresses, all vetted, or raise ``WebError``."""
@@ -70,7 +65,7 @@ class PinningBackend(httpcore.AsyncNetworkBackend):
             async with asyncio.timeout(within):
                 answers = await self._resolver(host, port)
         except TimeoutError:
-            raise httpcore.ConnectTimeout(f"DNS lookup for {host} timed out") from None
+            raise httpcore2.ConnectTimeout(f"DNS lookup for {host} timed out") from None
         except OSError as error:
             reason = error.strerror or str(error) or type(error).__name__
             raise WebError(
@@ -87,10 +82,10 @@ class PinningBackend(httpcore.AsyncNetworkBackend):
         self,
         host: str,
         port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
+    ) -> httpcore2.AsyncNetworkStream:
         addresses = await self.resolve(host, port, timeout)
         options = list(socket_options) if socket_options is not None else None
         failure: Exception | None = None
@@ -103,7 +98,7 @@ class PinningBackend(httpcore.AsyncNetworkBackend):
                     local_address=local_address,
                     socket_options=options,
                 )
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as error:
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as error:
                 failure = error
         assert failure is not None
         raise failure
@@ -111,62 +106,10 @@ class PinningBackend(httpcore.AsyncNetworkBackend):
     async def connect_unix_socket(
         self,
         path: str,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
         socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
+    ) -> httpcore2.AsyncNetworkStream:
         raise WebError(WebErrorCode.WEB_BLOCKED_URL, "unix sockets are never dialled")
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)
-
-
-class PinnedTransport(httpx.AsyncHTTPTransport):
-    """``httpx.AsyncHTTPTransport`` whose connection pool dials through a :class:`PinningBackend`.
-
-    The pool is installed by :func:`replace_connection_pool`, the one place that knows how.
-    """
-
-    def __init__(
-        self,
-        backend: PinningBackend,
-        *,
-        verify: ssl.SSLContext | bool = True,
-        limits: httpx.Limits | None = None,
-    ) -> None:
-        ssl_context = ssl_context_for(verify)
-        limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
-        super().__init__(verify=ssl_context, trust_env=False, limits=limits)
-        replace_connection_pool(
-            self,
-            httpcore.AsyncConnectionPool(
-                ssl_context=ssl_context,
-                max_connections=limits.max_connections,
-                max_keepalive_connections=limits.max_keepalive_connections,
-                keepalive_expiry=limits.keepalive_expiry,
-                http1=True,
-                http2=False,
-                network_backend=backend,
-            ),
-        )
-
-
-def replace_connection_pool(
-    transport: httpx.AsyncHTTPTransport, pool: httpcore.AsyncConnectionPool
-) -> None:
-    """Make ``transport`` send its requests through ``pool``.
-
-    httpx 0.28 has no public way to give its transport an httpcore network backend (a parameter is
-    proposed upstream, encode/httpx#3749), so the pool the transport built is swapped for one that
-    carries the pinning backend. This is webreach's only use of a private httpx attribute
-    (``AsyncHTTPTransport._pool``); the dependency is held to httpx 0.28.x, and an httpx whose
-    transport no longer keeps its pool there stops here, naming its version, rather than fetching
-    through an unpinned pool.
-    """
-    current = getattr(transport, "_pool", None)
-    if not isinstance(current, httpcore.AsyncConnectionPool):
-        raise RuntimeError(
-            f"httpx {httpx.__version__} no longer keeps AsyncHTTPTransport's connection pool in "
-            "`_pool`, so webreach cannot pin the addresses its fetcher dials; "
-            "install httpx 0.28 (pip install 'httpx>=0.28,<0.29')"
-        )
-    transport._pool = pool

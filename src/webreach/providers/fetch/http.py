@@ -13,13 +13,14 @@ import ssl
 from collections.abc import Sequence
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 
-import httpcore
-import httpx
+import httpcore2
+import httpx2
 
 from ...net.allow import AllowList
-from ...net.client import create_client
+from ...net.client import create_fetch_client
 from ...net.guard import check_host, check_url
-from ...net.pinning import PinnedTransport, PinningBackend, Resolver
+from ...net.pinned_transport import PinnedTransport
+from ...net.pinning import PinningBackend, Resolver
 from ...seam import (
     FetchBody,
     FetchProvider,
@@ -46,7 +47,7 @@ _ACCEPT = (
 )
 
 
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port
 
 
@@ -73,19 +74,19 @@ class HttpFetchProvider:
         max_chars: int = 2_000_000,
         allow: str | Sequence[str] | AllowList = (),
         resolver: Resolver | None = None,
-        dialer: httpcore.AsyncNetworkBackend | None = None,
+        dialer: httpcore2.AsyncNetworkBackend | None = None,
         verify: ssl.SSLContext | bool = True,
     ) -> None:
         """``allow`` opens named private destinations; ``resolver`` and ``dialer`` (an
-        ``httpcore.AsyncNetworkBackend`` that receives the vetted IP) are for tests."""
+        ``httpcore2.AsyncNetworkBackend`` that receives the vetted IP) are for tests."""
         self._timeout = timeout
         self._max_bytes = max_bytes
         self._max_chars = max_chars
         self._allow = allow if isinstance(allow, AllowList) else AllowList.parse(allow)
         backend = PinningBackend(self._allow, resolver=resolver, inner=dialer)
-        self._client = create_client(
+        self._client = create_fetch_client(
+            PinnedTransport(backend, verify=verify),
             timeout=timeout,
-            transport=PinnedTransport(backend, verify=verify),
             headers={"Accept": _ACCEPT, "Accept-Encoding": ACCEPT_ENCODING},
         )
         self._client.cookies = _no_cookies()
@@ -118,7 +119,7 @@ class HttpFetchProvider:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    def _vet(self, url: str) -> httpx.URL:
+    def _vet(self, url: str) -> httpx2.URL:
         try:
             checked = check_url(url)
             check_host(checked.host, self._allow, _port(checked))
@@ -132,23 +133,23 @@ class HttpFetchProvider:
             url = self._vet(request.url)
             async with asyncio.timeout(self._timeout):
                 return await self._follow(url)
-        except (TimeoutError, httpx.TimeoutException):
+        except (TimeoutError, httpx2.TimeoutException):
             raise WebError(
                 WebErrorCode.WEB_FETCH_TIMEOUT,
                 f"fetching {request.url} took longer than {self._timeout:g} s",
                 provider=self.id,
             ) from None
-        except httpx.HTTPError as error:
+        except httpx2.HTTPError as error:
             try:
                 failed = error.request.url
             except RuntimeError:
-                failed = httpx.URL(request.url)
+                failed = httpx2.URL(request.url)
             raise _transport_failure(error, failed) from None
         except WebError as error:
             error.provider = error.provider or self.id
             raise
 
-    async def _follow(self, url: httpx.URL) -> FetchResult:
+    async def _follow(self, url: httpx2.URL) -> FetchResult:
         current = url
         for hop in range(MAX_REDIRECTS + 1):
             check_host(current.host, self._allow, _port(current))
@@ -166,7 +167,7 @@ class HttpFetchProvider:
             current = target
         raise AssertionError("unreachable: the loop returns or raises")
 
-    async def _read(self, response: httpx.Response, url: httpx.URL) -> FetchResult:
+    async def _read(self, response: httpx2.Response, url: httpx2.URL) -> FetchResult:
         declared_length = _content_length(response)
         if declared_length is not None and declared_length > self._max_bytes:
             raise WebError(
@@ -225,7 +226,7 @@ def _scope(
     max_bytes: int,
     max_chars: int,
     resolver: Resolver | None,
-    dialer: httpcore.AsyncNetworkBackend | None,
+    dialer: httpcore2.AsyncNetworkBackend | None,
     verify: ssl.SSLContext | bool,
 ) -> str:
     """The cache scope of one configuration; see :meth:`HttpFetchProvider.cache_scope`."""
@@ -244,7 +245,7 @@ def _scope(
     )
 
 
-def _port(url: httpx.URL) -> int:
+def _port(url: httpx2.URL) -> int:
     """The port ``url`` connects to; an allow-list entry with a port opens only that one."""
     return url.port or (443 if url.scheme == "https" else 80)
 
@@ -255,19 +256,19 @@ def _name_of(hook: object) -> str:
     return f"{getattr(named, '__module__', '?')}.{getattr(named, '__qualname__', '?')}"
 
 
-def _content_length(response: httpx.Response) -> int | None:
+def _content_length(response: httpx2.Response) -> int | None:
     value = response.headers.get("content-length", "").strip()
     return int(value) if value.isdigit() else None
 
 
-def _redirect_target(response: httpx.Response, current: httpx.URL) -> httpx.URL | None:
+def _redirect_target(response: httpx2.Response, current: httpx2.URL) -> httpx2.URL | None:
     """The vetted same-origin target of a redirect, None if this is no redirect, or raise."""
     location = response.headers.get("location")
     if response.status_code not in _REDIRECT_STATUSES or not location:
         return None
     try:
         target = check_url(str(current.join(location)))
-    except (httpx.InvalidURL, WebError) as error:
+    except (httpx2.InvalidURL, WebError) as error:
         raise WebError(
             WebErrorCode.WEB_REDIRECT_BLOCKED,
             f"{current} redirects to {location!r}, which is not a valid web URL ({error})",
@@ -283,7 +284,7 @@ def _redirect_target(response: httpx.Response, current: httpx.URL) -> httpx.URL 
     return target
 
 
-def _transport_failure(error: httpx.HTTPError, url: httpx.URL) -> WebError:
+def _transport_failure(error: httpx2.HTTPError, url: httpx2.URL) -> WebError:
     """A ``WEB_PROVIDER_ERROR`` that names the cause: refused, TLS, protocol, reset."""
     chain = _chain(error)
     tls = next((e for e in chain if isinstance(e, ssl.SSLError)), None)
@@ -295,11 +296,11 @@ def _transport_failure(error: httpx.HTTPError, url: httpx.URL) -> WebError:
             else str(tls.reason or tls)
         )
     else:
-        if isinstance(error, httpx.ConnectError):
+        if isinstance(error, httpx2.ConnectError):
             what = "could not connect to"
-        elif isinstance(error, httpx.RemoteProtocolError):
+        elif isinstance(error, httpx2.RemoteProtocolError):
             what = "protocol error from"
-        elif isinstance(error, httpx.NetworkError):
+        elif isinstance(error, httpx2.NetworkError):
             what = "connection lost to"
         else:
             what = "request failed to"
