@@ -22,6 +22,7 @@ from replay_server import ReplayServer
 from scripted_upstream import Call, ScriptedUpstream, Step
 from test_server_logs import UPSTREAM_KEY, World, exa_results, server_env, serving
 from web_requests import BODIES, PATHS, USER
+from webreach.server.core.secrets import Redactor
 
 SPLIT = ["Here it is: sk-ups", "tream-se", "cret-7731", " and nothing more."]
 """The key as a model streams it: in pieces, one per chunk."""
@@ -101,6 +102,29 @@ def test_the_relay_hides_a_key_written_whole(world: World, stream: bool) -> None
     assert response.status_code == 200, response.text
     assert_no_key(response.text, "the relayed reply")
     assert "The key is ***." in response.text
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [SPLIT, ["The key: ", *UPSTREAM_KEY, " ends here s"]],
+    ids=["in pieces", "a character a frame"],
+)
+def test_the_relay_hides_a_key_spread_over_frames(world: World, pieces: list[str]) -> None:
+    """Relayed frames pass on as they came, but for the texts that held part of a key; the
+    SDK's streamed text has the key hidden whole, and the rest of the text as written."""
+    world.upstream.queue(Step(content=pieces))
+    response = post(world, PATHS["chat"], {**BODIES["relay"], "stream": True})
+    assert response.status_code == 200, response.text
+    assert_no_key(response.text, "the relayed stream")
+    world.upstream.queue(Step(content=pieces))
+    chat = openai.OpenAI(base_url=world.served.base + "/v1", api_key="unused", max_retries=0)
+    said = "".join(
+        chunk.choices[0].delta.content or ""
+        for chunk in chat.chat.completions.create(model="m", messages=USER, stream=True)  # type: ignore[call-overload]
+        if chunk.choices
+    )
+    assert said == Redactor([UPSTREAM_KEY])("".join(pieces))
+    assert "***" in said and UPSTREAM_KEY not in said
 
 
 def test_the_sdks_read_the_hidden_answer_whole(world: World) -> None:

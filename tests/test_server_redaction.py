@@ -3,7 +3,9 @@ stream's pieces included, with a declared ``Content-Length`` kept true."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -12,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from webreach.server.core.relay_secrets import RelayedSecrets
 from webreach.server.core.secrets import Redactor, TextRedaction
 from webreach.server.redaction import RedactedResponses
 
@@ -95,3 +98,53 @@ def test_text_that_cannot_begin_a_secret_is_never_held() -> None:
     assert stream.feed("plain words, nothing more.") == "plain words, nothing more."
     assert stream.feed(" a tail of s") == " a tail of "
     assert stream.flush() == "s"
+
+
+def relayed_frame(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+def relayed(frames: list[bytes]) -> list[dict[str, Any]]:
+    secrets = RelayedSecrets(Redactor([KEY]))
+    out = b"".join(secrets.passed(frame) for frame in frames)
+    return [json.loads(event[6:]) for event in out.split(b"\n\n") if event]
+
+
+def test_a_relayed_frame_without_part_of_a_secret_goes_out_byte_for_byte() -> None:
+    frame = relayed_frame({"content": "plain text", "x_vendor": [1, 2]})
+    assert RelayedSecrets(Redactor([KEY])).passed(frame) == frame
+
+
+def test_relayed_texts_spread_over_frames_are_hidden_whole_and_the_rest_kept() -> None:
+    arguments = json.dumps({"q": f"find {KEY}"})
+    frames = [
+        *(relayed_frame({"content": c}) for c in f"key {KEY}!"),
+        *(relayed_frame({"reasoning_content": c}) for c in f"think {KEY}"),
+        *(
+            relayed_frame(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "t" if n == 0 else None,
+                            "function": {"arguments": arguments[n : n + 3]},
+                        }
+                    ]
+                }
+            )
+            for n in range(0, len(arguments), 3)
+        ),
+        relayed_frame({}, "stop"),
+    ]
+    chunks = relayed(frames)
+    deltas = [chunk["choices"][0]["delta"] for chunk in chunks]
+    assert "".join(d.get("content") or "" for d in deltas) == "key ***!"
+    assert "".join(d.get("reasoning_content") or "" for d in deltas) == "think ***"
+    said = "".join(
+        call["function"]["arguments"] for d in deltas for call in d.get("tool_calls") or ()
+    )
+    assert json.loads(said) == {"q": "find ***"}
+    assert all(chunk["model"] == "m" and chunk["id"] == "c1" for chunk in chunks)
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"

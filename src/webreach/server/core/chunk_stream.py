@@ -18,9 +18,10 @@ from openai._streaming_cleanup import drain_response_async
 from pydantic import ValidationError
 
 from ...seam.causes import network_cause
-from .chunks import ChatChunk, ChunkDelta, FunctionPiece, ToolCallPiece, UpstreamErrorBody, invalid
+from .chunk_secrets import ChunkRedaction
+from .chunks import ChatChunk, UpstreamErrorBody, invalid
 from .errors import UpstreamError
-from .secrets import Redactor, TextRedaction
+from .secrets import Redactor
 from .upstream_failures import broken, translate
 
 __all__ = ["TRUNCATED", "ChunkStream", "reported_error"]
@@ -52,7 +53,7 @@ class ChunkStream(AsyncStream[ChatChunk]):
         return broken(self.redactor(message)[:_MAX_MESSAGE], cause, self.where)
 
     async def __stream__(self) -> AsyncIterator[ChatChunk]:
-        hidden = _Redacting(self.redactor) if self.redactor.active else None
+        hidden = ChunkRedaction(self.redactor) if self.redactor.active else None
         if self.whole is not None:
             yield hidden.chunk(self.whole) if hidden is not None else self.whole
             return
@@ -99,65 +100,3 @@ class ChunkStream(AsyncStream[ChatChunk]):
             return translate(error, self.redactor, self.where, answered=True)
         how = cause.describe() if cause is not None else type(error).__name__
         return self.failed(f"upstream: the stream was cut ({how})", cause.kind if cause else "cut")
-
-
-class _Redacting:
-    """One stream's texts as the server may use them: each redacted across chunk boundaries,
-    what was held back released with the chunk that finishes the answer."""
-
-    __slots__ = ("_calls", "_content", "_reasoning", "_reasoning_field", "_redactor")
-
-    def __init__(self, redactor: Redactor) -> None:
-        self._redactor = redactor
-        self._content = TextRedaction(redactor)
-        self._reasoning = TextRedaction(redactor)
-        self._reasoning_field = "reasoning_content"
-        self._calls: dict[int, TextRedaction] = {}
-
-    def chunk(self, chunk: ChatChunk) -> ChatChunk:
-        choice = chunk.first
-        if choice is None:
-            return chunk
-        delta = choice.delta or ChunkDelta()
-        update: dict[str, object] = {}
-        if delta.content:
-            update["content"] = self._content.feed(delta.content)
-        if delta.reasoning_content or delta.reasoning:
-            self._reasoning_field = "reasoning_content" if delta.reasoning_content else "reasoning"
-            update[self._reasoning_field] = self._reasoning.feed(delta.reasoning_text or "")
-        if delta.tool_calls:
-            update["tool_calls"] = [self._call(piece) for piece in delta.tool_calls]
-        if choice.finish_reason:
-            self._finish(delta, update)
-        if all(getattr(delta, name) == value for name, value in update.items()):
-            return chunk
-        changed = choice.model_copy(update={"delta": delta.model_copy(update=update)})
-        return chunk.model_copy(update={"choices": [changed, *(chunk.choices or [])[1:]]})
-
-    def _call(self, piece: ToolCallPiece) -> ToolCallPiece:
-        function = piece.function
-        if function is None or not function.arguments:
-            return piece
-        text = self._calls.setdefault(piece.index, TextRedaction(self._redactor))
-        arguments = text.feed(function.arguments)
-        if arguments == function.arguments:
-            return piece
-        return piece.model_copy(
-            update={"function": function.model_copy(update={"arguments": arguments})}
-        )
-
-    def _finish(self, delta: ChunkDelta, update: dict[str, object]) -> None:
-        """The answer is complete: every held-back tail goes out with this chunk."""
-        if held := self._content.flush():
-            update["content"] = str(update.get("content", delta.content) or "") + held
-        if held := self._reasoning.flush():
-            before = update.get(self._reasoning_field, getattr(delta, self._reasoning_field))
-            update[self._reasoning_field] = str(before or "") + held
-        tails = [
-            ToolCallPiece(index=index, function=FunctionPiece(arguments=held))
-            for index, text in self._calls.items()
-            if (held := text.flush())
-        ]
-        if tails:
-            pieces = update.get("tool_calls", delta.tool_calls)
-            update["tool_calls"] = [*(pieces if isinstance(pieces, list) else ()), *tails]

@@ -1,9 +1,10 @@
 """Requests without web tools go to the upstream and back as bytes, streamed as they arrive.
 
 Only what must change is touched: an upstream's refusal of the server's own credentials, a
-secret in anything it sent (found by a bytes search before anything is decoded), a body that
-is not what was asked for, a stream the upstream cut or left unfinished (ended the Chat way,
-never mid-frame). Frames are only parsed when they hold an ``"error"``, to log it.
+secret in anything it sent (a bytes search, and one a model spreads over frames caught by
+reading each frame's texts: :mod:`.relay_secrets`), a body that is not what was asked for, a
+stream the upstream cut or left unfinished (ended the Chat way, never mid-frame). A frame is
+written anew only when part of a secret must be hidden in it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .errors import UpstreamError
 from .inbound import until_disconnected
 from .operator_log import request_log, upstream_failure
 from .protocol_common import dumps, sse_frame
+from .relay_secrets import RelayedSecrets
 from .relay_usage import has_usage, read_usage
 from .secrets import Redactor
 from .streaming import server_timing
@@ -188,10 +190,11 @@ class _Watch:
     """What the relay learns of a stream from cheap looks at its bytes: whether it finished,
     whether it carried an upstream error or its usage, and where a secret must be hidden."""
 
-    __slots__ = ("complete", "failed", "hide_usage", "redactor", "where")
+    __slots__ = ("complete", "failed", "hide_usage", "redactor", "secrets", "where")
 
     def __init__(self, redactor: Redactor, where: str, hide_usage: bool = False) -> None:
         self.redactor = redactor
+        self.secrets = RelayedSecrets(redactor) if redactor.active else None
         self.where = where
         self.hide_usage = hide_usage
         self.complete = False
@@ -207,8 +210,8 @@ class _Watch:
             block, usage = read_usage(block, self.hide_usage)
             if usage is not None:
                 request_log().usage = usage
-        if self.redactor.found_in(block):
-            block = self.redactor.redacted_bytes(block)
+        if self.secrets is not None:
+            block = self.secrets.passed(block)
         return block
 
     def _log_errors(self, block: bytes) -> None:

@@ -100,6 +100,10 @@ class TextRedaction:
         self._held = text[len(text) - keep :] if keep else ""
         return text[: len(text) - keep] if keep else text
 
+    @property
+    def holding(self) -> bool:
+        return bool(self._held)
+
     def flush(self) -> str:
         """The text's end: what was held back was not a secret."""
         held, self._held = self._held, ""
