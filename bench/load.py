@@ -1,6 +1,6 @@
 """Does the API server hold under concurrency, and let go of work its clients abandon?
 
-Four processes, all on 127.0.0.1, started by ``load_rig.py``: a scripted OpenAI-compatible
+Four or five processes, all on 127.0.0.1, started by ``load_rig.py``: a scripted OpenAI-compatible
 upstream that takes ``--latency`` ms before answering each model step (first a ``web_search``
 call for the user's question, then a short answer citing 【1】); an Exa-shaped search provider
 that answers after ``--latency`` ms; the real server, ``python -m webreach serve`` (one uvicorn
@@ -8,12 +8,17 @@ worker, cache off so every search reaches the provider); and this load generator
 ``load_client.py``). Both fakes (``load_fakes.py``) are asyncio servers, so hundreds of their
 requests overlap and they are never the bottleneck.
 
-* Load mode (default): one streamed web-search request at a time (the median of a few per
+* Load mode (default): for each variant of the server (``--variants``, each with processes of
+  its own, ``load_waves.py``): ``low``; the server's default ``medium``, whose searches read five
+  pages for passages, with the sources' pages on a port nothing listens on (every read fails at
+  once); and ``medium`` with them served on 127.0.0.1 (``load_pages.py``: real pages of the
+  corpus's median size). One streamed web-search request at a time (the median of a few per
   protocol), then ``--concurrency`` of them at once, protocols round-robin. Every client reads
   its whole SSE stream. Reported: errors (HTTP status, connection, in-stream errors, streams that
   did not end properly), p50/p99 of first byte, first event and total time, p50 total against one
-  request alone, ``Server-Timing`` p50, and the server's peak RSS and open FDs before, right after
-  and 10 s after the load.
+  request alone, ``Server-Timing`` p50, the server's CPU, peak RSS and open FDs before, right
+  after and 10 s after the load, and from its debug log how long each search's page reads took
+  and how far past the passage deadline they ended; then the variants side by side.
 * Abandon mode (``--abandon [N]``): N streamed searches whose question starts with ``abandon``;
   the provider holds those searches until webreach closes the connection (or 60 s pass). Each
   client disconnects as soon as its stream shows the search started. 2 s later: how many provider
@@ -32,6 +37,7 @@ requests overlap and they are never the bottleneck.
 Targets are printed beside the figures with PASS/FAIL; the exit status is 0 either way.
 
     python bench/load.py [--concurrency 200] [--latency 200] [--protocols chat,responses,messages]
+                         [--variants low,unreachable,served]
     python bench/load.py --abandon [60]
     python bench/load.py --leave-early [20]
     python bench/load.py --big-body
@@ -43,145 +49,24 @@ import argparse
 import asyncio
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the load_*.py modules beside this
 
 from load_abandon import abandon_mode
 from load_bigbody import big_body, report_big_body
-from load_client import (
-    PROTOCOLS,
-    Outcome,
-    fake_stats,
-    new_session,
-    one_request,
-)
+from load_client import PROTOCOLS
 from load_leave import leave_early, report_leave_early
-from load_report import (
-    MAX_RATIO,
-    error_summary,
-    fake_line,
-    idle_cpu,
-    median,
-    pct,
-    spread,
-    target,
-)
-from load_rig import PROC_HEADER, ProcSample, Rig, server_log_summary, start_rig, stop
+from load_rig import VARIANTS, Rig, Variant, server_log_summary, start_rig, stop
+from load_waves import Wave, side_by_side, wave
 
-# Targets of issue 8.
-MAX_RSS_MIB = 200.0
-FD_SLACK = 25
-SETTLE_SECONDS = 10.0
 LEAVE_EARLY = 20
-
-
-# --- the two modes ------------------------------------------------------------------------------
-
-
-async def alone(rig: Rig) -> list[Outcome]:
-    """Each protocol a few times, one request at a time, after one warm-up each."""
-    outcomes = []
-    async with new_session(rig.args.timeout) as session:
-        for protocol in rig.protocols:
-            await one_request(session, rig.webreach, protocol)
-        for _ in range(rig.args.repeat):
-            for protocol in rig.protocols:
-                outcomes.append(await one_request(session, rig.webreach, protocol))
-    return outcomes
-
-
-def report_alone(rig: Rig, outcomes: list[Outcome]) -> float:
-    latency = rig.args.latency
-    print(f"one request alone (median of {rig.args.repeat} per protocol, after a warm-up):")
-    for protocol in rig.protocols:
-        mine = [o for o in outcomes if o.protocol == protocol and o.total is not None]
-        firsts = [o.first_byte for o in mine if o.first_byte is not None]
-        print(
-            f"  {protocol:<10} first byte {median(firsts):>6.0f} ms   "
-            f"total {median([o.total for o in mine if o.total]):>6.0f} ms"
-        )
-    single = median([o.total for o in outcomes if o.total is not None])
-    print(
-        f"  {'all':<10} total {single:.0f} ms "
-        f"(floor: 2 model steps + 1 search = {3 * latency:.0f} ms, plus the server's overhead)"
-    )
-    for line in error_summary(outcomes)[1:]:
-        print(line)
-    return single
-
-
-async def load_mode(rig: Rig) -> None:
-    args = rig.args
-    single = report_alone(rig, await alone(rig))
-    await asyncio.sleep(0.5)
-    baseline = ProcSample.of(rig.server_pid)
-    async with new_session(args.timeout) as session:
-        up_before = await fake_stats(session, rig.upstream, reset=True)
-        prov_before = await fake_stats(session, rig.provider, reset=True)
-        protocols = [rig.protocols[i % len(rig.protocols)] for i in range(args.concurrency)]
-        began = time.perf_counter()
-        outcomes = await asyncio.gather(*(one_request(session, rig.webreach, p) for p in protocols))
-        wall = time.perf_counter() - began
-        up_after = await fake_stats(session, rig.upstream)
-        prov_after = await fake_stats(session, rig.provider)
-    after = ProcSample.of(rig.server_pid)
-    await asyncio.sleep(SETTLE_SECONDS)
-    settled = ProcSample.of(rig.server_pid)
-
-    print()
-    print(f"{args.concurrency} concurrent streams ({', '.join(rig.protocols)} round-robin):")
-    errors = error_summary(outcomes)
-    for line in errors:
-        print(line)
-    ok = [o for o in outcomes if o.kind is None]
-    print(spread("first byte", [o.first_byte for o in ok if o.first_byte is not None]))
-    print(spread("first event", [o.first_event for o in ok if o.first_event is not None]))
-    totals = [o.total for o in ok if o.total is not None]
-    print(spread("total", totals) + f"   (wall {wall:.1f} s for all)")
-    cpu = after.cpu_seconds - baseline.cpu_seconds
-    print(f"  server CPU: {cpu:.2f} s in {wall:.2f} s ({cpu / wall:.0%} of one core)")
-    ratio = pct(totals, 0.5) / single if totals else float("inf")
-    print(f"  p50 total / one request alone: {ratio:.2f}x")
-    timing = [(k, [o.timing[k] for o in ok if k in o.timing]) for k in TIMING_KEYS]
-    print(
-        "  Server-Timing p50 (sent with the headers, so the first model step only): "
-        + ", ".join(f"{k} {statistics.median(v):.1f} ms" for k, v in timing if v)
-    )
-    print(fake_line("upstream", "model steps", up_before, up_after))
-    print(fake_line("provider", "searches", prov_before, prov_after))
-    print(f"  streams that showed their search: {sum(o.searched for o in outcomes)}")
-    print(PROC_HEADER)
-    for label, sample in (("before", baseline), ("right after", after), ("10 s later", settled)):
-        print(sample.row(label))
-    print()
-    print("targets:")
-    failed = len(outcomes) - len(ok)
-    bad_searches = sum(o.search_failed for o in outcomes)
-    target(
-        failed + bad_searches == 0,
-        f"{args.concurrency} concurrent streams: 0 errors",
-        f"{failed} errors, {bad_searches} failed searches",
-    )
-    target(ratio <= MAX_RATIO, f"p50 total ≤ {MAX_RATIO:g}x one request", f"{ratio:.2f}x")
-    peak = after.peak_rss_kib / 1024
-    target(peak <= MAX_RSS_MIB, f"peak RSS ≤ {MAX_RSS_MIB:g} MiB", f"{peak:.1f} MiB")
-    drift = settled.fds - baseline.fds
-    target(
-        abs(drift) <= FD_SLACK,
-        f"open FDs within {FD_SLACK} of baseline 10 s later",
-        f"{baseline.fds} -> {settled.fds} ({drift:+d})",
-    )
-    idle_cpu(after, settled, SETTLE_SECONDS)
-
-
-TIMING_KEYS = ("webreach", "upstream", "web")
+T = TypeVar("T")
 
 
 def protocol_list(text: str) -> list[str]:
@@ -215,6 +100,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--protocols", type=protocol_list, default=list(PROTOCOLS), help="comma list"
     )
+    parser.add_argument(
+        "--variants",
+        type=variant_list,
+        default=list(VARIANTS.values()),
+        help=f"comma list of the load's server variants ({', '.join(VARIANTS)})",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="lone requests per protocol")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     return parser.parse_args()
@@ -225,11 +116,8 @@ def interrupt(signum: int, frame: Any) -> None:
 
 
 async def measure(rig: Rig) -> None:
-    """The load, or the abandon mode followed by the two others, or those chosen."""
+    """The abandon mode followed by the two others, or those chosen."""
     args = rig.args
-    if not (args.abandon or args.leave_early or args.big_body):
-        await load_mode(rig)
-        return
     sections: list[Any] = []
     if args.abandon:
         sections.append(abandon_mode(rig))
@@ -251,35 +139,69 @@ async def big_body_mode(rig: Rig) -> None:
     report_big_body(*await big_body(rig))
 
 
-def main() -> None:
-    args = parse_args()
-    signal.signal(signal.SIGTERM, interrupt)
-    workdir = Path(tempfile.mkdtemp(prefix="webreach-load-"))  # no webreach.toml is read here
+def variant_list(text: str) -> list[Variant]:
+    chosen = [v.strip() for v in text.split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in VARIANTS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"choose from {', '.join(VARIANTS)}")
+    return [VARIANTS[v] for v in chosen]
+
+
+def run_rig(
+    args: argparse.Namespace, workdir: Path, variant: Variant, work: Callable[[Rig], Awaitable[T]]
+) -> T | None:
+    """Start the processes for ``variant``, run ``work`` against them, stop them; None when a
+    child died (said on stderr with the server log's tail)."""
     children: list[subprocess.Popen[bytes]] = []
     try:
-        rig = start_rig(args, workdir, children)
+        rig = start_rig(args, workdir / variant.name, children, variant)
+        size = variant.context_size or "the default (medium)"
+        pages = "served on 127.0.0.1" if variant.served else "on a port nothing listens on"
         print(
-            f"webreach serve (pid {rig.server_pid}, one uvicorn worker) at {rig.webreach}; "
-            f"upstream {args.latency:.0f} ms per model step, Exa provider {args.latency:.0f} ms "
-            "per search; cache off; everything on 127.0.0.1"
+            f"== {variant.label}: webreach serve (pid {rig.server_pid}, one uvicorn worker) at "
+            f"{rig.webreach}; context size {size}, the sources' pages {pages}; upstream "
+            f"{args.latency:.0f} ms per model step, Exa provider {args.latency:.0f} ms per "
+            "search; cache off; debug log; everything on 127.0.0.1"
         )
         print()
-        asyncio.run(measure(rig))
+        outcome = asyncio.run(work(rig))
         summary = server_log_summary(rig.log)
         if summary:
             print()
             print("server log (distinct errors):")
             for line in summary:
                 print(line)
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
+        print()
+        return outcome
     except (RuntimeError, OSError) as error:  # a child that died: say so, still exit 0
         print(f"\nbenchmark aborted: {type(error).__name__}: {error}", file=sys.stderr)
-        server_log = workdir / "server.log"
+        server_log = workdir / variant.name / "server.log"
         if server_log.exists():
             print(server_log.read_text(errors="replace")[-3000:], file=sys.stderr)
+        return None
     finally:
         stop(children)
+
+
+def main() -> None:
+    args = parse_args()
+    signal.signal(signal.SIGTERM, interrupt)
+    workdir = Path(tempfile.mkdtemp(prefix="webreach-load-"))  # no webreach.toml is read here
+    try:
+        if args.abandon or args.leave_early or args.big_body:
+            run_rig(args, workdir, VARIANTS["unreachable"], measure)
+            return
+        waves: list[Wave] = []
+        for variant in args.variants:
+            done = run_rig(args, workdir, variant, wave)
+            if done is not None:
+                waves.append(done)
+        if waves:
+            print("== side by side")
+            side_by_side(waves)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+    finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 

@@ -6,7 +6,9 @@
   headers, until webreach closes the connection; ``GET /hangs`` tells when each one arrived and
   when it was closed.
 * ``provider``: an Exa-shaped search provider that answers after ``--seconds``; a query that
-  starts with ``abandon`` is held until webreach closes the connection (or 60 s pass).
+  starts with ``abandon`` is held until webreach closes the connection (or 60 s pass). Its five
+  sources are ``<--pages>/page/1`` to ``/page/5`` (the page server of ``load_pages.py``, or a
+  port nothing listens on).
 
 Both are asyncio servers, so hundreds of their requests overlap and they are never the
 bottleneck. Both serve ``GET /stats`` and ``POST /stats/reset`` (a :class:`Gauge`).
@@ -22,7 +24,7 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -252,12 +254,11 @@ def run_upstream(port: int, latency: float) -> None:
 # --- role: the Exa-shaped provider --------------------------------------------------------------
 
 
-def exa_results(query: str) -> dict[str, Any]:
-    slug = "-".join(query.lower().split())[:40] or "q"
+def exa_results(query: str, pages: str) -> dict[str, Any]:
     return {
         "results": [
             {
-                "url": f"https://example.com/{slug}/{rank}",
+                "url": f"{pages}/page/{rank}",
                 "title": f"Result {rank} for {query[:40]}",
                 "highlights": [f"Iceland had about 390,000 inhabitants in 2024 (source {rank})."],
                 "publishedDate": "2024-06-01T00:00:00.000Z",
@@ -286,7 +287,7 @@ async def hold(request: web.Request, gauge: Gauge) -> None:
         gauge.held -= 1
 
 
-def run_provider(port: int, latency: float) -> None:
+def run_provider(port: int, latency: float, pages: str) -> None:
     gauge = Gauge()
 
     async def search(request: web.Request) -> web.Response:
@@ -298,7 +299,7 @@ def run_provider(port: int, latency: float) -> None:
                 await hold(request, gauge)
             else:
                 await asyncio.sleep(latency)
-            return web.json_response(exa_results(query))
+            return web.json_response(exa_results(query, pages))
 
     app = web.Application()
     app.add_routes([web.post("/search", search), *stats_routes(gauge)])
@@ -306,16 +307,16 @@ def run_provider(port: int, latency: float) -> None:
 
 
 def main() -> None:
-    roles: dict[str, Callable[[int, float], None]] = {
-        "upstream": run_upstream,
-        "provider": run_provider,
-    }
     parser = argparse.ArgumentParser(description="A fake of bench/load.py.")
-    parser.add_argument("role", choices=sorted(roles))
+    parser.add_argument("role", choices=("provider", "upstream"))
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seconds", type=float, required=True, help="latency of each answer")
+    parser.add_argument("--pages", default="https://example.com", help="the sources' origin")
     args = parser.parse_args()
-    roles[args.role](args.port, args.seconds)
+    if args.role == "upstream":
+        run_upstream(args.port, args.seconds)
+    else:
+        run_provider(args.port, args.seconds, args.pages.rstrip("/"))
 
 
 if __name__ == "__main__":

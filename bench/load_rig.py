@@ -1,6 +1,8 @@
-"""The processes of ``bench/load.py``: the two fakes (``bench/load_fakes.py``) and the real
-server, ``python -m webreach serve`` (one uvicorn worker, default settings but for its upstream,
-its Exa provider, the cache off and a fixed signing key), each started in a fresh directory with
+"""The processes of ``bench/load.py``: the two fakes (``bench/load_fakes.py``), the page server
+(``bench/load_pages.py``) when the variant serves pages, and the real server,
+``python -m webreach serve`` (one uvicorn worker, default settings but for its upstream, its Exa
+provider, the cache off, a fixed signing key, the page server's port allowed and the debug log,
+which says how long each search's page reads took), each started in a fresh directory with
 proxies and webreach settings removed from its environment; what /proc says about the server;
 its log's distinct errors; and stopping them all.
 """
@@ -24,6 +26,27 @@ from typing import Any
 from load_fakes import EXA_KEY, HOST, UPSTREAM_KEY
 
 FAKES = Path(__file__).resolve().with_name("load_fakes.py")
+PAGE_SERVER = Path(__file__).resolve().with_name("load_pages.py")
+PAGE_HOST = "localhost"
+"""The sources' host: a name, so each page read resolves it as a real source's would."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One server configuration of the load: its context size (None for the server's default,
+    ``medium``) and whether the sources' pages are served, or on a port nothing listens on."""
+
+    name: str
+    label: str
+    context_size: str | None
+    served: bool
+
+
+VARIANTS = {
+    "low": Variant("low", "low", "low", False),
+    "unreachable": Variant("unreachable", "medium, pages unreachable", None, False),
+    "served": Variant("served", "medium, pages served", None, True),
+}
 
 
 # --- the server process -------------------------------------------------------------------------
@@ -70,6 +93,7 @@ class Rig:
     server_pid: int
     log: Path
     args: argparse.Namespace
+    variant: Variant
 
     @property
     def protocols(self) -> list[str]:
@@ -158,36 +182,50 @@ def server_log_summary(log: Path) -> list[str]:
     return [f"  {n}x {text}" for text, n in errors.most_common(6)]
 
 
-def start_rig(args: argparse.Namespace, workdir: Path, children: list[Any]) -> Rig:
-    up_port, prov_port, web_port = free_port(), free_port(), free_port()
+def start_rig(
+    args: argparse.Namespace, workdir: Path, children: list[Any], variant: Variant
+) -> Rig:
+    up_port, prov_port, web_port, page_port = free_port(), free_port(), free_port(), free_port()
     latency = str(args.latency / 1000)
+    workdir.mkdir(parents=True, exist_ok=True)
     logs = [workdir / "upstream.log", workdir / "provider.log", workdir / "server.log"]
+    pages = f"http://{PAGE_HOST}:{page_port}"
     for role, port, log in zip(("upstream", "provider"), (up_port, prov_port), logs, strict=False):
         command = [sys.executable, str(FAKES), role, "--port", str(port), "--seconds", latency]
-        children.append(spawn(command, child_env({}), log))
+        children.append(spawn([*command, "--pages", pages], child_env({}), log))
+    ports = [up_port, prov_port]
+    if variant.served:
+        logs.insert(2, workdir / "pages.log")
+        command = [sys.executable, str(PAGE_SERVER), "--port", str(page_port)]
+        children.append(spawn(command, child_env({}), logs[2]))
+        ports.append(page_port)
+    settings = {
+        "WEBREACH_FETCH_ALLOW": f"{PAGE_HOST}:{page_port}",
+        **({"WEBREACH_SEARCH_CONTEXT_SIZE": variant.context_size} if variant.context_size else {}),
+    }
     server_env = child_env(
         {
+            **settings,
             "WEBREACH_UPSTREAM_BASE_URL": f"http://{HOST}:{up_port}/v1",
             "WEBREACH_UPSTREAM_API_KEY": UPSTREAM_KEY,
             "WEBREACH_SEARCH_PROVIDER": "exa",
             "EXA_API_KEY": EXA_KEY,
             "EXA_BASE_URL": f"http://{HOST}:{prov_port}",
             "WEBREACH_CACHE_TTL": "0",
-            # The fake provider's sources are not served: the searches alone are measured.
-            "WEBREACH_SEARCH_CONTEXT_SIZE": "low",
             "WEBREACH_SIGNING_KEY": "bench-signing-key-0123456789abcdef",
         }
     )
     command = [sys.executable, "-m", "webreach", "serve", "--host", HOST, "--port", str(web_port)]
-    server = spawn(command, server_env, logs[2])
+    server = spawn([*command, "--log-level", "debug"], server_env, logs[-1])
     children.append(server)
-    for child, port, log in zip(children, (up_port, prov_port, web_port), logs, strict=True):
+    for child, port, log in zip(children, (*ports, web_port), logs, strict=True):
         wait_listening(port, child, log)
     return Rig(
         webreach=f"http://{HOST}:{web_port}",
         upstream=f"http://{HOST}:{up_port}",
         provider=f"http://{HOST}:{prov_port}",
         server_pid=server.pid,
-        log=logs[2],
+        log=logs[-1],
         args=args,
+        variant=variant,
     )

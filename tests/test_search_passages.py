@@ -4,6 +4,7 @@ provider answers capped; the server's quick search quotes passages in its citati
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 
@@ -126,6 +127,17 @@ async def test_failed_slow_and_unreadable_pages_keep_their_snippets(site: LocalS
     for path in ("/slow", "/image", "/broken"):
         assert f"Snippet of {path} about the eruption." in text
     assert FACT in text
+
+
+async def test_a_debug_line_says_how_long_the_reads_took_against_their_deadline(
+    site: LocalServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.DEBUG, logger="webreach.tools"):
+        await run(site, found(site, "/article", "/broken"), "medium", deadline=2.5)
+    (line,) = [r for r in caplog.records if getattr(r, "event", None) == "passages_read"]
+    fields = line.fields  # type: ignore[attr-defined]
+    assert (fields["pages"], fields["read"], fields["deadline_s"]) == (2, 1, 2.5)
+    assert fields["late_s"] == max(0.0, round(fields["seconds"] - 2.5, 4))
 
 
 async def test_passages_come_through_the_cache_and_scripted_fetchers() -> None:

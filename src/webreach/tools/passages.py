@@ -6,6 +6,8 @@ gets the facts a snippet rarely holds. A page that fails, is slow or unreadable 
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -35,6 +37,8 @@ _PASSAGE_OVERHEAD = 12
 _HEADING_COST = 20
 """Characters a source's first passage costs for the line that introduces them."""
 
+logger = logging.getLogger("webreach.tools")
+
 
 @dataclass(frozen=True, slots=True)
 class Passage:
@@ -53,7 +57,8 @@ class _Page:
 
 async def _read(runtime: WebRuntime, url: str) -> _Page | None:
     """The page as text (Markdown for HTML), or None when it cannot be used."""
-    from .fetch import render_body
+    from .fetch import render_off_loop
+    from .render_pool import runtime_render_pool
 
     try:
         result: FetchResult = await runtime.fetch(FetchRequest(url))
@@ -61,7 +66,7 @@ async def _read(runtime: WebRuntime, url: str) -> _Page | None:
         return None
     if not 200 <= result.status_code < 300:
         return None
-    rendered = await asyncio.to_thread(render_body, result)
+    rendered = await render_off_loop(result, runtime_render_pool(runtime))
     return _Page(rendered.text, rendered.kind == "html") if rendered.text else None
 
 
@@ -108,7 +113,10 @@ async def read_passages(
     if not count or not sources:
         return {}
     urls = list(dict.fromkeys(s.url for s in sources[:count]))
+    began = time.monotonic()
     pages = await _read_all(runtime, urls, deadline)
+    if logger.isEnabledFor(logging.DEBUG):
+        _log_reads(len(urls), len(pages), deadline, time.monotonic() - began)
     chunks: list[Chunk] = []
     for url in urls:
         page = pages.get(url)
@@ -126,6 +134,20 @@ async def read_passages(
         url: tuple(sorted(found, key=lambda p: (-p.score, p.position)))
         for url, found in ranked.items()
     }
+
+
+def _log_reads(asked: int, read: int, deadline: float, seconds: float) -> None:
+    """How long the page reads took against their deadline: under load the deadline fires
+    only when the event loop gets to it, and ``late`` says by how much."""
+    fields = {
+        "pages": asked,
+        "read": read,
+        "deadline_s": deadline,
+        "seconds": round(seconds, 4),
+        "late_s": round(max(0.0, seconds - deadline), 4),
+    }
+    message = f"passages: {read} of {asked} pages read in {seconds:.3f} s"
+    logger.debug("%s", message, extra={"event": "passages_read", "fields": fields})
 
 
 def passage_cost(passage: Passage) -> int:
