@@ -42,6 +42,7 @@ SLOW_MODULES = frozenset(
         "test_packaging",
         "test_readme_first_steps",
         "test_render_hostile",
+        "test_render_pool",
         "test_render_hostile_server",
         "test_render_quality",
         "test_seam_hostile",

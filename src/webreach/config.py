@@ -241,6 +241,9 @@ def build_runtime(
         search_timeout=settings.search_timeout,
         image_search_timeout=settings.image_search_timeout,
     )
+    from .tools.render_pool import attach_render_pool
+
+    attach_render_pool(runtime, settings.render_processes)
     context = _context(settings, runtime)
     for build in search:
         if (provider := build(context)) is not None:

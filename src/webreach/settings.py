@@ -6,6 +6,7 @@ Loading them with every provider's own settings, and reporting problems, is :mod
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -17,7 +18,7 @@ from .settings_base import FileSettings
 if TYPE_CHECKING:
     from .tools import ToolOptions
 
-__all__ = ["ENV_PREFIX", "Settings", "WebSettings"]
+__all__ = ["ENV_PREFIX", "Settings", "WebSettings", "default_render_processes"]
 
 ENV_PREFIX = "WEBREACH_"
 PositiveInt = Annotated[int, Field(gt=0)]
@@ -50,6 +51,9 @@ class WebSettings(BaseModel):
     cache_ttl: Annotated[float, Field(ge=0)] = 600.0
     proxy: str | None = Field(None, examples=["http://proxy.example:3128"])
     mcp_calls_per_minute: PositiveInt = 60
+    render_processes: Annotated[int, Field(ge=0)] = Field(
+        default_factory=lambda: default_render_processes()
+    )
 
     @field_validator("fetch_allow")
     @classmethod
@@ -85,6 +89,13 @@ class WebSettings(BaseModel):
             search_context_size=self.search_context_size,
             search_page_timeout=self.search_page_timeout,
         )
+
+
+def default_render_processes() -> int:
+    """One render process per core this process may use (its affinity, which a container or
+    ``taskset`` sets); none on one core, where a process only adds copying."""
+    cores = len(os.sched_getaffinity(0))
+    return cores if cores > 1 else 0
 
 
 class Settings(FileSettings, ServerSettings, WebSettings):

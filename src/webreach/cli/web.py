@@ -111,8 +111,11 @@ def _run(
     from ..config import ConfigError, build_runtime
     from ..seam import WebError, WebErrorCode
 
+    # One command's few pages render sooner in threads than a pool of processes starts.
+    one_shot = settings.model_copy(update={"render_processes": 0})
+
     async def main() -> T:
-        runtime = build_runtime(settings, default_cache=default_sqlite_url(), wrap_cache=watch.wrap)
+        runtime = build_runtime(one_shot, default_cache=default_sqlite_url(), wrap_cache=watch.wrap)
         async with runtime:
             return await work(runtime)
 

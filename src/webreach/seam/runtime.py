@@ -130,6 +130,7 @@ class WebRuntime:
         self._search_timeout = search_timeout
         self._image_search_timeout = image_search_timeout
         self._owned: list[AsyncCloseable] = []
+        self._attached: dict[str, AsyncCloseable] = {}
         self._closed = False
         self._cache = GuardedCache(cache, cache_ttl) if cache is not None else None
         if self._cache is not None:
@@ -156,6 +157,18 @@ class WebRuntime:
     def own(self, resource: AsyncCloseable) -> None:
         """Close ``resource`` (an HTTP client, say) when the runtime closes."""
         self._owned.append(resource)
+
+    def attach(self, key: str, resource: AsyncCloseable) -> None:
+        """Own ``resource`` and let every caller that holds the runtime find it by ``key`` (the
+        tools' pool of render processes, say), so one long-lived helper serves them all."""
+        if key in self._attached:
+            raise InvalidValueError("key", f"WebRuntime already has a resource named {key!r}")
+        self._attached[key] = resource
+        self.own(resource)
+
+    def attached(self, key: str) -> AsyncCloseable | None:
+        """The resource attached under ``key``, or None (also once the runtime is closed)."""
+        return None if self._closed else self._attached.get(key)
 
     async def search(self, request: SearchRequest) -> SearchResult:
         """Search with the selected provider; only http(s) sources come back, and more of them
@@ -296,6 +309,7 @@ class WebRuntime:
 
     async def aclose(self) -> None:
         self._closed = True
+        self._attached = {}
         owned, self._owned = self._owned[::-1], []
         for resource in owned:
             await resource.aclose()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal, assert_never
+from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from ..seam import (
     MAX_URL_LENGTH,
@@ -28,6 +28,10 @@ from .base import (
 )
 from .untrusted import fence
 
+if TYPE_CHECKING:
+    from .render import RenderedPage
+    from .render_pool import RenderPool
+
 __all__ = [
     "PAGE_FORMATS",
     "WEB_FETCH",
@@ -40,6 +44,7 @@ __all__ = [
     "parse_fetch_arguments",
     "read_page",
     "render_body",
+    "render_off_loop",
     "web_fetch_tool",
 ]
 
@@ -171,8 +176,7 @@ def render_body(result: FetchResult) -> RenderedBody:
     body = result.body
     match body:
         case HtmlBody(content=html):
-            page = render_page(html, base_url=result.url)
-            return RenderedBody("html", page.title, page.markdown.strip(), page.published)
+            return _html_body(render_page(html, base_url=result.url))
         case TextBody(content=text):
             return RenderedBody("text", None, text)
         case PdfBody(content=text, page_count=count):
@@ -187,14 +191,33 @@ def render_body(result: FetchResult) -> RenderedBody:
             assert_never(body)
 
 
+def _html_body(page: RenderedPage) -> RenderedBody:
+    return RenderedBody("html", page.title, page.markdown.strip(), page.published)
+
+
 def render_text(result: FetchResult) -> RenderedBody:
     """Like :func:`render_body`, with an HTML page's Markdown reduced to plain text."""
+    return _as_text(render_body(result))
+
+
+def _as_text(rendered: RenderedBody) -> RenderedBody:
     from .render.plain import markdown_to_text
 
-    rendered = render_body(result)
     if rendered.kind != "html":
         return rendered
     return replace(rendered, text=markdown_to_text(rendered.text))
+
+
+async def render_off_loop(
+    result: FetchResult, pool: RenderPool | None, form: PageFormat = "markdown"
+) -> RenderedBody:
+    """:func:`render_body` (``text``: :func:`render_text`) away from the event loop: an HTML page
+    the pool takes in a worker process, any other in a worker thread."""
+    body = result.body
+    if pool is not None and isinstance(body, HtmlBody) and pool.takes(body.content):
+        rendered = _html_body(await pool.render(body.content, result.url))
+        return _as_text(rendered) if form == "text" else rendered
+    return await asyncio.to_thread(render_text if form == "text" else render_body, result)
 
 
 def _cut(text: str, start: int, limit: int) -> int:
@@ -272,7 +295,8 @@ async def read_page(
     """One page through the seam, failing as ``web_fetch`` does, in ``form``: what the tool
     reads (``markdown``), the same as plain text (``text``), or the decoded body (``raw``).
 
-    A large page is rendered in a worker thread, so one big page does not stall a server.
+    A large page is rendered away from the event loop (in the runtime's render pool when it
+    has one, else a thread), so one big page does not stall a server.
     """
     try:
         result = await runtime.fetch(FetchRequest(url))
@@ -280,9 +304,13 @@ async def read_page(
         raise _tool_error(error) from error
     if form == "raw":
         return result, RenderedBody(body_kind(result.body), None, result.body.content)
+    from .render_pool import runtime_render_pool
+
     render = render_text if form == "text" else render_body
-    if len(result.body.content) > _RENDER_IN_THREAD_CHARS:
-        return result, await asyncio.to_thread(render, result)
+    pool = runtime_render_pool(runtime)
+    content = result.body.content
+    if len(content) > _RENDER_IN_THREAD_CHARS or (pool is not None and pool.takes(content)):
+        return result, await render_off_loop(result, pool, form)
     return result, render(result)
 
 

@@ -3,6 +3,6 @@
 Pure: no I/O and nothing else of webreach, so any layer may call it.
 """
 
-from .page import RenderedPage, render_html, render_page
+from .page import RenderedPage, plain_page, render_html, render_page
 
-__all__ = ["RenderedPage", "render_html", "render_page"]
+__all__ = ["RenderedPage", "plain_page", "render_html", "render_page"]

@@ -1,16 +1,16 @@
 """A time budget for rendering one page, checked cooperatively by the passes over its tree.
 
 A worker thread cannot be interrupted, so the passes call `check()` as they go; once the budget
-is spent it raises `BudgetSpent` and the renderer falls back to the page's plain text. The
-deadline lives in a context variable, so concurrent renders (threads) each keep their own and
-no pass needs it as a parameter.
+is spent (or the caller's `stop` says it no longer wants the page) it raises `BudgetSpent` and
+the renderer falls back to the page's plain text. The limits live in a context variable, so
+concurrent renders (threads) each keep their own and no pass needs them as a parameter.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Final
@@ -19,7 +19,9 @@ RENDER_BUDGET: Final = 10.0
 """Seconds one page may take to render before its plain text is returned instead."""
 
 _TICKS = itertools.count()
-_DEADLINE: ContextVar[float | None] = ContextVar("webreach_render_deadline", default=None)
+_LIMITS: ContextVar[tuple[float | None, Callable[[], bool] | None]] = ContextVar(
+    "webreach_render_limits", default=(None, None)
+)
 
 
 class BudgetSpent(Exception):
@@ -27,23 +29,26 @@ class BudgetSpent(Exception):
 
 
 @contextmanager
-def budget(seconds: float | None) -> Iterator[None]:
-    """Give the renders inside the block `seconds` in all; None means no limit."""
-    token = _DEADLINE.set(None if seconds is None else time.monotonic() + seconds)
+def budget(seconds: float | None, stop: Callable[[], bool] | None = None) -> Iterator[None]:
+    """Give the renders inside the block `seconds` in all (None: no limit), and end them early
+    once `stop()` is true."""
+    token = _LIMITS.set((None if seconds is None else time.monotonic() + seconds, stop))
     try:
         yield
     finally:
-        _DEADLINE.reset(token)
+        _LIMITS.reset(token)
 
 
 def check() -> None:
-    """Raise `BudgetSpent` once the current render's budget is spent.
+    """Raise `BudgetSpent` once the current render's budget is spent or its caller stopped it.
 
     Called per element, so only every 64th call reads the clock: a sampled count (shared by
     threads, whose races only shift the sample) keeps the passes' cost unchanged.
     """
     if next(_TICKS) & 63:
         return
-    deadline = _DEADLINE.get()
+    deadline, stop = _LIMITS.get()
     if deadline is not None and time.monotonic() > deadline:
+        raise BudgetSpent
+    if stop is not None and stop():
         raise BudgetSpent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -34,32 +35,53 @@ class RenderedPage:
 
 
 def render_page(
-    html: str, *, base_url: str | None = None, time_budget: float | None = RENDER_BUDGET
+    html: str,
+    *,
+    base_url: str | None = None,
+    time_budget: float | None = RENDER_BUDGET,
+    stop: Callable[[], bool] | None = None,
 ) -> RenderedPage:
     """Render the main content of `html` as Markdown, with links made absolute against the page.
 
     Falls back to the whole page when no article-like content is found, and to the page's plain
-    text when rendering takes longer than `time_budget` seconds (None: no limit).
+    text when rendering takes longer than `time_budget` seconds (None: no limit) or `stop()`
+    turns true (polled as the budget is).
     """
     if not html or html.isspace():
         return RenderedPage(title=None, markdown="")
-    # Encoded once (as lexbor itself would): extraction retries and the fallback parse again.
-    source, tree = parse_capped(html)
-    repaired = close_runaway_title(source, tree)
-    if repaired is not None:
-        source = repaired
-        tree = LexborHTMLParser(source)
+    source, tree = _parse(html)
     title = page_title(tree)
     published = page_published(tree)
     writer = MarkdownWriter(
         UrlResolver(effective_base(base_url, base_href(tree))), images=KEEP_IMAGES
     )
     try:
-        with budget(time_budget):
+        with budget(time_budget, stop):
             markdown = _reader_markdown(source, tree, title, writer)
     except BudgetSpent:
         markdown = _plain_text(LexborHTMLParser(source))
     return RenderedPage(title=title, markdown=markdown, published=published)
+
+
+def plain_page(html: str) -> RenderedPage:
+    """The page's title, date and plain text, as when the budget is spent: one capped parse and
+    one walk inside lexbor, for a page whose render could not finish."""
+    if not html or html.isspace():
+        return RenderedPage(title=None, markdown="")
+    _, tree = _parse(html)
+    title = page_title(tree)
+    published = page_published(tree)
+    return RenderedPage(title=title, markdown=_plain_text(tree), published=published)
+
+
+def _parse(html: str) -> tuple[bytes, LexborHTMLParser]:
+    # Encoded once (as lexbor itself would): extraction retries and the fallback parse again.
+    source, tree = parse_capped(html)
+    repaired = close_runaway_title(source, tree)
+    if repaired is not None:
+        source = repaired
+        tree = LexborHTMLParser(source)
+    return source, tree
 
 
 def _reader_markdown(
