@@ -2,14 +2,16 @@
 
 The relay passes frames on as bytes, and a secret inside one frame is found by a bytes search.
 A model that writes a secret token by token spreads it over frames of a character or a few, so
-no search of one frame can see it: each frame's texts are read (one typed parse, a few
-microseconds) and go out with a tail that may begin a secret held back until the next frame
-says whether it does. A frame is written anew only when its texts change.
+no search of one frame can see it: a frame with a string that ends the way a secret begins (one
+pass of a regular expression over the bytes), and every frame while such a tail waits, has its
+texts read (one typed parse) and goes out with that tail held back until the next frame says
+whether a secret follows. A frame is written anew only when its texts change.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,15 +27,17 @@ __all__ = ["RelayedSecrets"]
 class RelayedSecrets:
     """What of a relayed stream's frames the client may see, frame block by frame block."""
 
-    __slots__ = ("_redactor", "_texts")
+    __slots__ = ("_redactor", "_starts", "_texts")
 
     def __init__(self, redactor: Redactor) -> None:
         self._redactor = redactor
+        self._starts = _string_ends(redactor.forms)
         self._texts = ChunkRedaction(redactor)
 
     def passed(self, block: bytes) -> bytes:
         """``block`` (whole events) with every secret, and every secret's start, held back."""
-        block = b"".join(self._event(event) for event in _events(block))
+        if self._texts.holding or self._starts.search(block):
+            block = b"".join(self._event(event) for event in _events(block))
         if self._redactor.found_in(block):
             block = self._redactor.redacted_bytes(block)
         return block
@@ -64,6 +68,19 @@ def _events(block: bytes) -> list[bytes]:
     parts = block.split(b"\n\n")
     events = [part + b"\n\n" for part in parts[:-1]]
     return [*events, parts[-1]] if parts[-1] else events
+
+
+def _string_ends(forms: tuple[str, ...]) -> re.Pattern[bytes]:
+    """A JSON string value (not a key) that ends with a secret's first characters, any number
+    of them: each form as a chain of optional characters, then the closing quote."""
+    chains = []
+    for form in forms:
+        data = form.encode()
+        chain = b""
+        for position in range(len(data) - 1, 0, -1):
+            chain = b"(?:" + re.escape(data[position : position + 1]) + chain + b")?"
+        chains.append(re.escape(data[:1]) + chain)
+    return re.compile(b"(?:" + b"|".join(chains) + rb')"(?![ \t\r\n]*:)')
 
 
 def _written(raw: dict[str, Any], chunk: ChatChunk) -> None:

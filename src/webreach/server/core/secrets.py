@@ -43,6 +43,11 @@ class Redactor:
         self._texts = tuple(sorted(forms, key=len, reverse=True))
         self._bytes = tuple(form.encode() for form in self._texts)
 
+    @property
+    def forms(self) -> tuple[str, ...]:
+        """Every way a secret is looked for, longest first."""
+        return self._texts
+
     def __call__(self, text: str) -> str:
         for form in self._texts:
             if form in text:
