@@ -9,7 +9,10 @@ machine shows 1 core, 2 cores and as many as it has.
 Per size band and path: throughput (pages/s), p50 and p99 of each page's latency (submitted with
 the wave until its Markdown is back). Per core count: the pool's start-up (to a first render,
 the renderer imported), the IPC a page costs (round trip less the worker's own render time), and
-one small page alone, rendered inline, in a thread and in the pool.
+one small page alone, rendered inline, in a thread and in the pool. ``cores`` is the renders' CPU
+over the wave's wall time (how many cores the path used), ``lag`` the event loop's worst delay
+during a wave (what a stream on the same loop waits), ``own ms`` the CPU the owning process spent
+per page: with the pool, its copying, which bounds what more cores can give.
 
     python bench/render_pool.py [--cores 1,2] [--wave 16] [--repeat 3]
 
@@ -87,6 +90,7 @@ class Wave:
         self.latencies: list[float] = []
         self.cpu = 0.0
         self.lag = 0.0
+        self.parent_cpu = 0.0
 
 
 async def wave(pages: Sequence[str], submit: Callable[[str], Any]) -> Wave:
@@ -107,9 +111,10 @@ async def wave(pages: Sequence[str], submit: Callable[[str], Any]) -> Wave:
             measured.lag = max(measured.lag, time.perf_counter() - before - 0.001)
 
     ticking = asyncio.ensure_future(ticker())
-    started = time.perf_counter()
+    started, parent = time.perf_counter(), time.process_time()
     measured.latencies = list(await asyncio.gather(*(one(html) for html in pages)))
     measured.wall = time.perf_counter() - started
+    measured.parent_cpu = time.process_time() - parent
     done.set()
     await ticking
     return measured
@@ -188,6 +193,7 @@ async def child(wave_size: int, repeat: int) -> dict[str, Any]:
                     "p99": percentile(latencies, 0.99),
                     "cores_used": best.cpu / best.wall,
                     "lag": statistics.median(each.lag for each in waves),
+                    "parent_ms": best.parent_cpu / len(sample),
                 }
             report["bands"][name] = result
     finally:
@@ -217,12 +223,12 @@ def print_report(reports: Sequence[dict[str, Any]]) -> None:
             f"alone: inline {ms(small['inline'])} ms, thread {ms(small['thread'])} ms, "
             f"pool {ms(small['pool'])} ms"
         )
-        paths = "pages/s   p50 ms   p99 ms  cores  lag ms"
+        paths = "pages/s   p50 ms   p99 ms  cores  lag ms  own ms"
         print(f"{'band':>9} {'chars':>9} {'IPC ms':>7} | thread {paths} | pool {paths} | gain")
         for name, band in report["bands"].items():
             cells = [
                 f"{p['pages_s']:>7.1f} {ms(p['p50']):>8} {ms(p['p99']):>8} "
-                f"{p['cores_used']:>6.2f} {ms(p['lag']):>7}"
+                f"{p['cores_used']:>6.2f} {ms(p['lag']):>7} {ms(p['parent_ms']):>7}"
                 for p in (band["thread"], band["pool"])
             ]
             gain = band["pool"]["pages_s"] / band["thread"]["pages_s"]
