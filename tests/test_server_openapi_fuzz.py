@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpcore
+import httpcore2
 import hypothesis
 import pytest
 import schemathesis
@@ -57,10 +57,10 @@ class EveryPath(dict[tuple[str, str], Any]):
         return default
 
 
-class Switching(httpcore.AsyncNetworkStream):
+class Switching(httpcore2.AsyncNetworkStream):
     """A connection to the plain page server that moves to the TLS one when TLS starts."""
 
-    def __init__(self, stream: httpcore.AsyncNetworkStream, dial: LocalPages) -> None:
+    def __init__(self, stream: httpcore2.AsyncNetworkStream, dial: LocalPages) -> None:
         self._stream = stream
         self._dial = dial
 
@@ -77,8 +77,8 @@ class Switching(httpcore.AsyncNetworkStream):
         self,
         ssl_context: Any,
         server_hostname: str | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
-    ) -> httpcore.AsyncNetworkStream:
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
+    ) -> httpcore2.AsyncNetworkStream:
         # The local certificate names no host, and the fetcher does not check it here; a
         # generated host name need not be one TLS can send, so none is.
         await self._stream.aclose()
@@ -89,22 +89,22 @@ class Switching(httpcore.AsyncNetworkStream):
         return self._stream.get_extra_info(info)
 
 
-class LocalPages(httpcore.AsyncNetworkBackend):
+class LocalPages(httpcore2.AsyncNetworkBackend):
     """Dials every address the guard let through to the local page servers."""
 
     def __init__(self, plain_port: int, tls_port: int) -> None:
         self.plain_port = plain_port
         self.tls_port = tls_port
-        self.real = httpcore.AnyIOBackend()
+        self.real = httpcore2.AnyIOBackend()
 
     async def connect_tcp(
         self,
         host: str,
         port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
+    ) -> httpcore2.AsyncNetworkStream:
         stream = await self.real.connect_tcp("127.0.0.1", self.plain_port, timeout=timeout)
         return Switching(stream, self)
 
