@@ -13,8 +13,10 @@ network backend publicly, and :mod:`.pinned_transport` puts that pool under an h
 from __future__ import annotations
 
 import asyncio
+import functools
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpcore2
@@ -24,16 +26,24 @@ from .addresses import IPAddress, parse_ip_literal
 from .allow import AllowList
 from .guard import address_allowed, blocked_error
 
-__all__ = ["PinningBackend", "Resolver", "system_resolver"]
+__all__ = ["RESOLVER_THREADS", "PinningBackend", "Resolver", "system_resolver"]
 
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 """``(host, port) -> IP literals``; injectable so tests can simulate DNS rebinding."""
 
 
+RESOLVER_THREADS = 64
+"""Lookups at once: each waits on the network, not the CPU, and a search resolves five names."""
+_lookups = ThreadPoolExecutor(RESOLVER_THREADS, thread_name_prefix="webreach-resolve")
+"""The loop's default executor holds min(32, cores + 4) threads that rendering, ranking and the
+SQLite cache share: a lookup queued there waited behind every render queued before it."""
+
+
 async def system_resolver(host: str, port: int) -> Sequence[str]:
-    """The platform resolver (``getaddrinfo``), run by the event loop off its thread."""
+    """The platform resolver (``getaddrinfo``), in threads of its own."""
     loop = asyncio.get_running_loop()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    lookup = functools.partial(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    infos = await loop.run_in_executor(_lookups, lookup)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 

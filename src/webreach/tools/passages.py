@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -79,13 +79,21 @@ def _plain(chunks: list[Chunk]) -> list[Chunk]:
 
 
 async def _read_all(runtime: WebRuntime, urls: Sequence[str], deadline: float) -> dict[str, _Page]:
-    """Every page that arrives and renders within ``deadline`` seconds, all together."""
+    """Every page that arrives and renders within ``deadline`` seconds, all together.
+
+    At the deadline the reads still running are cancelled once and let go: their clean-up (a
+    connection's close) finishes on its own and a render already in its thread runs out with
+    its result discarded, since under load waiting for either held a search well past its
+    deadline. A cancelled caller still waits for the reads' clean-up, as everywhere else.
+    """
     tasks = {url: asyncio.ensure_future(_read(runtime, url)) for url in urls}
     try:
         if tasks:
             await asyncio.wait(tasks.values(), timeout=deadline)
-    finally:
-        await cancel_and_wait([t for t in tasks.values() if not t.done()])
+    except BaseException:
+        await cancel_and_wait(tasks.values())
+        raise
+    _let_go(task for task in tasks.values() if not task.done())
     pages: dict[str, _Page] = {}
     for url, task in tasks.items():
         if task.done() and not task.cancelled() and task.exception() is None:
@@ -93,6 +101,23 @@ async def _read_all(runtime: WebRuntime, urls: Sequence[str], deadline: float) -
             if page:
                 pages[url] = page
     return pages
+
+
+_settling: set[asyncio.Task[_Page | None]] = set()
+"""Reads cut at their deadline and still cleaning up; held here, as the loop holds tasks weakly."""
+
+
+def _let_go(tasks: Iterable[asyncio.Task[_Page | None]]) -> None:
+    for task in tasks:
+        task.cancel()
+        _settling.add(task)
+        task.add_done_callback(_settled)
+
+
+def _settled(task: asyncio.Task[_Page | None]) -> None:
+    _settling.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved, so a failed clean-up is not reported as never retrieved
 
 
 async def read_passages(
@@ -115,17 +140,16 @@ async def read_passages(
     urls = list(dict.fromkeys(s.url for s in sources[:count]))
     began = time.monotonic()
     pages = await _read_all(runtime, urls, deadline)
-    if logger.isEnabledFor(logging.DEBUG):
-        _log_reads(len(urls), len(pages), deadline, time.monotonic() - began)
+    read = time.monotonic()
     chunks: list[Chunk] = []
     for url in urls:
         page = pages.get(url)
         if page:
             cut = chunk_page(url, page.text)
             chunks.extend(_plain(cut) if page.markdown else cut)
-    if not chunks:
-        return {}
-    scores = await asyncio.to_thread(rank_chunks, chunks, queries)
+    scores = await asyncio.to_thread(rank_chunks, chunks, queries) if chunks else []
+    if logger.isEnabledFor(logging.DEBUG):
+        _log_reads(len(urls), len(pages), deadline, read - began, time.monotonic() - read)
     ranked: dict[str, list[Passage]] = {}
     for chunk, score in zip(chunks, scores, strict=True):
         if score > 0:
@@ -136,15 +160,17 @@ async def read_passages(
     }
 
 
-def _log_reads(asked: int, read: int, deadline: float, seconds: float) -> None:
-    """How long the page reads took against their deadline: under load the deadline fires
-    only when the event loop gets to it, and ``late`` says by how much."""
+def _log_reads(asked: int, read: int, deadline: float, seconds: float, ranking: float) -> None:
+    """How long the page reads took against their deadline (under load the deadline fires
+    only when the event loop gets to it, and ``late`` says by how much), then the cutting and
+    ranking of what they read."""
     fields = {
         "pages": asked,
         "read": read,
         "deadline_s": deadline,
         "seconds": round(seconds, 4),
         "late_s": round(max(0.0, seconds - deadline), 4),
+        "ranking_s": round(ranking, 4),
     }
     message = f"passages: {read} of {asked} pages read in {seconds:.3f} s"
     logger.debug("%s", message, extra={"event": "passages_read", "fields": fields})
