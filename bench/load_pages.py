@@ -102,6 +102,8 @@ class Reads:
     read: int
     deadline: float
     seconds: float
+    ranking: float | None
+    """The cutting and ranking after the reads (a line from before it was logged has none)."""
 
     @property
     def late(self) -> float:
@@ -109,6 +111,7 @@ class Reads:
 
 
 _READS = re.compile(r"\[pages=(\d+) read=(\d+) deadline_s=([\d.]+) seconds=([\d.]+) ")
+_RANKING = re.compile(r" ranking_s=([\d.]+)")
 
 
 def passage_reads(log: Path, skip: int = 0) -> list[Reads]:
@@ -117,10 +120,15 @@ def passage_reads(log: Path, skip: int = 0) -> list[Reads]:
         file.seek(skip)
         text = file.read().decode(errors="replace")
     return [
-        Reads(int(m[1]), int(m[2]), float(m[3]), float(m[4]))
+        Reads(int(m[1]), int(m[2]), float(m[3]), float(m[4]), ranking(line))
         for line in text.splitlines()
         if " passages: " in line and (m := _READS.search(line))
     ]
+
+
+def ranking(line: str) -> float | None:
+    found = _RANKING.search(line)
+    return float(found[1]) if found else None
 
 
 def main() -> None:

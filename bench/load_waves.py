@@ -187,6 +187,7 @@ def side_by_side(waves: list[Wave]) -> None:
     row("pages read", lambda w: pages_read(w.reads))
     row("page reads p50 / max", lambda w: reads_spread(w.reads))
     row("past passage deadline: n, max", lambda w: overshoot(w.reads))
+    row("then ranking p50 / max", lambda w: ranking_spread(w.reads))
 
     print()
     print("targets:")
@@ -243,6 +244,11 @@ def reads_spread(reads: list[Reads]) -> str:
         return "-"
     seconds = [r.seconds for r in reads]
     return f"{pct(seconds, 0.5):.0f} / {pct(seconds, 1.0):.0f} ms"
+
+
+def ranking_spread(reads: list[Reads]) -> str:
+    ranking = [r.ranking for r in reads if r.ranking is not None]
+    return f"{pct(ranking, 0.5):.0f} / {pct(ranking, 1.0):.0f} ms" if ranking else "-"
 
 
 def overshoot(reads: list[Reads]) -> str:
