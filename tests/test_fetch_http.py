@@ -6,14 +6,14 @@ import asyncio
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import httpcore2
 import pytest
 
 from _servers import Exchange, LocalServer, gzip_bomb, make_pdf, respond, tls_contexts
+from loopback_dialer import LoopbackDialer
 from webreach.net import USER_AGENT
 from webreach.providers.fetch._decoding import SLICE, BodyDecoder
 from webreach.providers.fetch.http import HttpFetchProvider
@@ -34,28 +34,6 @@ class ScriptedResolver:
     async def __call__(self, host: str, port: int) -> Sequence[str]:
         self.calls.append(host)
         return self.answers[min(len(self.calls), len(self.answers)) - 1]
-
-
-class LoopbackDialer(httpcore2.AsyncNetworkBackend):
-    """Records the address it is asked to dial, then dials 127.0.0.1 so nothing leaves."""
-
-    def __init__(self) -> None:
-        self.dialled: list[str] = []
-        self._real = httpcore2.AnyIOBackend()
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        self.dialled.append(host)
-        return await self._real.connect_tcp("127.0.0.1", port, timeout=timeout)
-
-    async def sleep(self, seconds: float) -> None:
-        await self._real.sleep(seconds)
 
 
 @pytest.fixture

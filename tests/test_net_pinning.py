@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import tomllib
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import httpx2
 import pytest
 from packaging.requirements import Requirement
 
+from loopback_dialer import LoopbackDialer
 from webreach.net import AllowList
 from webreach.net.pinned_transport import PinnedTransport
 from webreach.net.pinning import PinningBackend
@@ -26,29 +27,6 @@ from webreach.seam import WebError, WebErrorCode
 
 PUBLIC_IP = "93.184.215.14"  # accepted by the guard; the dialer below never puts it on the wire
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
-
-
-class LoopbackDialer(httpcore2.AsyncNetworkBackend):
-    """Records the address it is asked to dial, and dials the local server instead."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.dialled: list[str] = []
-        self._real = httpcore2.AnyIOBackend()
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 (httpcore2's interface)
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore2.AsyncNetworkStream:
-        self.dialled.append(host)
-        return await self._real.connect_tcp("127.0.0.1", self.port, timeout=timeout)
-
-    async def sleep(self, seconds: float) -> None:
-        await self._real.sleep(seconds)
 
 
 class Answering:

@@ -20,6 +20,7 @@ import schemathesis
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from _servers import tls_contexts
+from loopback_dialer import LoopbackDialer
 from replay_server import Recorded, ReplayServer, Reply
 from server_harness import LiveServer, exa_and_http_runtime
 from webreach.cache import MemoryStore
@@ -89,11 +90,11 @@ class Switching(httpcore2.AsyncNetworkStream):
         return self._stream.get_extra_info(info)
 
 
-class LocalPages(httpcore2.AsyncNetworkBackend):
+class LocalPages(LoopbackDialer):
     """Dials every address the guard let through to the local page servers."""
 
     def __init__(self, plain_port: int, tls_port: int) -> None:
-        self.plain_port = plain_port
+        super().__init__(plain_port)
         self.tls_port = tls_port
         self.real = httpcore2.AnyIOBackend()
 
@@ -105,11 +106,8 @@ class LocalPages(httpcore2.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
-        stream = await self.real.connect_tcp("127.0.0.1", self.plain_port, timeout=timeout)
+        stream = await super().connect_tcp(host, port, timeout=timeout)
         return Switching(stream, self)
-
-    async def sleep(self, seconds: float) -> None:
-        await self.real.sleep(seconds)
 
 
 def port_of(url: str) -> int:
