@@ -154,16 +154,19 @@ async def webreach_stack() -> Any:
 
 
 @contextlib.asynccontextmanager
-async def httpx_stack() -> Any:
-    import httpx
-
-    limits = httpx.Limits(max_connections=LIMIT_CONNECTIONS, max_keepalive_connections=LIMIT_IDLE)
-    async with httpx.AsyncClient(limits=limits, timeout=TIMEOUT, trust_env=False) as client:
+async def _httpx_shaped(module: Any, transport: Any = None) -> Any:
+    """A client of httpx's interface (httpx itself or httpx2), on its own pool or ``transport``."""
+    options: dict[str, Any] = {"timeout": TIMEOUT, "trust_env": False}
+    if transport is None:
+        options["limits"] = module.Limits(
+            max_connections=LIMIT_CONNECTIONS, max_keepalive_connections=LIMIT_IDLE
+        )
+    async with module.AsyncClient(transport=transport, **options) as client:
 
         async def fetch(url: str) -> bool:
             try:
                 response = await client.get(url)
-            except httpx.HTTPError:
+            except module.HTTPError:
                 return False
             return len(response.content) == len(PAGE)
 
@@ -171,19 +174,18 @@ async def httpx_stack() -> Any:
 
 
 @contextlib.asynccontextmanager
+async def httpx_stack() -> Any:
+    import httpx
+
+    async with _httpx_shaped(httpx) as fetch:
+        yield fetch
+
+
+@contextlib.asynccontextmanager
 async def httpx2_stack() -> Any:
     import httpx2
 
-    limits = httpx2.Limits(max_connections=LIMIT_CONNECTIONS, max_keepalive_connections=LIMIT_IDLE)
-    async with httpx2.AsyncClient(limits=limits, timeout=TIMEOUT, trust_env=False) as client:
-
-        async def fetch(url: str) -> bool:
-            try:
-                response = await client.get(url)
-            except httpx2.HTTPError:
-                return False
-            return len(response.content) == len(PAGE)
-
+    async with _httpx_shaped(httpx2) as fetch:
         yield fetch
 
 
@@ -194,15 +196,7 @@ async def httpx_aiohttp_stack() -> Any:
 
     limits = httpx.Limits(max_connections=LIMIT_CONNECTIONS, max_keepalive_connections=LIMIT_IDLE)
     transport = AiohttpTransport(limits=limits, trust_env=False)
-    async with httpx.AsyncClient(transport=transport, timeout=TIMEOUT, trust_env=False) as client:
-
-        async def fetch(url: str) -> bool:
-            try:
-                response = await client.get(url)
-            except httpx.HTTPError:
-                return False
-            return len(response.content) == len(PAGE)
-
+    async with _httpx_shaped(httpx, transport) as fetch:
         yield fetch
 
 
