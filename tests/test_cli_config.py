@@ -42,7 +42,7 @@ def test_defaults_and_the_keyless_choice() -> None:
         "uses": ["duckduckgo"],
         "problem": None,
     }
-    assert data["capabilities"]["fetch"]["uses"] == ["http"]
+    assert data["capabilities"]["fetch"]["uses"] == ["auto"]
     exa = next(p for p in data["providers"]["search"] if p["id"] == "exa")
     assert exa == {
         "id": "exa",

@@ -51,7 +51,9 @@ def test_json_and_raw(replay: ReplayServer) -> None:
         "start": 0,
         "next_start": None,
         "total_chars": len(ARTICLE),
-        "provider": "http",
+        "provider": "auto",
+        "rendered_by": "http",
+        "render_reason": None,
         "cached": True,
     }
 

@@ -161,7 +161,7 @@ def test_the_command_line_reports_an_invalid_provider_setting() -> None:
 def test_discovery_lists_every_built_in_provider() -> None:
     search = discover_providers("search")
     assert {spec.id for spec in search} == BUILT_IN_SEARCH
-    assert [spec.id for spec in discover_providers("fetch")] == ["http"]
+    assert [spec.id for spec in discover_providers("fetch")] == ["auto", "browser", "http"]
     for spec in search:
         assert issubclass(spec.settings, ProviderSettings)
 

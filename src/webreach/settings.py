@@ -33,7 +33,8 @@ class WebSettings(BaseModel):
 
     search_provider: str | None = Field(None, examples=["exa,duckduckgo", "auto"])
     search_exclude: str | None = Field(None, examples=["deepseek,duckduckgo"])
-    fetch_provider: str | None = Field(None, examples=["http"])
+    fetch_provider: str | None = Field("auto", examples=["http", "browser"])
+    """``auto``: over HTTP, and in the browser when the page is an app shell and one can be had."""
     search_enabled: bool = True
     fetch_enabled: bool = True
     search_max_queries: PositiveInt = 4

@@ -31,6 +31,8 @@ class ProviderState:
     plugin: bool
     shared: bool = False
     """Its only credential is a key other programs share: it runs when named or in ``auto``."""
+    reason: str | None = None
+    """Why it is not available, in one line, when the provider says (a missing extra, say)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +131,8 @@ class Capability:
                 close = did_you_mean(pid, self.ids())
                 return f"{named}: there is no {self.label} provider {pid!r}{close} (valid: {valid})"
             if not state.available:
+                if state.reason:
+                    return f"{named}: {pid} is not available: {state.reason}"
                 if state.needs:
                     return f"{named}: {pid} is not configured; set {' or '.join(state.needs)}"
                 return f"{named}: {pid} is not available with the current settings"
@@ -190,13 +194,14 @@ async def capabilities(settings: Settings) -> list[Capability]:
 
 
 async def _state(item: BuiltProvider) -> ProviderState:
-    from ..seam import SharedCredential
+    from ..seam import Explained, SharedCredential
 
     provider = item.provider
     available = bool(provider.available())
     needs = () if available else await _needs(item)
     shared = isinstance(provider, SharedCredential) and bool(provider.shared_credential())
-    return ProviderState(str(provider.id), available, needs, item.plugin, shared)
+    reason = provider.unavailable_reason() if isinstance(provider, Explained) else None
+    return ProviderState(str(provider.id), available, needs, item.plugin, shared, reason)
 
 
 async def _needs(item: BuiltProvider) -> tuple[str, ...]:

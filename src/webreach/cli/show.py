@@ -114,6 +114,8 @@ def fetch_text(piece: FetchToolResult, *, cached: bool, raw: bool = False) -> Te
     if piece.start or piece.next_start is not None:
         end = piece.start + len(piece.content)
         facts.append(f"characters {piece.start:,}–{end:,} of {piece.total_chars:,}")
+    if piece.rendered_by == "browser":
+        facts.append("rendered by the browser")
     if cached:
         facts.append("cached")
     out.append(f"{_one_line(piece.url)} · {' · '.join(facts)}\n\n", style="dim")

@@ -133,6 +133,8 @@ def _as_text(file: SettingsFile, rows: list[dict[str, Any]], found: list[Capabil
             row = next(r for r in rows if r["variable"] == capability.variable)
             key = f"{row['key']} in the settings file"
             why = "chosen by " + (key if row["source"] == "file" else capability.variable)
+            if row["source"] == "default":
+                why = f"the default of {capability.variable}"
             if capability.auto:
                 why = f"every available provider in order, {why}"
         else:
@@ -150,6 +152,8 @@ def _as_text(file: SettingsFile, rows: list[dict[str, Any]], found: list[Capabil
                 status = "available when named or in auto (its key is shared with other programs)"
             elif state.available:
                 status = "available"
+            elif state.reason:
+                status = f"not available: {state.reason}"
             elif state.needs:
                 status = f"needs {' or '.join(state.needs)}"
             else:
@@ -193,6 +197,7 @@ def _as_json(
                     "id": s.id,
                     "available": s.available,
                     "needs": list(s.needs),
+                    "reason": s.reason,
                     "plugin": s.plugin,
                     "shared_credential": s.shared,
                 }

@@ -308,21 +308,37 @@ def fetch(
         bool,
         typer.Option("--fail", help="Exit 22, printing no page, on an HTTP status of 400 or more."),
     ] = False,
+    browser: Annotated[
+        bool,
+        typer.Option(
+            "--browser",
+            help="Draw the page in the headless browser, whatever it looks like over HTTP.",
+        ),
+    ] = False,
     output: FormatOption = None,
     as_json: JsonOption = False,
     no_cache: NoCacheOption = False,
 ) -> None:
-    """Fetch a page safely and print its main content as Markdown (--raw: the body itself)."""
+    """Fetch a page safely and print its main content as Markdown (--raw: the body itself).
+
+    By default a page is read over HTTP and drawn in the headless browser only when it is an
+    app shell (its text is drawn by scripts); --browser draws it there in any case."""
     from ..tools.fetch import format_fetch, page_piece, parse_fetch_arguments, read_page
 
     form = _format(output, as_json)
     as_json = form is Format.json
     if raw and form is Format.tool:
         usage("--raw prints the body itself; the tool's text is --format tool without --raw")
-    settings = startup(as_json, cache="none" if no_cache else None)
+    settings = startup(
+        as_json,
+        cache="none" if no_cache else None,
+        fetch_provider="browser" if browser else None,
+    )
     if not settings.fetch_enabled:
         _turned_off(settings, "fetch_enabled", "fetch", as_json)
-    check_providers(settings, need="fetch", as_json=as_json)
+    check_providers(
+        settings, need="fetch", option="--browser" if browser else None, as_json=as_json
+    )
 
     async def work(runtime: WebRuntime) -> Any:
         checked, at = parse_fetch_arguments({"url": url, "start": start})

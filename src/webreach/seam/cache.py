@@ -127,6 +127,9 @@ def encode(result: SearchResult | FetchResult | ImageSearchResult) -> bytes:
             "body": _body_json(result.body),
             "truncated": result.truncated,
         }
+        if result.rendered_by is not None:
+            data["rendered_by"] = result.rendered_by
+            data["render_reason"] = result.render_reason
     return json.dumps(data, ensure_ascii=False).encode()
 
 
@@ -159,6 +162,8 @@ def decode_fetch(raw: bytes) -> FetchResult:
         status_code=data["status_code"],
         body=_body_from(data["body"]),
         truncated=data["truncated"],
+        rendered_by=data.get("rendered_by"),
+        render_reason=data.get("render_reason"),
     )
 
 

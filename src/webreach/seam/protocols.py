@@ -17,6 +17,7 @@ from .types import (
 __all__ = [
     "CacheScoped",
     "CallTimeout",
+    "Explained",
     "FetchPrecheck",
     "FetchProvider",
     "ImageSearchProvider",
@@ -126,3 +127,15 @@ class FetchPrecheck(Protocol):
     """
 
     def precheck(self, request: FetchRequest) -> None: ...
+
+
+@runtime_checkable
+class Explained(Protocol):
+    """Optional for a provider: why it is not available, in one line a person can act on
+    (``playwright is not installed: pip install "webreach[browser]"``), or None when it is.
+
+    Cheap and local like ``available()``. The runtime puts it in the error for a provider that
+    is named but not available, and ``webreach config`` shows it.
+    """
+
+    def unavailable_reason(self) -> str | None: ...

@@ -16,7 +16,7 @@ from typing import Generic, Protocol, TypeVar
 
 from .cache import cache_key
 from .errors import InvalidValueError, WebError, WebErrorCode
-from .protocols import CacheScoped, SharedCredential
+from .protocols import CacheScoped, Explained, SharedCredential
 
 logger = logging.getLogger("webreach.seam")
 
@@ -252,10 +252,11 @@ class Registry(Generic[P]):
                 provider=pid,
             )
         if not provider.available():
+            why = provider.unavailable_reason() if isinstance(provider, Explained) else None
             raise WebError(
                 WebErrorCode.WEB_PROVIDER_CONFIGURED_UNAVAILABLE,
                 f"{self.kind} provider {pid!r} is configured but not available "
-                "(is its API key or base URL set?)",
+                + (f"({why})" if why else "(is its API key or base URL set?)"),
                 provider=pid,
             )
         return provider

@@ -237,6 +237,12 @@ class FetchResult:
     body: FetchBody
     truncated: bool = False
     provider: str | None = None
+    rendered_by: str | None = None
+    """What drew the body: ``http`` (the document as served) or ``browser`` (the DOM a headless
+    browser left after running the page's scripts); None from a provider that does not say."""
+    render_reason: str | None = None
+    """Why it was drawn that way (``app shell: 12 readable characters, 3 scripts``), when a
+    provider chose between the two."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,6 +84,9 @@ class FetchToolResult:
     """The page was not read whole: the body hit a fetch cap, or this piece ends before the page."""
     body_truncated: bool
     provider: str | None = None
+    rendered_by: str | None = None
+    """``http`` (the document as served) or ``browser`` (drawn by a headless browser)."""
+    render_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +100,8 @@ class FetchToolResult:
             "next_start": self.next_start,
             "total_chars": self.total_chars,
             "provider": self.provider,
+            "rendered_by": self.rendered_by,
+            "render_reason": self.render_reason,
         }
 
 
@@ -253,6 +258,8 @@ def page_piece(
         truncated=result.truncated or next_start is not None,
         body_truncated=result.truncated,
         provider=result.provider,
+        rendered_by=result.rendered_by,
+        render_reason=result.render_reason,
     )
 
 
@@ -262,6 +269,9 @@ def format_fetch(piece: FetchToolResult) -> str:
     if piece.status_code != 200:
         head.append(f"Status: HTTP {piece.status_code}")
     head.append(f"Kind: {piece.kind}")
+    if piece.rendered_by == "browser":
+        why = f" ({piece.render_reason})" if piece.render_reason else ""
+        head.append(f"Rendered by: browser{why}")
     if piece.start or piece.next_start is not None:
         end = piece.start + len(piece.content)
         head.append(f"Characters {piece.start:,}–{end:,} of {piece.total_chars:,}")

@@ -1,0 +1,258 @@
+"""What the ``browser`` and ``auto`` providers of one runtime share: the HTTP fetcher that reads
+every page first, one browser (started on first use, closed with the runtime), and the page
+slots that bound how many render at once.
+
+A render that fails in any way (the deadline, a crash, a context that will not close, a browser
+that cannot start) gives the page as HTTP read it, saying why; a browser that misbehaved is
+ended and started again on next use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import socket
+import ssl
+import time
+from typing import TYPE_CHECKING
+
+import httpcore2
+
+from ...net.allow import AllowList
+from ...net.pinning import PinningBackend, Resolver
+from ...seam import FetchResult, HtmlBody
+from ._browser_launch import BrowserSource, find_browser, launch, refusing_port
+from ._browser_page import ContextStuck, render_page
+from ._guard_proxy import GuardProxy
+from .http import HttpFetchProvider
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Playwright
+
+__all__ = ["BrowserEngine", "BrowserLimits"]
+
+logger = logging.getLogger("webreach.browser")
+_CLOSE_S = 10.0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BrowserLimits:
+    """Where the browser comes from and what one page may take."""
+
+    cdp_url: str | None = None
+    executable: str | None = None
+    timeout: float = 10.0
+    max_pages: int = 4
+    max_bytes: int = 20 * 1024 * 1024
+    no_sandbox: bool = False
+
+
+class BrowserEngine:
+    """One HTTP fetcher and one browser for every page a runtime renders."""
+
+    def __init__(
+        self,
+        limits: BrowserLimits,
+        *,
+        timeout: float = 30.0,
+        max_bytes: int = 10 * 1024 * 1024,
+        max_chars: int = 2_000_000,
+        allow: str | AllowList = "",
+        resolver: Resolver | None = None,
+        dialer: httpcore2.AsyncNetworkBackend | None = None,
+        verify: ssl.SSLContext | bool = True,
+        provisional: bool = False,
+    ) -> None:
+        """``provisional`` limits (read from the environment for ``auto``) give way once to the
+        ``browser`` provider's (:meth:`adopt`)."""
+        self.limits = limits
+        self.timeout = timeout
+        self._max_chars = max_chars
+        self._allow = allow if isinstance(allow, AllowList) else AllowList.parse(allow)
+        self.http = HttpFetchProvider(
+            timeout=timeout,
+            max_bytes=max_bytes,
+            max_chars=max_chars,
+            allow=self._allow,
+            resolver=resolver,
+            dialer=dialer,
+            verify=verify,
+        )
+        self._backend = PinningBackend(self._allow, resolver=resolver, inner=dialer)
+        self._source: BrowserSource | None = None
+        self._found: str | None = None
+        self._slots = asyncio.Semaphore(limits.max_pages)
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._starting: asyncio.Task[Browser] | None = None
+        self._dead_end: socket.socket | None = None
+        self._closed = False
+        self._provisional = provisional
+        self._holders = 0
+
+    def adopt(self, limits: BrowserLimits) -> bool:
+        """Take ``limits`` when this engine's were provisional and nothing has started, or when
+        they are its own already; False when another engine must hold them."""
+        if limits == self.limits:
+            self._provisional = False
+            return True
+        if self._starting is not None or not self._provisional:
+            return False
+        self.limits, self._provisional = limits, False
+        self._found = self._source = None
+        self._slots = asyncio.Semaphore(limits.max_pages)
+        return True
+
+    def _find(self) -> BrowserSource | None:
+        if self._found is None:
+            limits = self.limits
+            self._source, self._found = find_browser(
+                limits.cdp_url, limits.executable, no_sandbox=limits.no_sandbox
+            )
+        return self._source
+
+    def available(self) -> bool:
+        return self._find() is not None
+
+    def unavailable_reason(self) -> str | None:
+        """One line saying why no browser can be used, or None when one can."""
+        return None if self._find() is not None else self._found
+
+    def where(self) -> str:
+        """How the browser was found (or why it was not), for the debug log."""
+        self._find()
+        return self._found or ""
+
+    def scope(self) -> str:
+        """What, beside the HTTP fetcher's policy, decides what a rendered page may hold."""
+        limits = self.limits
+        return f"{self.http.cache_scope()}|browser:{limits.max_bytes}:{self._max_chars}"
+
+    async def render(self, result: FetchResult, reason: str, until: float) -> FetchResult:
+        """``result``'s HTML as the browser leaves it, by ``until`` (``time.monotonic()``); the
+        HTTP result, saying why, when the browser cannot draw it."""
+        assert isinstance(result.body, HtmlBody)
+        source = self._find()
+        if source is None:
+            return _as_served(result, f"{reason}; not rendered: {self._found}")
+        async with self._slots:
+            try:
+                browser = await self._ready(source)
+            except Exception as error:
+                logger.warning("browser: could not start %s: %s", self._found, _line(error))
+                return _as_served(result, f"{reason}; the browser could not start")
+            proxy = GuardProxy(self._backend, self._allow, self.limits.max_bytes)
+            await proxy.start()
+            try:
+                rendered = await render_page(
+                    browser, proxy.url, result.url, result.status_code, result.body.content, until
+                )
+            except TimeoutError:
+                return _as_served(result, f"{reason}; the page did not render in time")
+            except ContextStuck:
+                await self._end_browser()
+                return _as_served(result, f"{reason}; the browser stopped answering")
+            except Exception as error:
+                if type(error).__module__.startswith("playwright"):
+                    logger.debug("browser: %s: %s", result.url, _line(error))
+                    return _as_served(result, f"{reason}; the browser failed ({_line(error)})")
+                raise
+            finally:
+                await proxy.aclose()
+        if proxy.refused:
+            logger.debug("browser: %s: refused %s", result.url, "; ".join(proxy.refused[:5]))
+        html = rendered.html
+        cut = len(html) > self._max_chars
+        notes = [reason]
+        if not rendered.settled:
+            notes.append("drawn as it was at the deadline")
+        if proxy.over_budget:
+            notes.append(f"the page's byte budget ({self.limits.max_bytes} bytes) was spent")
+        return FetchResult(
+            url=rendered.url,
+            status_code=result.status_code,
+            body=HtmlBody(html[: self._max_chars]),
+            truncated=result.truncated or cut or proxy.over_budget,
+            rendered_by="browser",
+            render_reason="; ".join(notes),
+        )
+
+    async def _ready(self, source: BrowserSource) -> Browser:
+        """The browser, started once by a task of its own, so a caller that gives up halfway
+        leaves no half-started process."""
+        if self._closed:
+            raise RuntimeError("the browser engine is closed")
+        browser = self._browser
+        if browser is not None and browser.is_connected():
+            return browser
+        if self._starting is None or self._starting.done():
+            self._starting = asyncio.create_task(self._start(source))
+        return await asyncio.shield(self._starting)
+
+    async def _start(self, source: BrowserSource) -> Browser:
+        from playwright.async_api import async_playwright
+
+        await self._end_browser()
+        if self._playwright is None:
+            self._playwright = await async_playwright().start()
+        if self._dead_end is None:
+            self._dead_end = refusing_port()
+        started = time.monotonic()
+        browser = await launch(
+            self._playwright,
+            source,
+            no_sandbox=self.limits.no_sandbox,
+            dead_end=self._dead_end.getsockname()[1],
+        )
+        logger.debug("browser: started %s in %.1f s", self._found, time.monotonic() - started)
+        self._browser = browser
+        return browser
+
+    async def _end_browser(self) -> None:
+        browser, self._browser = self._browser, None
+        if browser is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(_CLOSE_S):
+                    await browser.close()
+
+    def hold(self) -> None:
+        """One more provider uses this engine."""
+        self._holders += 1
+
+    async def release(self) -> None:
+        """One provider is done with it; the last one closes it."""
+        self._holders -= 1
+        if self._holders <= 0:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """End the browser and its driver, and close the HTTP fetcher."""
+        self._closed = True
+        starting, self._starting = self._starting, None
+        if starting is not None:
+            starting.cancel()
+            await asyncio.wait([starting])
+            if not starting.cancelled():
+                starting.exception()
+        await self._end_browser()
+        playwright, self._playwright = self._playwright, None
+        if playwright is not None:
+            with contextlib.suppress(Exception):
+                await playwright.stop()
+        dead_end, self._dead_end = self._dead_end, None
+        if dead_end is not None:
+            dead_end.close()
+        await self.http.aclose()
+
+
+def _as_served(result: FetchResult, why: str) -> FetchResult:
+    logger.debug("browser: %s: %s", result.url, why)
+    return dataclasses.replace(result, rendered_by="http", render_reason=why)
+
+
+def _line(error: BaseException) -> str:
+    """An error's first line: Playwright's messages run on with call logs."""
+    text = str(error).strip().splitlines()
+    return text[0][:200] if text else type(error).__name__
