@@ -12,9 +12,7 @@ browser leaves its mount node empty whatever JSON it ships.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import islice
 from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -34,8 +32,9 @@ EMPTY_MOUNT: Final = 50
 
 PIECE_TAGS: Final = 1_000
 MAX_PIECES: Final = 16
-"""The page is parsed in pieces of about `PIECE_TAGS` tags, at most `MAX_PIECES` of them, and
-stops at the first piece that shows it is no shell. lexbor's tree building is quadratic in
+"""The page is parsed in pieces of `PIECE_TAGS` tags, at most `MAX_PIECES` of them, stopping
+at the first piece that shows it is no shell; a piece cut inside a script (or a title, a
+style...) resumes after it, so that no code is read as text. lexbor's tree building is quadratic in
 nesting depth (200,000 nested ``<div>`` take it minutes), so each piece starts from an empty
 tree: the worst page costs about 0.1 s, an ordinary one 2 ms. A shell is a few hundred tags,
 one piece."""
@@ -58,6 +57,9 @@ _SCRIPT_TYPES: Final = frozenset(
     }
 )
 _UNREAD: Final = ["script", "style", "template", "noscript", "svg"]
+_RAW_TEXT: Final = ("script", "style", "title", "textarea", "xmp")
+_MARKER: Final = '<i data-webreach-piece-end=""></i>'
+_MARKED: Final = "i[data-webreach-piece-end]"
 
 
 @dataclass(slots=True)
@@ -75,20 +77,25 @@ def app_shell(html: str, url: str = "") -> str | None:
     scripts"), None for an ordinary page. `url` is the page's address; the rule reads the page
     alone, as the same address serves a shell and a server-drawn page alike."""
     seen = _Seen()
-    for piece in islice(_pieces(html), MAX_PIECES):
-        _read(LexborHTMLParser(piece), seen)
+    start = 0
+    for _ in range(MAX_PIECES):
+        end = _cut(html, start)
+        piece = html[start:end]
+        tree = LexborHTMLParser(piece + _MARKER if end < len(html) else piece)
+        cut_in = _open_raw_text(tree) if end < len(html) else ""
+        start = _after(html, cut_in, end) if cut_in else end
+        _read(tree, seen)
         if seen.readable >= MOUNT_TEXT or seen.frames:
             return None
+        if start >= len(html):
+            break
     if not seen.scripts:
         return None
-    counted = f"{seen.scripts} script{'s' if seen.scripts != 1 else ''}"
+    text = f"{seen.readable} readable characters, {seen.scripts} script"
+    text += "s" if seen.scripts != 1 else ""
     if seen.readable < MIN_TEXT:
-        return f"app shell: {seen.readable} readable characters, {counted}"
-    if seen.empty_mount:
-        return (
-            f"app shell: empty {seen.empty_mount}, {seen.readable} readable characters, {counted}"
-        )
-    return None
+        return f"app shell: {text}"
+    return f"app shell: empty {seen.empty_mount}, {text}" if seen.empty_mount else None
 
 
 def _read(tree: LexborHTMLParser, seen: _Seen) -> None:
@@ -103,31 +110,34 @@ def _read(tree: LexborHTMLParser, seen: _Seen) -> None:
         seen.empty_mount = _name(empty) if empty is not None else ""
 
 
-def _pieces(html: str) -> Iterator[str]:
-    """`html` cut into pieces of about `PIECE_TAGS` ``<``, each cut just after a ``</script>``
-    when one is near, so that no script's code is read as text; a cut elsewhere inside a script
-    leaves it open to the piece's end, where the parser reads the rest as script too."""
-    if html.count("<") <= PIECE_TAGS:
-        yield html
-        return
-    start = 0
-    while start < len(html):
-        at = start - 1
-        for _ in range(PIECE_TAGS):
-            at = html.find("<", at + 1)
-            if at < 0:
-                yield html[start:]
-                return
-        close = _first_found(html.find("</script", at), html.find("</SCRIPT", at))
-        end = html.find(">", close) + 1 if close >= 0 else 0
-        if not end or html.count("<", at, end) > PIECE_TAGS:
-            end = at
-        yield html[start:end]
-        start = end
+def _cut(html: str, start: int) -> int:
+    """Where the piece that begins at `start` ends: before its `PIECE_TAGS`-th ``<``."""
+    at = start
+    for _ in range(PIECE_TAGS):
+        at = html.find("<", at + 1)
+        if at < 0:
+            return len(html)
+    return at
 
 
-def _first_found(one: int, other: int) -> int:
-    return min(one, other) if one >= 0 and other >= 0 else max(one, other)
+def _open_raw_text(tree: LexborHTMLParser) -> str:
+    """The element whose raw text the piece was cut inside, or "": the one whose text took in
+    the marker put after the piece."""
+    if tree.css_first(_MARKED) is not None:
+        return ""
+    for tag in _RAW_TEXT:
+        found = tree.css(tag)
+        if found and (found[-1].text() or "").endswith(_MARKER):
+            return tag
+    return ""
+
+
+def _after(html: str, tag: str, at: int) -> int:
+    """Past the end tag of the `tag` open at `at`; the page's end if none follows."""
+    lower, upper = html.find(f"</{tag}", at), html.find(f"</{tag.upper()}", at)
+    close = min(lower, upper) if lower >= 0 and upper >= 0 else max(lower, upper)
+    end = html.find(">", close) if close >= 0 else -1
+    return end + 1 if end >= 0 else len(html)
 
 
 def _executes(script: LexborNode) -> bool:
