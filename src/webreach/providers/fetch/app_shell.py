@@ -2,8 +2,8 @@
 
 The rule, measured on the 3,000 labelled pages of the shared corpus (``bench/fetch_browser.py``
 prints it per page type): a page is a shell when it runs scripts and either holds almost no
-readable text, or its text is a little furniture around an empty mount node (``#root``,
-``#app``, ``#__next``, ``<app-root>`` ...). Text inside ``<noscript>`` counts as readable: a
+readable text, or its text is a little furniture around an empty mount node at the top of the
+body (``#root``, ``#app``, ``#__next``, ``<app-root>`` ...; a widget's sits deep in the page). Text inside ``<noscript>`` counts as readable: a
 forum that serves its whole thread there for readers without JavaScript (Discourse) is readable
 without a browser. Hydration data (``__NEXT_DATA__``) decides nothing of its own: a page drawn
 on the server carries its text in the HTML, where the measure sees it, and a page drawn in the
@@ -29,6 +29,9 @@ hold: the corpus's ordinary pages with an empty ``#root`` or ``#app`` all hold o
 
 EMPTY_MOUNT: Final = 50
 """A mount node with fewer readable characters than this is empty ("Loading…")."""
+
+MOUNT_DEPTH: Final = 3
+"""How deep under ``<body>`` an app's mount node may sit (``body > div.page > main > #app``)."""
 
 PIECE_TAGS: Final = 1_000
 MAX_PIECES: Final = 16
@@ -106,8 +109,19 @@ def _read(tree: LexborHTMLParser, seen: _Seen) -> None:
     body = tree.body
     seen.readable += _chars(body) if body is not None else 0
     if not seen.empty_mount:
-        empty = next((m for m in tree.css(_MOUNTS) if _chars(m) < EMPTY_MOUNT), None)
+        empty = next((m for m in tree.css(_MOUNTS) if _is_empty_mount(m)), None)
         seen.empty_mount = _name(empty) if empty is not None else ""
+
+
+def _is_empty_mount(node: LexborNode) -> bool:
+    """An app's mount node sits at the top of the body (a widget's sits deep in the content it
+    joins) and holds next to nothing yet."""
+    parent = node.parent
+    for _ in range(MOUNT_DEPTH):
+        if parent is None or parent.tag == "body":
+            return parent is not None and _chars(node) < EMPTY_MOUNT
+        parent = parent.parent
+    return False
 
 
 def _cut(html: str, start: int) -> int:
