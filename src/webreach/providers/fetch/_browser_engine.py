@@ -24,7 +24,7 @@ from ...net.allow import AllowList
 from ...net.pinning import PinningBackend, Resolver
 from ...seam import FetchResult, HtmlBody
 from ._browser_launch import BrowserSource, find_browser, launch, refusing_port
-from ._browser_page import ContextStuck, render_page
+from ._browser_page import ContextStuck, NotDrawn, render_page
 from ._guard_proxy import GuardProxy
 from .http import HttpFetchProvider
 
@@ -151,6 +151,8 @@ class BrowserEngine:
                 )
             except TimeoutError:
                 return _as_served(result, f"{reason}; the page did not render in time")
+            except NotDrawn as error:
+                return _as_served(result, f"{reason}; {error}")
             except ContextStuck:
                 await self._end_browser()
                 return _as_served(result, f"{reason}; the browser stopped answering")

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Request, Route
 
-__all__ = ["MAX_FRAMES", "ContextStuck", "Rendered", "render_page"]
+__all__ = ["MAX_FRAMES", "ContextStuck", "NotDrawn", "Rendered", "render_page"]
 
 MAX_FRAMES = 50
 """Frame documents one page may load; past it a frame's navigation is aborted."""
@@ -90,12 +90,12 @@ class _Requests:
             )
             return
         if main and _origin(url) != _origin(self.url):
-            await route.abort("blockedbyclient")
+            await _stay(route)
             return
         if navigation and not main:
             self.frames += 1
             if self.frames > MAX_FRAMES:
-                await route.abort("blockedbyclient")
+                await _stay(route)
                 return
         await route.continue_()
 
@@ -104,6 +104,12 @@ class _Requests:
 
     def ended(self, _request: Request) -> None:
         self.in_flight = max(0, self.in_flight - 1)
+
+
+async def _stay(route: Route) -> None:
+    """Refuse a navigation so that the frame stays where it is: a 204 answer leaves the current
+    document in place, where an aborted one would put the browser's error page there."""
+    await route.fulfill(status=204, body="")
 
 
 async def render_page(
@@ -141,6 +147,8 @@ async def _in(
         await page.goto(url, wait_until="commit")
         settled = await _settle(page, requests, deadline - _CONTENT_GRACE_S)
         content = await page.content()
+    if not page.url.startswith(("http://", "https://")):
+        raise NotDrawn(f"the page ended on {page.url.split(':')[0]}:, not on the web")
     return Rendered(content, page.url if _origin(page.url) == _origin(url) else url, settled)
 
 
@@ -170,6 +178,10 @@ async def _close(context: BrowserContext) -> None:
             await context.close()
     except TimeoutError:
         raise ContextStuck("the browser did not close a page's context") from None
+
+
+class NotDrawn(RuntimeError):
+    """The page left nothing to read (it ended on the browser's error page, say)."""
 
 
 class ContextStuck(RuntimeError):
