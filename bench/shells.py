@@ -147,7 +147,7 @@ def build_shell(kind: Kind, page_html: str, path: str) -> Files:
     }
 
 
-_ARTICLE: Final = (
+DRAWN: Final = (
     "<h1>Tide tables for small harbours</h1>"
     "<p>Every small harbour keeps its own tide table, because the shape of the coast bends the"
     " rise and fall of the sea in ways that a regional forecast cannot follow.</p>"
@@ -158,9 +158,12 @@ _ARTICLE: Final = (
 )
 
 
+"""What every hand-written shell draws."""
+
+
 def _draws(selector: str) -> bytes:
     return (
-        f"document.querySelector({json.dumps(selector)}).innerHTML = {_script_json(_ARTICLE)};\n"
+        f"document.querySelector({json.dumps(selector)}).innerHTML = {_script_json(DRAWN)};\n"
     ).encode()
 
 
