@@ -94,6 +94,11 @@ class FetchResult(Reply):
     next_start: int | None = Field(description="The `start` that continues; null at the end.")
     total_chars: int = Field(ge=0, description="Characters of the page in `format`.")
     provider: str | None
+    rendered_by: str | None = Field(
+        description="`http`: the document as served; `browser`: the DOM a headless browser left "
+        "after running the page's scripts (an app shell, or the `browser` fetch provider)."
+    )
+    render_reason: str | None = Field(description="Why it was drawn that way, when known.")
     format: PageFormat
 
 
