@@ -19,15 +19,20 @@ deterministically:
 A question counts as answered when the answer's words appear in a row in the tool's output read
 as a model reads it: Markdown markup aside (a link's label is read, its URL is not).
 Printed per size: recall, mean output characters, p50 / p90 latency of the whole call; with
-``--rankings`` also each passage ranking at medium and high.
+``--rankings`` also each passage ranking at medium and high. With ``--shells`` a quarter of the
+questions' articles are served as app shells instead (``bench/shells.py``: drawn by script from
+a JSON call, an inline script, a 1 s timer or client-side routing, in turn) and every size runs
+twice, fetched by the ``http`` and by the ``auto`` provider (a browser for app shells;
+``WEBREACH_BROWSER_EXECUTABLE``, default ``/usr/bin/chromium``).
 
-    python bench/search_substance.py [--limit N] [--rankings]
+    python bench/search_substance.py [--limit N] [--rankings] [--shells]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import statistics
 import sys
@@ -47,6 +52,9 @@ from webreach.seam import SearchRequest, SearchResult, SearchSource, WebRuntime 
 from webreach.tools import ToolOptions, passages, ranking, web_search_tool  # noqa: E402  # noqa: E402
 from webreach.tools.render import render_page  # noqa: E402
 from webreach.tools.render.plain import markdown_to_text  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from shells import KINDS, Files, build_shell  # noqa: E402
 
 DISTRACTORS = 7
 SNIPPET = 200
@@ -122,14 +130,15 @@ def question(page: Page) -> Question | None:
     return Question(page, f"{page.title} {' '.join(near)}", answer)
 
 
-def serve(pages: list[Page]) -> tuple[ThreadingHTTPServer, str]:
-    bodies = {f"/{p.name}": p.html for p in pages}
+def serve(pages: list[Page], files: Files | None = None) -> tuple[ThreadingHTTPServer, str]:
+    html = "text/html; charset=utf-8"
+    served = {f"/{p.name}": (html, p.html) for p in pages} | (files or {})
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = bodies.get(self.path)
+            kind, body = served.get(self.path, (html, b""))
             self.send_response(200 if body else 404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body or b"")))
             self.end_headers()
             self.wfile.write(body or b"")
@@ -152,8 +161,16 @@ class LocalSearch:
 
     id = "bench"
 
-    def __init__(self, base: str, pages: list[Page], questions: list[Question]) -> None:
+    def __init__(
+        self,
+        base: str,
+        pages: list[Page],
+        questions: list[Question],
+        targets: dict[str, str] | None = None,
+    ) -> None:
+        """`targets` serves some questions' articles elsewhere: page name -> path."""
         self.results: dict[str, SearchResult] = {}
+        targets = targets or {}
         for number, q in enumerate(questions):
             others = [p for p in pages if p is not q.page]
             picked = [others[(number * 13 + k * 17) % len(others)] for k in range(DISTRACTORS)]
@@ -161,7 +178,14 @@ class LocalSearch:
             picked.insert(number % 4, q.page)
             self.results[q.query] = SearchResult(
                 tuple(
-                    SearchSource(f"{base}/{p.name}", p.title, p.expected[:SNIPPET]) for p in picked
+                    SearchSource(
+                        base + targets[p.name]
+                        if p is q.page and p.name in targets
+                        else f"{base}/{p.name}",
+                        p.title,
+                        p.expected[:SNIPPET],
+                    )
+                    for p in picked
                 )
             )
 
@@ -181,11 +205,40 @@ class Row:
     p90: float
 
 
-async def measure(label: str, size: str, questions: list[Question], search: LocalSearch) -> Row:
-    answered, sizes, times = 0, [], []
-    async with WebRuntime() as runtime:
-        runtime.register_search_provider(search)
+def shell_targets(questions: list[Question]) -> tuple[Files, dict[str, str]]:
+    """Every fourth question's article as an app shell, the four kinds in turn."""
+    files: Files = {}
+    targets: dict[str, str] = {}
+    for number, q in enumerate(questions[::4]):
+        path = f"/shell/{q.page.name}/"
+        kind = KINDS[number % len(KINDS)]
+        files.update(build_shell(kind, q.page.html.decode("utf-8", "replace"), path))
+        targets[q.page.name] = path
+    return files, targets
+
+
+def runtime_for(fetch: str, search: LocalSearch) -> WebRuntime:
+    """``direct``: the HTTP fetcher alone in a bare runtime; ``http`` or ``auto``: the runtime
+    webreach builds from its settings, with that fetch provider and no cache."""
+    if fetch == "direct":
+        runtime = WebRuntime()
         runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
+    else:
+        from webreach.config import build_runtime, load_settings
+
+        settings = load_settings(
+            search_provider=search.id, fetch_provider=fetch, fetch_allow="127.0.0.1", cache="none"
+        )
+        runtime = build_runtime(settings, default_cache=None)
+    runtime.register_search_provider(search)
+    return runtime
+
+
+async def measure(
+    label: str, size: str, questions: list[Question], search: LocalSearch, fetch: str = "direct"
+) -> Row:
+    answered, sizes, times = 0, [], []
+    async with runtime_for(fetch, search) as runtime:
         tool = web_search_tool(runtime, ToolOptions(search_context_size=size))  # type: ignore[arg-type]
         for q in questions:
             start = time.perf_counter()
@@ -207,6 +260,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
     parser.add_argument("--rankings", action="store_true", help="compare passage rankings")
+    parser.add_argument(
+        "--shells", action="store_true", help="a quarter of the articles as app shells"
+    )
     args = parser.parse_args()
     folder = corpus_dir()
     if folder is None:
@@ -217,6 +273,9 @@ def main() -> None:
     questions = [q for q in made if q is not None]
     if args.limit:
         questions = questions[: args.limit]
+    if args.shells:
+        shells(pages, questions, made.count(None))
+        return
     server, base = serve(pages)
     search = LocalSearch(base, pages, questions)
     print(f"{len(pages)} pages, {len(questions)} questions ({made.count(None)} pages skipped)")
@@ -231,12 +290,36 @@ def main() -> None:
         passages.SELECTION = selection
         rows.append(asyncio.run(measure(label, size, questions, search)))
     server.shutdown()
+    table(rows)
+
+
+def table(rows: list[Row]) -> None:
     print(f"{'size':<28}{'recall':>8}{'mean chars':>12}{'p50 s':>8}{'p90 s':>8}")
     for row in rows:
         print(
             f"{row.label:<28}{row.recall:>8.3f}{row.mean_chars:>12,.0f}"
             f"{row.p50:>8.2f}{row.p90:>8.2f}"
         )
+
+
+def shells(pages: list[Page], questions: list[Question], skipped: int) -> None:
+    os.environ.setdefault("WEBREACH_BROWSER_EXECUTABLE", "/usr/bin/chromium")
+    if os.geteuid() == 0:  # Chromium's sandbox cannot start as root
+        os.environ.setdefault("WEBREACH_BROWSER_NO_SANDBOX", "true")
+    files, targets = shell_targets(questions)
+    server, base = serve(pages, files)
+    search = LocalSearch(base, pages, questions, targets)
+    print(
+        f"{len(pages)} pages, {len(questions)} questions ({skipped} pages skipped), "
+        f"{len(targets)} of their articles served as app shells"
+    )
+    rows = [
+        asyncio.run(measure(f"{size} {fetch}", size, questions, search, fetch))
+        for size in ("low", "medium", "high")
+        for fetch in ("http", "auto")
+    ]
+    server.shutdown()
+    table(rows)
 
 
 if __name__ == "__main__":
