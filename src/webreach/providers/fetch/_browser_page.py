@@ -78,10 +78,10 @@ class _Requests:
 
     async def route(self, route: Route, request: Request) -> None:
         url = request.url
-        if not url.startswith(("http://", "https://")):
-            await route.abort("blockedbyclient")
-            return
         navigation = request.is_navigation_request()
+        if not url.startswith(("http://", "https://")):
+            await (_stay(route) if navigation else route.abort("blockedbyclient"))
+            return
         main = navigation and self.page is not None and request.frame == self.page.main_frame
         if main and not self.served and url == self.url:
             self.served = True
