@@ -8,11 +8,12 @@ One run, side by side:
    its cost per page against webreach's renderer.
 2. **Fetches** from a page server on 127.0.0.1, through ``webreach``'s own runtime
    (``WEBREACH_FETCH_PROVIDER=http`` and ``auto``, no cache): corpus pages as served
-   (``plain``) and their app-shell versions (``bench/shells.py``: ``json``, ``inline``,
-   ``timer``, ``route``) plus the hand-written shells. Per set and provider: recall of the
-   labelled main content's words in the page as webreach renders it, p50 / p90 latency, how
-   many fetches a browser drew. For ``auto``: the browser's peak RSS (every Chromium process
-   under this one, summed from /proc) and its processes left once the runtime is closed.
+   (``plain``), the pages made into shells as served (``sources``) and their app-shell
+   versions (``bench/shells.py``: ``json``, ``inline``, ``timer``, ``route``), plus the
+   hand-written shells (``minimal``). Per set and provider: recall of the labelled main
+   content's words in the page as webreach renders it, p50 / p90 latency, how many fetches a
+   browser drew. For ``auto``: the browser's peak RSS (every Chromium process under this one,
+   summed from /proc) and its processes left once the runtime is closed.
 
     python bench/fetch_browser.py [--pages 25] [--plain 100] [--rule-only]
 
@@ -205,6 +206,9 @@ def targets(pages: list[Page], shell_count: int, plain_count: int) -> tuple[File
         files[path] = ("text/html; charset=utf-8", page.html.encode())
         found.append(Target("plain", path, page.expected))
     for number, page in enumerate(spread(pages, shell_count)):
+        path = f"/source/{number}/"
+        files[path] = ("text/html; charset=utf-8", page.html.encode())
+        found.append(Target("sources", path, page.expected))
         for kind in KINDS:
             path = f"/{kind}/{number}/"
             files.update(build_shell(kind, page.html, path))
@@ -358,7 +362,7 @@ def fetch_table(shell_count: int, plain_count: int, pages: list[Page]) -> None:
           f"each kind, {len(MINIMAL)} hand-written shells")  # fmt: skip
     print(f"{'set':<10}{'pages':>6}  {'recall http':>11}{'auto':>7}  {'p50 http':>9}{'auto':>7}"
           f"  {'p90 http':>9}{'auto':>7}  {'browser drew':>12}  failures")  # fmt: skip
-    for name in ("plain", *SHELL_SETS):
+    for name in ("plain", "sources", *SHELL_SETS):
         h, a = http.get(name, Row()), auto.get(name, Row())
         count = len(a.seconds) + a.failures
         print(
