@@ -359,9 +359,26 @@ async def test_no_browser_process_outlives_failures_timeouts_and_cancellation() 
 
 
 async def test_pages_beyond_max_pages_wait_their_turn() -> None:
+    now = peak = 0
+
+    async def held(request: web.Request) -> web.StreamResponse:
+        nonlocal now, peak
+        now += 1
+        peak = max(peak, now)
+        try:
+            await asyncio.sleep(0.3)
+        finally:
+            now -= 1
+        return web.json_response({"n": request.query["n"]})
+
+    page = (
+        "fetch('/api?n=' + location.pathname.slice(1)).then(r => r.json()).then(d => {"
+        f"document.getElementById('root').innerHTML = '<p>' + d.n + ' {WORDS}</p>'; }});"
+    )
     async with Site() as site:
+        site.pages["/api"] = held
         for n in range(4):
-            site.html(f"/{n}", shell(draw(f"<p>{n} {WORDS}</p>")))
+            site.html(f"/{n}", shell(page))
         async with provider_for(f"127.0.0.1:{site.port}", browser={"max_pages": 2}) as provider:
             results = await asyncio.gather(
                 *(provider.fetch(FetchRequest(f"{site.url}/{n}")) for n in range(4))
@@ -370,3 +387,5 @@ async def test_pages_beyond_max_pages_wait_their_turn() -> None:
             assert browser is not None and browser.contexts == []
     assert [r.rendered_by for r in results] == ["browser"] * 4
     assert all(f"{n} The river" in r.body.content for n, r in enumerate(results))
+    assert site.hits["/api"] == 4
+    assert 1 <= peak <= 2

@@ -18,6 +18,7 @@ import pytest
 
 from browser_harness import AS_ROOT, CHROMIUM, Site, browser_processes, needs_browser, wait_for
 from cli_helpers import clean_env, run_cli
+from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import LiveServer
 from webreach.cache import MemoryStore
 from webreach.config import build_runtime, load_settings
@@ -111,6 +112,27 @@ async def test_v1_fetch_answers_with_the_drawn_page(site: Site, settings_env: No
     assert (body["rendered_by"], body["provider"]) == ("browser", "auto")
     assert body["render_reason"].startswith("app shell")
     assert FACT in body["content"]
+
+
+async def test_the_servers_url_reading_reads_the_drawn_page(
+    site: Site, settings_env: None, upstream: ScriptedUpstream
+) -> None:
+    import openai
+
+    url = site.url + "/shell"
+    upstream.queue(Step(calls=[Call("read_link", {"url": url})]), Step(content="Ships, counted."))
+    runtime = build_runtime(load_settings())
+    config = ServerSettings(upstream_base_url=upstream.url)
+    with LiveServer(create_app(config, runtime, ToolOptions(), store=MemoryStore())) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+        reply = await asyncio.to_thread(
+            client.chat.completions.create,
+            model="m",
+            messages=[{"role": "user", "content": f"What does {url} say?"}],
+            tools=[{"type": "deepseek_read_url"}],  # type: ignore[list-item]
+        )
+    assert reply.choices[0].message.content == "Ships, counted."
+    assert FACT in json.dumps(upstream.requests[1]["messages"])
 
 
 def cli(site: Site, *args: str, **extra: str) -> Any:
