@@ -3,11 +3,14 @@
 The rule, measured on the 3,000 labelled pages of the shared corpus (``bench/fetch_browser.py``
 prints it per page type): a page is a shell when it runs scripts and either holds almost no
 readable text, or its text is a little furniture around an empty mount node at the top of the
-body (``#root``, ``#app``, ``#__next``, ``<app-root>`` ...; a widget's sits deep in the page). Text inside ``<noscript>`` counts as readable: a
-forum that serves its whole thread there for readers without JavaScript (Discourse) is readable
-without a browser. Hydration data (``__NEXT_DATA__``) decides nothing of its own: a page drawn
-on the server carries its text in the HTML, where the measure sees it, and a page drawn in the
-browser leaves its mount node empty whatever JSON it ships.
+body (``#root``, ``#app``, ``#__next``, ``<app-root>`` ...; a widget's sits deep in its page).
+
+Text inside ``<noscript>`` counts as readable: a forum that serves its whole thread there for
+readers without JavaScript (Discourse) is readable without a browser. Hydration data
+(``__NEXT_DATA__``) decides nothing of its own: a page drawn on the server carries its text in
+the HTML, where the measure sees it, and a page drawn in the browser leaves its mount node
+empty whatever JSON it ships. A page without scripts, or a frameset, is never a shell: a
+browser would draw nothing its HTML does not hold.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-__all__ = ["MIN_TEXT", "MOUNT_TEXT", "app_shell"]
+__all__ = ["MAX_PIECES", "MIN_TEXT", "MOUNT_TEXT", "PIECE_TAGS", "app_shell"]
 
 MIN_TEXT: Final = 200
 """Readable characters (whitespace aside) below which a page that runs scripts is a shell: the
@@ -36,11 +39,11 @@ MOUNT_DEPTH: Final = 3
 PIECE_TAGS: Final = 1_000
 MAX_PIECES: Final = 16
 """The page is parsed in pieces of `PIECE_TAGS` tags, at most `MAX_PIECES` of them, stopping
-at the first piece that shows it is no shell; a piece cut inside a script (or a title, a
-style...) resumes after it, so that no code is read as text. lexbor's tree building is quadratic in
-nesting depth (200,000 nested ``<div>`` take it minutes), so each piece starts from an empty
-tree: the worst page costs about 0.1 s, an ordinary one 2 ms. A shell is a few hundred tags,
-one piece."""
+at the first piece that shows it is no shell. lexbor's tree building is quadratic in nesting
+depth (200,000 nested ``<div>`` take it minutes); each piece starts from an empty tree, so the
+worst page costs about 0.1 s and an ordinary one 2 ms. A piece cut inside a script (or a title,
+a style...) resumes after its end tag, so that no code is read as text. A shell is a few
+hundred tags: one piece."""
 
 _MOUNTS: Final = (
     "#root, #app, #__next, #__nuxt, #___gatsby, #svelte, #react-root, #app-root, app-root,"
