@@ -12,6 +12,7 @@ import uvicorn
 
 from .binding import CannotListen, listen
 from .config import ServerSettings
+from .heap import settle_heap
 from .limits import ConnectionLimits, LimitedConfig, connection_capacity, on_loop_error
 from .logs import announce
 
@@ -30,6 +31,7 @@ class _Server(uvicorn.Server):
         asyncio.get_running_loop().set_exception_handler(on_loop_error(self._limits))
         await super().startup(sockets)
         if not self.should_exit:
+            settle_heap()
             announce(f"serving on {self._url}", url=self._url)
 
 
