@@ -27,7 +27,14 @@ from .base import (
     ToolOptions,
     ToolResult,
 )
-from .fetch import WEB_FETCH, FetchToolResult, format_fetch, render_body, web_fetch_tool
+from .fetch import (
+    WEB_FETCH,
+    FetchToolResult,
+    format_fetch,
+    render_body,
+    render_fetched,
+    web_fetch_tool,
+)
 from .prompt import web_tools_prompt
 from .search import (
     WEB_SEARCH,
@@ -70,6 +77,7 @@ __all__ = [
     "parse_arguments",
     "parse_queries",
     "render_body",
+    "render_fetched",
     "render_html",
     "render_page",
     "run_search",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, assert_never
@@ -26,6 +25,7 @@ from .base import (
     ToolResult,
     json_type,
 )
+from .threads import in_render_thread
 from .untrusted import fence
 
 if TYPE_CHECKING:
@@ -222,7 +222,7 @@ async def render_off_loop(
     if pool is not None and isinstance(body, HtmlBody) and pool.takes(body.content):
         rendered = _html_body(await pool.render(body.content, result.url))
         return _as_text(rendered) if form == "text" else rendered
-    return await asyncio.to_thread(render_text if form == "text" else render_body, result)
+    return await in_render_thread(render_text if form == "text" else render_body, result)
 
 
 def _cut(text: str, start: int, limit: int) -> int:
@@ -314,14 +314,22 @@ async def read_page(
         raise _tool_error(error) from error
     if form == "raw":
         return result, RenderedBody(body_kind(result.body), None, result.body.content)
+    return result, await render_fetched(result, runtime, form)
+
+
+async def render_fetched(
+    result: FetchResult, runtime: WebRuntime, form: PageFormat = "markdown"
+) -> RenderedBody:
+    """The page read as ``form``: a small one right here, a large one away from the event loop
+    (in the runtime's render pool when it has one, else a render thread), so no page a server
+    reads stalls the other requests."""
     from .render_pool import runtime_render_pool
 
-    render = render_text if form == "text" else render_body
     pool = runtime_render_pool(runtime)
     content = result.body.content
     if len(content) > _RENDER_IN_THREAD_CHARS or (pool is not None and pool.takes(content)):
-        return result, await render_off_loop(result, pool, form)
-    return result, render(result)
+        return await render_off_loop(result, pool, form)
+    return render_text(result) if form == "text" else render_body(result)
 
 
 def web_fetch_tool(runtime: WebRuntime, options: ToolOptions | None = None) -> ToolDefinition:

@@ -16,6 +16,7 @@ from ..seam import FetchRequest, FetchResult, SearchSource, WebError, WebRuntime
 from .base import ContextSize
 from .ranking import Chunk, chunk_page, rank_chunks
 from .render.plain import markdown_to_text
+from .threads import in_ranking_thread
 
 __all__ = [
     "CONTEXT_BUDGETS",
@@ -68,6 +69,20 @@ async def _read(runtime: WebRuntime, url: str) -> _Page | None:
         return None
     rendered = await render_off_loop(result, runtime_render_pool(runtime))
     return _Page(rendered.text, rendered.kind == "html") if rendered.text else None
+
+
+def _scored(
+    urls: Sequence[str], pages: Mapping[str, _Page], queries: Sequence[str]
+) -> list[tuple[Chunk, float]]:
+    """The pages cut into passages, in the order of ``urls``, each with its score: off the loop,
+    since the cutting alone takes milliseconds a search."""
+    chunks: list[Chunk] = []
+    for url in urls:
+        page = pages.get(url)
+        if page:
+            cut = chunk_page(url, page.text)
+            chunks.extend(_plain(cut) if page.markdown else cut)
+    return list(zip(chunks, rank_chunks(chunks, queries), strict=True)) if chunks else []
 
 
 def _plain(chunks: list[Chunk]) -> list[Chunk]:
@@ -141,17 +156,11 @@ async def read_passages(
     began = time.monotonic()
     pages = await _read_all(runtime, urls, deadline)
     read = time.monotonic()
-    chunks: list[Chunk] = []
-    for url in urls:
-        page = pages.get(url)
-        if page:
-            cut = chunk_page(url, page.text)
-            chunks.extend(_plain(cut) if page.markdown else cut)
-    scores = await asyncio.to_thread(rank_chunks, chunks, queries) if chunks else []
+    scored = await in_ranking_thread(_scored, urls, pages, queries) if pages else []
     if logger.isEnabledFor(logging.DEBUG):
         _log_reads(len(urls), len(pages), deadline, read - began, time.monotonic() - read)
     ranked: dict[str, list[Passage]] = {}
-    for chunk, score in zip(chunks, scores, strict=True):
+    for chunk, score in scored:
         if score > 0:
             ranked.setdefault(chunk.url, []).append(Passage(chunk.text, chunk.position, score))
     return {

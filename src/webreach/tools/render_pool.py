@@ -24,6 +24,7 @@ from typing import Any, Final
 from ..seam import WebRuntime
 from .render import RenderedPage, plain_page, render_page
 from .render.budget import RENDER_BUDGET
+from .threads import in_render_thread
 
 __all__ = [
     "POOL_MIN_CHARS",
@@ -136,7 +137,7 @@ class RenderPool:
         executor = self._executor
         if executor is None:
             self._start()
-            return await asyncio.to_thread(render_page, html, base_url=base_url)
+            return await in_render_thread(render_page, html, base_url=base_url)
         await self._slots.acquire()
         if self._executor is not executor:  # lost or closed while this page waited
             self._slots.release()
@@ -179,7 +180,7 @@ class RenderPool:
                     os.kill(pid, signal.SIGKILL)
             self._lose(executor)
         self.lost += 1
-        return await asyncio.to_thread(plain_page, html)
+        return await in_render_thread(plain_page, html)
 
     def _give_back_from(self, loop: asyncio.AbstractEventLoop, slot: int) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is gone: so is every caller

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ....seam import FetchRequest, WebError, WebRuntime
-from ....tools import ToolError, fence, render_body
+from ....tools import ToolError, fence, render_fetched
 from ....tools.fetch import page_piece
 from ..display import published, site_icon, site_name
 from ..events import Billing, CallFailed, Outcome, PageOutcome, ReadLinkAction, WebSource
@@ -114,7 +114,7 @@ async def run_read_call(
         web_failure("fetch", url=url, status=result.status_code, provider=result.provider)
         text = f"ERROR: {url} answered HTTP {result.status_code}."
         return CallFailed("url_not_accessible"), text, 0
-    rendered = render_body(result)
+    rendered = await render_fetched(result, runtime)
     piece = page_piece(result, rendered, 0, max(1, room))
     date = published(rendered.published)
     if review is not None:

@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from ....seam import FetchRequest, WebError, WebRuntime
-from ....tools import ToolError, fence, render_body
+from ....tools import ToolError, fence, render_fetched
 from ..display import published
 from ..events import (
     Action,
@@ -130,7 +130,7 @@ async def _open(url: str, runtime: WebRuntime) -> Opened:
         raise _PageStatus(
             "WEB_PROVIDER_ERROR", message, provider=result.provider, status=result.status_code
         )
-    rendered = render_body(result)
+    rendered = await render_fetched(result, runtime)
     return Opened(result.url, rendered.title, published(rendered.published), rendered.text)
 
 
