@@ -48,10 +48,17 @@ class Outcome:
     search_failed: bool = False
     """A search inside the stream came back as an error (the request itself may succeed)."""
     timing: dict[str, float] = field(default_factory=dict)
+    ended: float | None = None
+    """When the stream's closing or error event arrived, s after sending."""
 
     def fail(self, kind: str, error: str) -> Outcome:
         self.kind, self.error = kind, error
         return self
+
+    @property
+    def timed_out(self) -> bool:
+        """The stream ended with the turn deadline's error (``WEBREACH_TURN_TIMEOUT``)."""
+        return self.kind == "in-stream" and "WEBREACH_TURN_TIMEOUT" in (self.error or "")
 
 
 def parse_timing(header: str) -> dict[str, float]:
@@ -150,7 +157,8 @@ async def read_stream(
                 outcome.first_event = time.perf_counter() - began
             verdict = classify(outcome.protocol, event, data)
             if verdict == "error":
-                return outcome.fail("in-stream", data[:200])
+                outcome.ended = time.perf_counter() - began
+                return outcome.fail("in-stream", data[:300])
             if verdict == "search-failed":
                 outcome.search_failed = True
             if verdict == "start":
@@ -160,7 +168,7 @@ async def read_stream(
                     response.close()
                     return outcome
             if verdict == "done":
-                outcome.total = time.perf_counter() - began
+                outcome.total = outcome.ended = time.perf_counter() - began
                 return outcome
     return outcome.fail("unfinished", "the stream ended without its closing event")
 

@@ -34,18 +34,22 @@ PAGE_HOST = "localhost"
 @dataclass(frozen=True)
 class Variant:
     """One server configuration of the load: its context size (None for the server's default,
-    ``medium``) and whether the sources' pages are served, or on a port nothing listens on."""
+    ``medium``), whether the sources' pages are served, or on a port nothing listens on, and its
+    turn deadline."""
 
     name: str
     label: str
     context_size: str | None
     served: bool
+    turn_timeout: float | None = None
+    """``WEBREACH_TURN_TIMEOUT`` when set: short enough that most of the wave's turns meet it."""
 
 
 VARIANTS = {
     "low": Variant("low", "low", "low", False),
     "unreachable": Variant("unreachable", "medium, pages unreachable", None, False),
     "served": Variant("served", "medium, pages served", None, True),
+    "deadline": Variant("deadline", "medium, turn deadline 2 s", None, False, 2.0),
 }
 
 
@@ -202,6 +206,7 @@ def start_rig(
     settings = {
         "WEBREACH_FETCH_ALLOW": f"{PAGE_HOST}:{page_port}",
         **({"WEBREACH_SEARCH_CONTEXT_SIZE": variant.context_size} if variant.context_size else {}),
+        **({"WEBREACH_TURN_TIMEOUT": str(variant.turn_timeout)} if variant.turn_timeout else {}),
     }
     server_env = child_env(
         {

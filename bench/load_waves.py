@@ -1,6 +1,7 @@
 """The load mode of ``bench/load.py``: for each variant (``low``; ``medium`` with the sources'
-pages unreachable; ``medium`` with them served), one request at a time and then the wave of
-concurrent streams against a server of its own; then the variants side by side, with targets.
+pages unreachable; ``medium`` with them served; ``medium`` with a 2 s turn deadline that most of
+the wave meets), one request at a time and then the wave of concurrent streams against a server
+of its own; then the variants side by side, with targets.
 
 At ``medium`` a search reads five pages for passages within the passage deadline
 (``WEBREACH_SEARCH_PAGE_TIMEOUT``, 3 s). Unreachable pages fail at once (nothing listens on
@@ -14,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from load_client import Outcome, fake_stats, new_session, one_request
 from load_pages import Reads, passage_reads, render_cpu
@@ -29,6 +32,11 @@ SETTLE_SECONDS = 10.0
 MAX_CPU_RATIO = 1.3
 """Served pages: CPU per turn, and p50 against the CPU-bound least time, at most this x."""
 TIMING_KEYS = ("webreach", "upstream", "web")
+_CUT_TURN = re.compile(r"POST \S+ \d+ ([\d.]+)ms .*turn timed out after")
+"""The access log's line of a request the turn deadline cut, with how long the server held it."""
+MAX_TURN_LATE_MS = 1000.0
+"""Turns cut by their deadline, all in the same second: the server ends each at most this long
+after it (cutting a turn closes its upstream stream and its searches, a few ms of CPU each)."""
 
 
 @dataclass
@@ -44,6 +52,8 @@ class Wave:
     after: ProcSample
     settled: ProcSample
     reads: list[Reads]
+    held: list[float]
+    """How long the server held each request the turn deadline cut, s (its access log)."""
 
     @property
     def ok(self) -> list[Outcome]:
@@ -55,7 +65,19 @@ class Wave:
 
     @property
     def errors(self) -> int:
-        return len(self.outcomes) - len(self.ok) + sum(o.search_failed for o in self.outcomes)
+        """Failed requests and searches; a turn cut at a variant's own turn deadline (and the
+        search it cut short) is not one."""
+        kept = [o for o in self.outcomes if not self.cut(o)]
+        return sum(o.kind is not None for o in kept) + sum(o.search_failed for o in kept)
+
+    def cut(self, outcome: Outcome) -> bool:
+        return self.rig.variant.turn_timeout is not None and outcome.timed_out
+
+    @property
+    def late(self) -> list[float]:
+        """How long after its turn deadline each cut turn's error reached the client, s."""
+        deadline = self.rig.variant.turn_timeout or 0.0
+        return [o.ended - deadline for o in self.outcomes if self.cut(o) and o.ended is not None]
 
     @property
     def cpu(self) -> float:
@@ -121,8 +143,9 @@ async def wave(rig: Rig) -> Wave:
     after = ProcSample.of(rig.server_pid)
     await asyncio.sleep(SETTLE_SECONDS)
     settled = ProcSample.of(rig.server_pid)
-    done = Wave(rig, single, outcomes, wall, baseline, after, settled, [])
+    done = Wave(rig, single, outcomes, wall, baseline, after, settled, [], [])
     done.reads = passage_reads(rig.log, log_start)
+    done.held = cut_turns_held(rig.log, log_start)
 
     print()
     print(f"{args.concurrency} concurrent streams ({', '.join(rig.protocols)} round-robin):")
@@ -145,6 +168,8 @@ async def wave(rig: Rig) -> Wave:
     print(f"  streams that showed their search: {sum(o.searched for o in outcomes)}")
     if done.reads:
         print(reads_line(done.reads))
+    if rig.variant.turn_timeout is not None:
+        print(deadline_line(done))
     print(PROC_HEADER)
     for label, sample in (("before", baseline), ("right after", after), ("10 s later", settled)):
         print(sample.row(label))
@@ -162,6 +187,34 @@ def reads_line(reads: list[Reads]) -> str:
         f"took p50 {pct(seconds, 0.5):.0f} ms, max {pct(seconds, 1.0):.0f} ms; "
         f"past the deadline: {sum(x > 0 for x in late)} searches, max {pct(late, 1.0):.0f} ms"
     )
+
+
+def cut_turns_held(log: Path, skip: int) -> list[float]:
+    with log.open("rb") as file:
+        file.seek(skip)
+        text = file.read().decode(errors="replace")
+    return [float(m[1]) / 1000 for line in text.splitlines() if (m := _CUT_TURN.search(line))]
+
+
+def deadline_line(done: Wave) -> str:
+    """The turns the turn deadline cut, and how late past it they ended: for the server (from
+    the request's arrival in the app to its end) and for the client (from its sending, so with
+    the time the request waited to be read and parsed)."""
+    deadline = done.rig.variant.turn_timeout or 0.0
+    late, held = done.late, [s - deadline for s in done.held]
+    return (
+        f"  turn deadline ({deadline:g} s): {len(late)} of {len(done.outcomes)} turns cut; "
+        f"past the deadline, the server ended them p50 {pct(held, 0.5):.0f} ms, max "
+        f"{pct(held, 1.0):.0f} ms after they arrived; their clients heard so p50 "
+        f"{pct(late, 0.5):.0f} ms, max {pct(late, 1.0):.0f} ms after sending them"
+    )
+
+
+def turn_overshoot(w: Wave, client: bool) -> str:
+    if w.rig.variant.turn_timeout is None:
+        return "-"
+    late = w.late if client else [s - w.rig.variant.turn_timeout for s in w.held]
+    return f"{len(late)}, {pct(late, 0.5):.0f} / {pct(late, 1.0):.0f} ms" if late else "0"
 
 
 def cores() -> int:
@@ -188,6 +241,8 @@ def side_by_side(waves: list[Wave]) -> None:
     row("page reads p50 / max", lambda w: reads_spread(w.reads))
     row("past passage deadline: n, max", lambda w: overshoot(w.reads))
     row("then ranking p50 / max", lambda w: ranking_spread(w.reads))
+    row("past turn deadline, server", lambda w: turn_overshoot(w, client=False))
+    row("past turn deadline, client", lambda w: turn_overshoot(w, client=True))
 
     print()
     print("targets:")
@@ -195,7 +250,9 @@ def side_by_side(waves: list[Wave]) -> None:
     for w in waves:
         name = w.rig.variant.label
         target(w.errors == 0, f"{name}: 0 errors", str(w.errors))
-        if not w.rig.variant.served:
+        if w.rig.variant.turn_timeout is not None:
+            turn_deadline(w)
+        elif not w.rig.variant.served:
             limit = f"{name}: p50 ≤ {MAX_RATIO:g}x one request"
             target(w.ratio <= MAX_RATIO, limit, f"{w.ratio:.2f}x")
         peak = w.after.peak_rss_kib / 1024
@@ -208,6 +265,20 @@ def side_by_side(waves: list[Wave]) -> None:
         )
         if w.rig.variant.served and low is not None:
             cpu_bound(w, low)
+
+
+def turn_deadline(w: Wave) -> None:
+    """The turn deadline holds under the wave: the server ends the turns it cuts within the
+    bound after it (what the client waited before the server read its request is the
+    connection limits' and the header timeout's to bound, not the turn's)."""
+    deadline = w.rig.variant.turn_timeout or 0.0
+    late = [s - deadline for s in w.held]
+    worst = pct(late, 1.0) if late else 0.0
+    target(
+        bool(late) and worst <= MAX_TURN_LATE_MS,
+        f"{w.rig.variant.label}: cut turns end ≤ {MAX_TURN_LATE_MS:g} ms past it",
+        f"{len(late)} cut, max {worst:.0f} ms",
+    )
 
 
 def cpu_bound(served: Wave, low: Wave) -> None:
