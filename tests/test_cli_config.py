@@ -48,9 +48,14 @@ def test_defaults_and_the_keyless_choice() -> None:
         "id": "exa",
         "available": False,
         "needs": ["EXA_API_KEY"],
+        "reason": None,
         "plugin": False,
         "shared_credential": False,
     }
+    browser = next(p for p in data["providers"]["fetch"] if p["id"] == "browser")
+    if not browser["available"]:
+        assert browser["reason"], "an unavailable browser says why in one line"
+        assert "\n" not in browser["reason"]
     searxng = next(p for p in data["providers"]["search"] if p["id"] == "searxng")
     assert searxng["needs"] == ["SEARXNG_BASE_URL"]
 

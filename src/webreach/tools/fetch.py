@@ -269,9 +269,9 @@ def format_fetch(piece: FetchToolResult) -> str:
     if piece.status_code != 200:
         head.append(f"Status: HTTP {piece.status_code}")
     head.append(f"Kind: {piece.kind}")
-    if piece.rendered_by == "browser":
+    if piece.rendered_by == "browser" or piece.render_reason:
         why = f" ({piece.render_reason})" if piece.render_reason else ""
-        head.append(f"Rendered by: browser{why}")
+        head.append(f"Rendered by: {piece.rendered_by or piece.provider}{why}")
     if piece.start or piece.next_start is not None:
         end = piece.start + len(piece.content)
         head.append(f"Characters {piece.start:,}–{end:,} of {piece.total_chars:,}")

@@ -120,11 +120,6 @@ class BrowserEngine:
         """One line saying why no browser can be used, or None when one can."""
         return None if self._find() is not None else self._found
 
-    def where(self) -> str:
-        """How the browser was found (or why it was not), for the debug log."""
-        self._find()
-        return self._found or ""
-
     def scope(self) -> str:
         """What, beside the HTTP fetcher's policy, decides what a rendered page may hold."""
         limits = self.limits
