@@ -156,8 +156,6 @@ DRAWN: Final = (
     " hours after the table says it should have gone.</p>"
     "<p>The tables are computed from harmonic constants measured over many years of records.</p>"
 )
-
-
 """What every hand-written shell draws."""
 
 
