@@ -118,9 +118,14 @@ class Canary:
             await self._server.wait_closed()
 
 
+RENDER_S = 60.0
+"""A page's render time in tests that do not test the deadline: a safety net on a busy
+machine (a page is taken as soon as it is quiet), not a measurement."""
+
+
 def limits(**given: Any) -> BrowserLimits:
     return BrowserLimits(
-        **{"executable": CHROMIUM, "no_sandbox": AS_ROOT, "timeout": 10.0, **given}
+        **{"executable": CHROMIUM, "no_sandbox": AS_ROOT, "timeout": RENDER_S, **given}
     )
 
 
@@ -133,6 +138,7 @@ async def provider_for(
     **options: Any,
 ) -> AsyncIterator[BrowserFetchProvider]:
     """A ``browser`` (or ``auto``) provider on its own engine, closed on the way out."""
+    options.setdefault("timeout", 2 * RENDER_S)
     engine = BrowserEngine(limits(**(browser or {})), allow=allow, **options)
     provider = BrowserFetchProvider(engine, mode=mode)  # type: ignore[arg-type]
     try:

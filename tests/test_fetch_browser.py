@@ -239,7 +239,7 @@ async def test_a_page_that_never_stops_loading_is_taken_at_the_deadline() -> Non
         site.pages["/forever.png"] = forever
         site.html("/", shell(draw(f"<p>{WORDS}</p><img src='/forever.png'>")))
         try:
-            result = await fetch(site, browser={"timeout": 3.0})
+            result = await fetch(site, browser={"timeout": 6.0})
         finally:
             hold.set()
     assert result.rendered_by == "browser"
@@ -256,7 +256,7 @@ async def test_a_thousand_frames_are_bounded_and_the_browser_serves_the_next_pag
         site.html("/frame", "<p>frame</p>")
         site.html("/", shell(frames + draw(f"<p>{WORDS}</p>")))
         site.html("/next", shell(draw(f"<p>{WORDS}</p>")))
-        async with provider_for(f"127.0.0.1:{site.port}", browser={"timeout": 5.0}) as provider:
+        async with provider_for(f"127.0.0.1:{site.port}", browser={"timeout": 8.0}) as provider:
             result = await provider.fetch(FetchRequest(site.url + "/"))
             after = await provider.fetch(FetchRequest(site.url + "/next"))
     # Drawn at the deadline, or (the renderer too busy to answer) the page as served.
@@ -272,7 +272,7 @@ async def test_a_page_that_allocates_in_a_loop_gives_the_http_result() -> None:
     async with Site() as site:
         site.html("/", page)
         site.html("/next", shell(draw(f"<p>{WORDS}</p>")))
-        async with provider_for(f"127.0.0.1:{site.port}", browser={"timeout": 8.0}) as provider:
+        async with provider_for(f"127.0.0.1:{site.port}", browser={"timeout": 20.0}) as provider:
             result = await provider.fetch(FetchRequest(site.url + "/"))
             after = await provider.fetch(FetchRequest(site.url + "/next"))
     assert result.rendered_by == "http"
@@ -287,7 +287,7 @@ async def test_a_page_that_spins_gives_the_http_result_at_the_deadline() -> None
     async with Site() as site:
         site.html("/", page)
         site.html("/next", shell(draw(f"<p>{WORDS}</p>")))
-        async with provider_for(f"127.0.0.1:{site.port}", browser={"timeout": 3.0}) as provider:
+        async with provider_for(f"127.0.0.1:{site.port}", browser={"timeout": 6.0}) as provider:
             result = await provider.fetch(FetchRequest(site.url + "/"))
             after = await provider.fetch(FetchRequest(site.url + "/next"))
     assert (result.rendered_by, result.body) == ("http", HtmlBody(page))

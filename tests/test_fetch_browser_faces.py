@@ -49,6 +49,9 @@ def browser_env(site: Site) -> dict[str, str]:
         "WEBREACH_FETCH_ALLOW": f"127.0.0.1:{site.port}",
         "WEBREACH_BROWSER_EXECUTABLE": str(CHROMIUM),
         "WEBREACH_CACHE": "none",
+        # Safety nets on a busy machine; a page is taken as soon as it is quiet.
+        "WEBREACH_BROWSER_TIMEOUT": "60",
+        "WEBREACH_FETCH_TIMEOUT": "120",
     }
     if AS_ROOT:
         env["WEBREACH_BROWSER_NO_SANDBOX"] = "true"

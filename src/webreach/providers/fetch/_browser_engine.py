@@ -35,6 +35,8 @@ __all__ = ["BrowserEngine", "BrowserLimits"]
 
 logger = logging.getLogger("webreach.browser")
 _CLOSE_S = 10.0
+_MIN_RENDER_S = 1.0
+"""Less time than this left, and the page is not rendered."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -125,9 +127,13 @@ class BrowserEngine:
         limits = self.limits
         return f"{self.http.cache_scope()}|browser:{limits.max_bytes}:{self._max_chars}"
 
-    async def render(self, result: FetchResult, reason: str, until: float) -> FetchResult:
-        """``result``'s HTML as the browser leaves it, by ``until`` (``time.monotonic()``); the
-        HTTP result, saying why, when the browser cannot draw it."""
+    async def render(self, result: FetchResult, reason: str, deadline: float) -> FetchResult:
+        """``result``'s HTML as the browser leaves it; the HTTP result, saying why, when the
+        browser cannot draw it.
+
+        The page has ``WEBREACH_BROWSER_TIMEOUT`` from when a page slot is free and the browser
+        is up, and never past ``deadline`` (the fetch's own, a ``time.monotonic()`` instant):
+        a browser's first start, or a queue of pages, does not eat one page's time."""
         assert isinstance(result.body, HtmlBody)
         source = self._find()
         if source is None:
@@ -138,6 +144,9 @@ class BrowserEngine:
             except Exception as error:
                 logger.warning("browser: could not start %s: %s", self._found, _line(error))
                 return _as_served(result, f"{reason}; the browser could not start")
+            until = min(time.monotonic() + self.limits.timeout, deadline)
+            if until - time.monotonic() < _MIN_RENDER_S:
+                return _as_served(result, f"{reason}; no time left to render")
             proxy = GuardProxy(self._backend, self._allow, self.limits.max_bytes)
             await proxy.start()
             try:

@@ -12,7 +12,7 @@ saying which is missing.
 
 from __future__ import annotations
 
-import importlib
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -25,19 +25,16 @@ from pydantic import BeforeValidator, Field
 from ...seam import FetchProvider, FetchRequest, FetchResult, HtmlBody
 from ..spec import ProviderContext, ProviderSettings, ProviderSpec
 from ._browser_engine import BrowserEngine, BrowserLimits
+from .app_shell import app_shell
 
 __all__ = [
     "PROVIDER",
     "BrowserFetchProvider",
     "BrowserSettings",
     "engine_for",
-    "shell_rule",
 ]
 
 logger = logging.getLogger("webreach.browser")
-
-_MIN_RENDER_S = 1.0
-"""Less time than this left in the fetch's budget, and the page is not rendered."""
 
 
 def _blank_is_none(value: object) -> object:
@@ -76,30 +73,8 @@ class BrowserSettings(ProviderSettings):
 ShellRule = Callable[[str, str], str | None]
 """``(html, url) -> reason`` when a page read over HTTP is an app shell; None for a page."""
 
-
-def shell_rule() -> ShellRule:
-    """The app-shell rule of :mod:`.app_shell`; until that module is installed, a plain one:
-    next to no readable text in a page that loads scripts."""
-    try:
-        module = importlib.import_module(f"{__package__}.app_shell")
-    except ImportError:
-        return _few_words_and_scripts
-    rule: ShellRule = module.app_shell
-    return rule
-
-
-def _few_words_and_scripts(html: str, url: str = "") -> str | None:
-    from selectolax.lexbor import LexborHTMLParser
-
-    tree = LexborHTMLParser(html)
-    scripts = len(tree.css("script"))
-    for node in tree.css("script, style, noscript, template"):
-        node.decompose()
-    body = tree.body
-    chars = len(" ".join((body.text(separator=" ") if body is not None else "").split()))
-    if scripts and chars < 200:
-        return f"app shell: {chars} readable characters, {scripts} scripts"
-    return None
+_RULE_IN_THREAD_CHARS = 500_000
+"""A page this long is judged in a worker thread (about 3 ms per 500,000 characters)."""
 
 
 class BrowserFetchProvider:
@@ -139,7 +114,7 @@ class BrowserFetchProvider:
         result = replace(await self._engine.http.fetch(request), rendered_by="http")
         if not isinstance(result.body, HtmlBody):
             return result
-        reason = self._why(result)
+        reason = await self._why(result)
         if reason is None:
             return result
         engine = self._engine
@@ -148,11 +123,7 @@ class BrowserFetchProvider:
                 "fetch %s: %s; not rendered (%s)", result.url, reason, engine.unavailable_reason()
             )
             return result
-        left = engine.timeout - (time.monotonic() - started)
-        if left < _MIN_RENDER_S:
-            return replace(result, render_reason=f"{reason}; no time left to render")
-        until = time.monotonic() + min(engine.limits.timeout, left)
-        rendered = await engine.render(result, reason, until)
+        rendered = await engine.render(result, reason, started + engine.timeout)
         logger.debug(
             "fetch %s: rendered by %s (%s)",
             result.url,
@@ -161,12 +132,14 @@ class BrowserFetchProvider:
         )
         return rendered
 
-    def _why(self, result: FetchResult) -> str | None:
+    async def _why(self, result: FetchResult) -> str | None:
         assert isinstance(result.body, HtmlBody)
         if self._mode == "always":
             return "the browser provider renders every HTML page"
-        rule = self._rule or shell_rule()
-        return rule(result.body.content, result.url)
+        rule, html = self._rule or app_shell, result.body.content
+        if len(html) >= _RULE_IN_THREAD_CHARS:
+            return await asyncio.to_thread(rule, html, result.url)
+        return rule(html, result.url)
 
 
 _engines: WeakKeyDictionary[ProviderContext, BrowserEngine] = WeakKeyDictionary()
