@@ -32,6 +32,10 @@ EXTRA_OF_PATH = {
     "tools/mcp_server.py": "mcp",
     "tools/mcp_calls.py": "mcp",  # the MCP server's progress and rate limit
     "cache/redis.py": "redis",
+    # The browser's modules import Playwright only when a page is drawn (or for type checks).
+    "providers/fetch/_browser_engine.py": "browser",
+    "providers/fetch/_browser_launch.py": "browser",
+    "providers/fetch/_browser_page.py": "browser",
 }
 # The command line loads a command's extra inside that command only.
 EXTRA_OF_CLI_COMMAND = {"serve": "server", "mcp": "mcp"}
