@@ -169,7 +169,7 @@ sys.meta_path.insert(0, _NotInstalled())
 '''
 
 SERVER_MODULES = ["starlette", "uvicorn", "openai", "cryptography"]
-EVERY_EXTRA_MODULE = [*SERVER_MODULES, "mcp", "redis"]
+EVERY_EXTRA_MODULE = [*SERVER_MODULES, "mcp", "redis", "playwright"]
 
 
 def _without(tmp_path: Path, modules: list[str], env: dict[str, str]) -> dict[str, str]:
