@@ -60,7 +60,7 @@ def find_browser(
     cdp_url: str | None, executable: str | None, *, no_sandbox: bool
 ) -> tuple[BrowserSource | None, str]:
     """The browser to use and how it was found, or None and the one-line reason there is none."""
-    if importlib.util.find_spec("playwright") is None:
+    if not _installed("playwright"):
         return None, f"playwright is not installed: {install_command('browser')}"
     if cdp_url:
         return BrowserSource("cdp", cdp_url), f"the browser at WEBREACH_BROWSER_CDP_URL={cdp_url}"
@@ -89,6 +89,14 @@ def find_browser(
     return local, how
 
 
+def _installed(name: str) -> bool:
+    """Whether ``name`` can be imported, without importing it."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _is_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
@@ -97,7 +105,7 @@ def _playwright_chromium() -> bool:
     """Whether ``playwright install chromium`` has put a browser where Playwright looks."""
     named = os.environ.get("PLAYWRIGHT_BROWSERS_PATH")
     if named == "0":
-        spec = importlib.util.find_spec("playwright")
+        spec = importlib.util.find_spec("playwright") if _installed("playwright") else None
         origin = spec.origin if spec is not None else None
         if origin is None:
             return False
