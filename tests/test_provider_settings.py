@@ -75,7 +75,11 @@ def test_a_provider_reads_its_own_variables(monkeypatch: pytest.MonkeyPatch) -> 
     assert "exa-canary-1f3a" not in repr(exa) + str(exa.model_dump())
     assert "searx-canary-77b0" not in repr(searxng) + str(searxng.model_dump())
     # No provider's settings hold another's.
-    assert set(type(exa).model_fields) == {"exa_api_key", "exa_base_url"}
+    assert set(type(exa).model_fields) == {
+        "exa_api_key",
+        "exa_base_url",
+        "exa_requests_per_second",
+    }
 
 
 def test_an_empty_variable_means_unset(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -223,7 +223,8 @@ def build_runtime(
     settings = settings or load_settings()
     given = {type(item): item for item in provider_settings}
     problems: list[str] = []
-    search = _builders("search", settings, given, problems)
+    paces: dict[str, float] = {}
+    search = _builders("search", settings, given, problems, paces)
     fetch = _builders("fetch", settings, given, problems)
     image_search = _builders("image_search", settings, given, problems)
     try:
@@ -240,6 +241,7 @@ def build_runtime(
         cache_ttl=settings.cache_ttl,
         search_timeout=settings.search_timeout,
         image_search_timeout=settings.image_search_timeout,
+        search_pace=paces,
     )
     from .tools.render_pool import attach_render_pool
 
@@ -281,16 +283,18 @@ def _builders(
     settings: Settings,
     given: Mapping[type[BaseSettings], BaseSettings],
     problems: list[str],
+    paces: dict[str, float] | None = None,
 ) -> list[_Builder]:
     """The built-in providers of ``kind``, then the installed plugins of its entry-point group.
 
     A plugin's entry point names either a :class:`ProviderSpec`, built like the built-ins (its
     own settings and the context), or, as before specs existed, a callable that receives the
     shared settings with every secret removed and returns a provider or ``None``.
-    Invalid settings are added to ``problems``, so one error can name them all.
+    Invalid settings are added to ``problems``, so one error can name them all. A spec whose
+    settings set ``<id>_requests_per_second`` adds that pace to ``paces``.
     """
     return [
-        _spec_builder(source, given, problems)
+        _spec_builder(source, given, problems, paces)
         if isinstance(source, ProviderSpec)
         else _legacy_builder(source, _without_secrets(settings))
         for source, _plugin in _sources(kind)
@@ -301,6 +305,7 @@ def _spec_builder(
     spec: ProviderSpec[Any, Any],
     given: Mapping[type[BaseSettings], BaseSettings],
     problems: list[str],
+    paces: dict[str, float] | None = None,
 ) -> _Builder:
     own = given.get(spec.settings)
     if own is None:
@@ -308,6 +313,9 @@ def _spec_builder(
             own = spec.settings()
         except ValidationError as error:
             problems += describe(error, spec.settings, read_settings_file(), provider=spec.id)
+    pace = getattr(own, f"{spec.id}_requests_per_second", None)
+    if paces is not None and isinstance(pace, float):
+        paces[spec.id] = pace
 
     def build(context: ProviderContext) -> Any:
         return spec.create(own, context)

@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Generic, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BeforeValidator, SecretStr, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    PositiveFloat,
+    SecretStr,
+    StringConstraints,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from ..settings_base import FileSettings
@@ -36,6 +42,7 @@ __all__ = [
     "ProviderContext",
     "ProviderSettings",
     "ProviderSpec",
+    "RequestsPerSecond",
     "Secret",
     "secret",
 ]
@@ -67,6 +74,11 @@ Secret = Annotated[SecretStr | None, BeforeValidator(_blank_is_none)]
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 """A name that must say something, such as a model."""
+
+RequestsPerSecond = Annotated[PositiveFloat | None, BeforeValidator(_blank_is_none)]
+"""The pace of one provider (``BRAVE_REQUESTS_PER_SECOND=1``): its searches start at least
+``1 / value`` seconds apart across the process; unset is unpaced. Name the field
+``<id>_requests_per_second`` and the runtime paces the provider of that id."""
 
 
 def secret(value: SecretStr | None) -> str | None:

@@ -7,9 +7,8 @@ the http(s) filter, the cut to ``max_results`` and the provider stamp.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Protocol, Self, TypeVar, assert_never
 
@@ -24,7 +23,9 @@ from .cache import (
 from .errors import InvalidValueError, WebError, WebErrorCode
 from .filters import apply_after, asked_of_provider, native_filters
 from .links import web_matches, web_sources
+from .pacing import Pace, attempt_within, shared_pace
 from .protocols import (
+    CacheScoped,
     CallTimeout,
     FetchPrecheck,
     FetchProvider,
@@ -84,6 +85,10 @@ class WebRuntime:
     body's last byte included (seconds; None: only the provider's own request timeouts apply,
     and a per-read timeout never ends a body sent a byte at a time). A provider with
     :class:`~webreach.seam.CallTimeout` sets its own.
+    ``search_pace`` maps a search provider's id to the requests a second it may be sent: its
+    searches start that far apart across every caller in the process (see :mod:`.pacing`).
+    A rate-limited answer (HTTP 429) whose ``Retry-After`` falls within the attempt's deadline
+    is tried once more after that wait.
     """
 
     def __init__(
@@ -98,7 +103,15 @@ class WebRuntime:
         cache_ttl: float = 600.0,
         search_timeout: float | None = None,
         image_search_timeout: float | None = None,
+        search_pace: Mapping[str, float] | None = None,
     ) -> None:
+        for pid, per_second in (search_pace or {}).items():
+            if not per_second > 0:
+                raise InvalidValueError(
+                    "search_pace",
+                    f"WebRuntime.search_pace[{pid!r}] must be positive, not {per_second!r}",
+                )
+        self._search_pace = dict(search_pace or {})
         for name, value in (
             ("search_timeout", search_timeout),
             ("image_search_timeout", image_search_timeout),
@@ -186,7 +199,12 @@ class WebRuntime:
             key = scoped_cache_key("search", provider, *_search_key(asked))
             result = await self._cached(key, decode_search)
             if result is None:
-                result = await self._bounded(provider, self._search_timeout, provider.search(asked))
+                result = await self._attempt(
+                    provider,
+                    self._search_timeout,
+                    lambda: provider.search(asked),
+                    self._pace_of(provider),
+                )
                 await self._store(key, result)
             result = apply_after(web_sources(result), request, native)
             limit = request.max_results
@@ -245,8 +263,11 @@ class WebRuntime:
             )
             result = await self._cached(key, decode_image_search)
             if result is None:
-                result = await self._bounded(
-                    provider, self._image_search_timeout, provider.image_search(request)
+                result = await self._attempt(
+                    provider,
+                    self._image_search_timeout,
+                    lambda: provider.image_search(request),
+                    None,
                 )
                 await self._store(key, result)
             result = web_matches(result)
@@ -258,32 +279,26 @@ class WebRuntime:
         self._refuse_if_closed()
         return await await_cleanly(self._image_search.run(call))
 
-    @staticmethod
-    async def _bounded(
-        provider: SearchProvider | ImageSearchProvider, limit: float | None, attempt: Awaitable[R]
-    ) -> R:
-        """``attempt`` within ``limit``, or the provider's own :class:`CallTimeout`; past it, a
-        provider error naming it.
+    def _pace_of(self, provider: SearchProvider) -> Pace | None:
+        """The process's pace of ``provider`` at its endpoint, when one is set for its id."""
+        per_second = self._search_pace.get(provider.id)
+        if per_second is None:
+            return None
+        scope = str(provider.cache_scope()) if isinstance(provider, CacheScoped) else ""
+        return shared_pace(f"{provider.id}\n{scope}", per_second)
 
-        The deadline cancels the attempt once, inside the call's own task (see ``await_cleanly``):
-        the provider's HTTP client closes the connection it was reading from.
-        """
+    @staticmethod
+    async def _attempt(
+        provider: SearchProvider | ImageSearchProvider,
+        limit: float | None,
+        attempt: Callable[[], Awaitable[R]],
+        pace: Pace | None,
+    ) -> R:
+        """``attempt`` within ``limit``, or the provider's own :class:`CallTimeout`, paced and
+        retried as :func:`.pacing.attempt_within` says."""
         if isinstance(provider, CallTimeout):
             limit = provider.call_timeout()
-        if limit is None:
-            return await attempt
-        deadline = asyncio.timeout(limit)
-        try:
-            async with deadline:
-                return await attempt
-        except TimeoutError:
-            if not deadline.expired():
-                raise  # the provider's own; the registry reports it
-            raise WebError(
-                WebErrorCode.WEB_PROVIDER_ERROR,
-                f"{provider.id}: no answer within {limit:g} s",
-                provider=provider.id,
-            ) from None
+        return await attempt_within(provider.id, limit, attempt, pace)
 
     async def _cached(self, key: str, decode: Callable[[bytes], R]) -> R | None:
         """A cached result, or None; an entry that no longer decodes counts as a miss."""

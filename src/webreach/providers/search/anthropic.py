@@ -32,6 +32,7 @@ from ..spec import (
     ProviderContext,
     ProviderSettings,
     ProviderSpec,
+    RequestsPerSecond,
     Secret,
     secret,
 )
@@ -177,6 +178,7 @@ class AnthropicSettings(ProviderSettings):
     anthropic_search_base_url: BaseUrl = None
     anthropic_base_url: BaseUrl = None
     anthropic_search_model: NonEmpty = AnthropicSearchProvider.default_model
+    anthropic_requests_per_second: RequestsPerSecond = None
 
 
 def _create(values: AnthropicSettings, context: ProviderContext) -> AnthropicSearchProvider:

@@ -13,7 +13,7 @@ from typing import Any
 from ...seam import Recency, SearchFilter, SearchRequest, SearchResult, SearchSource
 from .._json_api import field, optional_str
 from .._plain_text import optional_text
-from ..spec import BaseUrl, ProviderSettings, Secret
+from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._filters import with_sites
 from ._keyed import KeyedProvider, keyed_spec
 from ._sources import sources_from
@@ -101,6 +101,7 @@ class BraveSettings(ProviderSettings):
 
     brave_api_key: Secret = None
     brave_base_url: BaseUrl = None
+    brave_requests_per_second: RequestsPerSecond = None
 
 
 PROVIDER = keyed_spec(BraveSearchProvider, BraveSettings)

@@ -14,6 +14,7 @@ from ..spec import (
     BaseUrl,
     NonEmpty,
     ProviderSettings,
+    RequestsPerSecond,
     Secret,
 )
 from ._anthropic_messages import read_message
@@ -67,6 +68,7 @@ class DeepSeekSettings(ProviderSettings):
     deepseek_api_key: Secret = None
     deepseek_base_url: BaseUrl = None
     deepseek_search_model: NonEmpty = DeepSeekSearchProvider.default_model
+    deepseek_requests_per_second: RequestsPerSecond = None
 
 
 PROVIDER = keyed_spec(DeepSeekSearchProvider, DeepSeekSettings)

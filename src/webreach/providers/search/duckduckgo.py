@@ -24,7 +24,7 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
-from ..spec import NonEmpty, ProviderContext, ProviderSettings, ProviderSpec
+from ..spec import NonEmpty, ProviderContext, ProviderSettings, ProviderSpec, RequestsPerSecond
 from ._filters import locale, not_passed, with_sites
 
 __all__ = ["PROVIDER", "DuckDuckGoSearchProvider", "DuckDuckGoSettings", "TextSearch"]
@@ -152,6 +152,7 @@ class DuckDuckGoSettings(ProviderSettings):
     """``DUCKDUCKGO_BACKEND``: the ``ddgs`` engines to ask (``auto``, or a comma list)."""
 
     duckduckgo_backend: NonEmpty = "auto"
+    duckduckgo_requests_per_second: RequestsPerSecond = None
 
 
 def _create(settings: DuckDuckGoSettings, context: ProviderContext) -> DuckDuckGoSearchProvider:

@@ -11,7 +11,7 @@ from typing import Any
 from ...seam import SearchRequest, SearchResult, SearchSource
 from ...seam.filters import cutoff
 from .._json_api import field, optional_str
-from ..spec import BaseUrl, ProviderSettings, Secret
+from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
 
 __all__ = ["PROVIDER", "ExaSearchProvider", "ExaSettings"]
@@ -71,6 +71,7 @@ class ExaSettings(ProviderSettings):
 
     exa_api_key: Secret = None
     exa_base_url: BaseUrl = None
+    exa_requests_per_second: RequestsPerSecond = None
 
 
 PROVIDER = keyed_spec(ExaSearchProvider, ExaSettings)

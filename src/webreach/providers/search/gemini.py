@@ -25,6 +25,7 @@ from ..spec import (
     ProviderContext,
     ProviderSettings,
     ProviderSpec,
+    RequestsPerSecond,
     Secret,
     secret,
 )
@@ -172,6 +173,7 @@ class GeminiSettings(ProviderSettings):
     gemini_api_key: Secret = None
     gemini_base_url: BaseUrl = None
     gemini_search_model: NonEmpty = GeminiSearchProvider.default_model
+    gemini_requests_per_second: RequestsPerSecond = None
 
 
 def _create(values: GeminiSettings, context: ProviderContext) -> GeminiSearchProvider:

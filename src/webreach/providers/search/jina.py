@@ -13,7 +13,7 @@ from typing import Any
 from ...seam import SearchRequest, SearchResult, SearchSource
 from .._json_api import field, optional_str
 from .._plain_text import optional_text
-from ..spec import BaseUrl, ProviderSettings, Secret
+from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
 from ._sources import sources_from
 
@@ -61,6 +61,7 @@ class JinaSettings(ProviderSettings):
 
     jina_api_key: Secret = None
     jina_base_url: BaseUrl = None
+    jina_requests_per_second: RequestsPerSecond = None
 
 
 PROVIDER = keyed_spec(JinaSearchProvider, JinaSettings)

@@ -23,7 +23,7 @@ from ...seam import SearchRequest, SearchResult, SearchSource, WebError, WebErro
 from ...seam.filters import cutoff
 from .._json_api import field, optional_field, optional_str, redact
 from .._plain_text import optional_text
-from ..spec import BaseUrl, ProviderSettings, Secret
+from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
 from ._sources import url_of
 
@@ -161,6 +161,7 @@ class KagiSettings(ProviderSettings):
 
     kagi_api_key: Secret = None
     kagi_base_url: BaseUrl = None
+    kagi_requests_per_second: RequestsPerSecond = None
 
 
 PROVIDER = keyed_spec(KagiSearchProvider, KagiSettings)

@@ -19,7 +19,15 @@ from typing import Any
 from ...seam import SearchRequest, SearchResult, SearchSource
 from .._json_api import field, optional_str
 from .._plain_text import optional_text
-from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
+from ..spec import (
+    BaseUrl,
+    ProviderContext,
+    ProviderSettings,
+    ProviderSpec,
+    RequestsPerSecond,
+    Secret,
+    secret,
+)
 from ._keyed import KeyedProvider
 from ._sources import url_of
 
@@ -76,6 +84,7 @@ class KimiSettings(ProviderSettings):
     moonshot_search_base_url: BaseUrl = None
     kimi_search_base_url: BaseUrl = None
     kimi_base_url: BaseUrl = None
+    kimi_requests_per_second: RequestsPerSecond = None
 
 
 _KEYS: tuple[tuple[str, bool], ...] = (

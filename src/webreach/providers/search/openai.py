@@ -26,6 +26,7 @@ from ..spec import (
     ProviderContext,
     ProviderSettings,
     ProviderSpec,
+    RequestsPerSecond,
     Secret,
     secret,
 )
@@ -148,6 +149,7 @@ class OpenAISettings(ProviderSettings):
     openai_search_base_url: BaseUrl = None
     openai_base_url: BaseUrl = None
     openai_search_model: NonEmpty = OpenAISearchProvider.default_model
+    openai_requests_per_second: RequestsPerSecond = None
 
 
 def _create(values: OpenAISettings, context: ProviderContext) -> OpenAISearchProvider:

@@ -17,7 +17,7 @@ from ...seam import SearchFilter, SearchRequest, SearchResult, SearchSource
 from ...seam.filters import cutoff
 from .._json_api import field, optional_str
 from .._plain_text import optional_text
-from ..spec import BaseUrl, ProviderSettings, Secret
+from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
 from ._sources import url_of
 
@@ -101,6 +101,7 @@ class ParallelSettings(ProviderSettings):
 
     parallel_api_key: Secret = None
     parallel_base_url: BaseUrl = None
+    parallel_requests_per_second: RequestsPerSecond = None
 
 
 PROVIDER = keyed_spec(ParallelSearchProvider, ParallelSettings)

@@ -29,6 +29,7 @@ from ..spec import (
     BaseUrl,
     NonEmpty,
     ProviderSettings,
+    RequestsPerSecond,
     Secret,
 )
 from ._keyed import ModelProvider, keyed_spec
@@ -171,6 +172,7 @@ class PerplexitySettings(ProviderSettings):
     perplexity_api_key: Secret = None
     perplexity_base_url: BaseUrl = None
     perplexity_model: NonEmpty = PerplexitySearchProvider.default_model
+    perplexity_requests_per_second: RequestsPerSecond = None
 
 
 PROVIDER = keyed_spec(PerplexitySearchProvider, PerplexitySettings)

@@ -30,7 +30,15 @@ from ...seam import (
 )
 from .._json_api import field, optional_str, request_json
 from .._plain_text import optional_text, plain_text
-from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
+from ..spec import (
+    BaseUrl,
+    ProviderContext,
+    ProviderSettings,
+    ProviderSpec,
+    RequestsPerSecond,
+    Secret,
+    secret,
+)
 from ._filters import locale, not_passed, with_sites
 from ._sources import sources_from
 
@@ -144,6 +152,7 @@ class SearxngSettings(ProviderSettings):
 
     searxng_base_url: BaseUrl = None
     searxng_api_key: Secret = None
+    searxng_requests_per_second: RequestsPerSecond = None
 
 
 def _create(settings: SearxngSettings, context: ProviderContext) -> SearxngSearchProvider:

@@ -12,7 +12,7 @@ from typing import Any
 from ...seam import SearchRequest, SearchResult, SearchSource
 from .._json_api import field, optional_str
 from .._plain_text import optional_text
-from ..spec import BaseUrl, ProviderSettings, Secret
+from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
 from ._sources import url_of
 
@@ -51,6 +51,7 @@ class SyntheticSettings(ProviderSettings):
 
     synthetic_api_key: Secret = None
     synthetic_base_url: BaseUrl = None
+    synthetic_requests_per_second: RequestsPerSecond = None
 
 
 PROVIDER = keyed_spec(SyntheticSearchProvider, SyntheticSettings)

@@ -12,7 +12,7 @@ from typing import Any
 from ...seam import SearchFilter, SearchRequest, SearchResult, SearchSource
 from .._json_api import field, optional_str
 from .._plain_text import optional_text
-from ..spec import BaseUrl, ProviderSettings, Secret
+from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
 from ._regions import COUNTRY_NAMES
 from ._sources import url_of
@@ -72,6 +72,7 @@ class TavilySettings(ProviderSettings):
 
     tavily_api_key: Secret = None
     tavily_base_url: BaseUrl = None
+    tavily_requests_per_second: RequestsPerSecond = None
 
 
 PROVIDER = keyed_spec(TavilySearchProvider, TavilySettings)

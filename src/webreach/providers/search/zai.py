@@ -25,7 +25,7 @@ import httpx
 from ...seam import Recency, SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
 from .._json_api import optional_str, redact
 from .._plain_text import optional_text
-from ..spec import BaseUrl, ProviderSettings, Secret
+from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
 from ._mcp_http import McpSession, RpcError
 from ._sources import url_of
@@ -206,6 +206,7 @@ class ZaiSettings(ProviderSettings):
 
     zai_api_key: Secret = None
     zai_base_url: BaseUrl = None
+    zai_requests_per_second: RequestsPerSecond = None
 
 
 PROVIDER = keyed_spec(ZaiSearchProvider, ZaiSettings)
