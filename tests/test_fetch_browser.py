@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from aiohttp import web
 
@@ -389,3 +393,75 @@ async def test_pages_beyond_max_pages_wait_their_turn() -> None:
     assert all(f"{n} The river" in r.body.content for n, r in enumerate(results))
     assert site.hits["/api"] == 4
     assert 1 <= peak <= 2
+
+
+# --- a remote browser over CDP --------------------------------------------------------------
+
+
+@pytest.fixture
+async def remote_chromium(tmp_path: Path) -> AsyncIterator[str]:
+    """A Chromium started on its own (as a Browserless or a sidecar would be), its CDP on a
+    loopback port; yields the endpoint's URL."""
+    from browser_harness import AS_ROOT, CHROMIUM
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    args = [
+        str(CHROMIUM),
+        "--headless",
+        f"--remote-debugging-port={port}",
+        "--remote-debugging-address=127.0.0.1",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--no-first-run",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        *(["--no-sandbox"] if AS_ROOT else []),
+        "about:blank",
+    ]
+    process = await asyncio.create_subprocess_exec(
+        *args, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient() as client:
+
+            async def answers() -> bool:
+                try:
+                    return (await client.get(url + "/json/version")).status_code == 200
+                except httpx.HTTPError:
+                    return False
+
+            for _ in range(600):
+                if await answers():
+                    break
+                await asyncio.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+async def test_a_remote_browser_over_cdp_is_guarded_the_same_way(remote_chromium: str) -> None:
+    async with Canary() as canary, Site() as site:
+        page = attempts(canary.port) + STORY
+        site.html("/", shell(page))
+        site.json("/api/story", {"title": "Seven towns", "body": WORDS})
+        site.pages["/hop"] = _hop_to(canary.port)
+        allow = f"127.0.0.1:{site.port}"
+        async with provider_for(allow, browser={"cdp_url": remote_chromium}) as provider:
+            result = await provider.fetch(FetchRequest(site.url + "/"))
+        await asyncio.sleep(0.5)
+        assert canary.connections == 0
+        assert site.hits["/api/story"] == 1  # the page's own calls go through the guard
+    assert result.rendered_by == "browser", result.render_reason
+    assert "seven towns" in result.body.content
+    async with httpx.AsyncClient() as client:  # closing the engine left the remote browser up
+        assert (await client.get(remote_chromium + "/json/version")).status_code == 200
+
+
+def _hop_to(port: int) -> Any:
+    async def hop(_request: web.Request) -> web.StreamResponse:
+        raise web.HTTPFound(f"http://127.0.0.1:{port}/redirected")
+
+    return hop
