@@ -153,7 +153,8 @@ def test_recency_reads_iso_rfc2822_and_date_prefixes_and_keeps_the_undated() -> 
         dated("2026-06-13 (updated)", "prefix-recent"),
         dated("2026-05-02, a Saturday", "prefix-old"),
         dated(None, "undated"),
-        dated("3 weeks ago", "unreadable"),
+        dated("3 weeks ago", "age-old"),
+        dated("last Tuesday", "unreadable"),
     )
     request = SearchRequest(Q, recency="week")
     result = apply_after(SearchResult(sources=sources), request, frozenset(), now=NOW)

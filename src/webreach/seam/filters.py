@@ -1,8 +1,9 @@
 """The filters of a search that its provider's API did not apply, applied by the seam.
 
 Domains are matched on the source's host (a domain matches itself and its subdomains); recency
-on the source's ``published_at`` when it parses as a date. A source without a date is kept: the
-seam cannot tell its age, and dropping every undated source would empty most results. ``country``
+on the source's ``published_at`` when it reads as a date (ISO, RFC 2822, an age, English or CJK
+words: :mod:`.dates`). A source without a date is kept: the seam cannot tell its age, and
+dropping every undated source would empty most results. ``country``
 and ``language`` cannot be judged from a source, so a provider that cannot take them leaves them
 unapplied, and the result says so.
 """
@@ -10,11 +11,10 @@ unapplied, and the result says so.
 from __future__ import annotations
 
 import dataclasses
-import email.utils
-import re
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
+from .dates import parse_date
 from .types import Recency, SearchFilter, SearchRequest, SearchResult, SearchSource
 
 __all__ = [
@@ -43,7 +43,6 @@ _AGES: dict[Recency, timedelta] = {
     "month": timedelta(days=31),
     "year": timedelta(days=366),
 }
-_DATE_PREFIX = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def cutoff(recency: Recency, now: datetime | None = None) -> datetime:
@@ -57,31 +56,14 @@ def host_matches(url: str, domains: tuple[str, ...]) -> bool:
     return any(host == domain or host.endswith("." + domain) for domain in domains)
 
 
-def published(value: str | None) -> datetime | None:
-    """A source's date, from the ISO 8601 or RFC 2822 strings providers send; None otherwise.
-
-    A date that does not exist (``2024-13-45``) is no date: one provider's bad field must not fail
-    the search.
-    """
-    if not value:
-        return None
-    text = value.strip()
-    moment: datetime
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        try:
-            if match := _DATE_PREFIX.match(text):
-                moment = datetime.fromisoformat(match.group())
-            else:
-                moment = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+def published(value: str | None, now: datetime | None = None) -> datetime | None:
+    """A source's date as providers send it (see :mod:`.dates`); None when it cannot be read,
+    so one provider's odd field never fails the search."""
+    return parse_date(value, now)
 
 
-def _recent(source: SearchSource, cutoff: datetime) -> bool:
-    moment = published(source.published_at)
+def _recent(source: SearchSource, cutoff: datetime, now: datetime | None) -> bool:
+    moment = published(source.published_at, now)
     return moment is None or moment >= cutoff
 
 
@@ -115,7 +97,7 @@ def apply_after(
         sources = tuple(s for s in sources if not host_matches(s.url, request.exclude_domains))
     if "recency" in after and request.recency is not None:
         oldest = cutoff(request.recency, now)
-        sources = tuple(s for s in sources if _recent(s, oldest))
+        sources = tuple(s for s in sources if _recent(s, oldest, now))
     return dataclasses.replace(
         result,
         sources=sources,
