@@ -66,6 +66,30 @@ def sse(*messages: dict[str, Any]) -> bytes:
     return b"".join(b"event: message\ndata: " + json.dumps(m).encode() + b"\n\n" for m in messages)
 
 
+WEB_SEARCH_PRIME = {
+    "name": "webSearchPrime",
+    "description": "Search web information, returning page titles, URLs, summaries, site names"
+    " and site icons.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "search_query": {"type": "string", "description": "The content to search for"},
+            "search_domain_filter": {"type": "string"},
+            "search_recency_filter": {
+                "type": "string",
+                "enum": ["oneDay", "oneWeek", "oneMonth", "oneYear", "noLimit"],
+            },
+            "content_size": {"type": "string", "enum": ["medium", "high"]},
+            "location": {"type": "string", "enum": ["cn", "us"]},
+        },
+        "required": ["search_query"],
+    },
+}
+"""The tool as Z.AI's remote MCP server lists it (``tools/list``)."""
+LEGACY_TOOL = {"name": "web_search_prime", "inputSchema": {"type": "object"}}
+"""A server that names the tool the old way and lists no properties: every shape is tried."""
+
+
 @dataclass
 class McpServer:
     """An MCP server on the replay server: it answers ``initialize`` with a session id, accepts
@@ -76,6 +100,7 @@ class McpServer:
     calls: list[dict[str, Any]] = field(default_factory=list)
     as_events: bool = False
     call_reply: Callable[[Recorded], Reply] | None = None
+    tools: list[dict[str, Any]] = field(default_factory=lambda: [WEB_SEARCH_PRIME])
 
     def __post_init__(self) -> None:
         self.replay.route("POST", PATH, self._answer)
@@ -111,6 +136,8 @@ class McpServer:
             return Reply(400, json=rpc_error(-32000, "Bad Request: No valid session ID provided"))
         if method == "notifications/initialized":
             return Reply(202, body=b"")
+        if method == "tools/list":
+            return self._reply(message["id"], {"tools": self.tools})
         if self.call_reply is not None:
             return self.call_reply(request)
         return self._reply(message["id"], self.calls.pop(0))
@@ -135,6 +162,7 @@ async def test_the_handshake_and_the_call(replay: ReplayServer, client: httpx.As
     assert [r.json().get("method") for r in replay.requests] == [
         "initialize",
         "notifications/initialized",
+        "tools/list",
         "tools/call",
     ]
     for sent in replay.requests:
@@ -143,18 +171,20 @@ async def test_the_handshake_and_the_call(replay: ReplayServer, client: httpx.As
         assert sent.headers["accept"] == "application/json, text/event-stream"
         assert sent.headers["content-type"] == "application/json"
         assert sent.json()["jsonrpc"] == "2.0"
-    initialize, initialized, call = replay.requests
+    initialize, initialized, listing, call = replay.requests
     assert "mcp-session-id" not in initialize.headers
     params = initialize.json()["params"]
     assert params["protocolVersion"] and params["capabilities"] == {}
     assert params["clientInfo"]["name"] == "webreach"
     assert "id" not in initialized.json()
     assert initialized.headers["mcp-session-id"] == SESSION
+    assert listing.headers["mcp-session-id"] == SESSION
     assert call.headers["mcp-session-id"] == SESSION
     assert call.headers["mcp-protocol-version"] == SERVER_VERSION
-    assert call.json()["params"]["name"] == "web_search_prime"
+    assert call.json()["params"]["name"] == "webSearchPrime"
     assert call.json()["id"] != initialize.json()["id"]
-    assert server.arguments() == [{"query": "python 3.13", "count": 5}]
+    # Z.AI's documented argument, and only what the tool's schema lists (no ``count``).
+    assert server.arguments() == [{"search_query": "python 3.13"}]
 
 
 async def test_results_map_to_sources(replay: ReplayServer, client: httpx.AsyncClient) -> None:
@@ -221,7 +251,7 @@ async def test_an_empty_list_is_an_empty_result(
 async def test_count_is_the_breadth(
     replay: ReplayServer, client: httpx.AsyncClient, request_: SearchRequest, count: int
 ) -> None:
-    server = McpServer(replay, calls=[text_result(ENCODED)])
+    server = McpServer(replay, calls=[text_result(ENCODED)], tools=[LEGACY_TOOL])
     found = await zai(replay, client).search(request_)
     assert server.arguments()[0]["count"] == count
     assert len(found.sources) == min(count, 3)
@@ -262,10 +292,11 @@ async def test_recency_and_one_domain_are_passed(
 async def test_each_argument_shape_fallback_step(
     replay: ReplayServer, client: httpx.AsyncClient
 ) -> None:
-    """004's order; a JSON-RPC "invalid params" and a tool error saying an argument is missing
-    both move on. The shape that worked is asked first from then on."""
+    """Z.AI's documented shape first; a JSON-RPC "invalid params" and a tool error saying an
+    argument is missing both move on. The shape that worked is asked first from then on."""
     server = McpServer(
         replay,
+        tools=[LEGACY_TOOL],
         calls=[
             rpc_error(-32602, "Invalid params"),
             text_result(
@@ -279,7 +310,6 @@ async def test_each_argument_shape_fallback_step(
     found = await provider.search(SearchRequest("python 3.13", recency="month"))
     assert len(found.sources) == 3
     assert server.arguments() == [
-        {"query": "python 3.13", "count": 10, "search_recency_filter": "oneMonth"},
         {"search_query": "python 3.13", "count": 10, "search_recency_filter": "oneMonth"},
         {
             "search_query": "python 3.13",
@@ -287,15 +317,12 @@ async def test_each_argument_shape_fallback_step(
             "count": 10,
             "search_recency_filter": "oneMonth",
         },
+        {"query": "python 3.13", "count": 10, "search_recency_filter": "oneMonth"},
     ]
     assert len(server.messages("initialize")) == 1  # one session for every attempt
 
     await provider.search(SearchRequest("again"))
-    assert server.arguments()[-1] == {
-        "search_query": "again",
-        "search_engine": "search-prime",
-        "count": 10,
-    }
+    assert server.arguments()[-1] == {"query": "again", "count": 10}
 
 
 async def test_the_second_shape_answering_ends_the_fallbacks(
@@ -303,23 +330,28 @@ async def test_the_second_shape_answering_ends_the_fallbacks(
 ) -> None:
     server = McpServer(
         replay,
+        tools=[LEGACY_TOOL],
         calls=[
-            text_result('Invalid arguments: "search_query" is required', is_error=True),
+            text_result('Invalid arguments: "search_engine" is required', is_error=True),
             text_result(ENCODED),
         ],
     )
     found = await zai(replay, client).search(SearchRequest("q"))
     assert len(found.sources) == 3
     assert [sorted(a) for a in server.arguments()] == [
-        ["count", "query"],
         ["count", "search_query"],
+        ["count", "search_engine", "search_query"],
     ]
 
 
 async def test_the_last_shapes_error_is_the_one_raised(
     replay: ReplayServer, client: httpx.AsyncClient
 ) -> None:
-    McpServer(replay, calls=[rpc_error(-32602, f"Invalid params {n}") for n in range(3)])
+    McpServer(
+        replay,
+        tools=[LEGACY_TOOL],
+        calls=[rpc_error(-32602, f"Invalid params {n}") for n in range(3)],
+    )
     with pytest.raises(WebError) as caught:
         await zai(replay, client).search(SearchRequest("q"))
     assert caught.value.message == "zai: Invalid params 2 (MCP error -32602)"
@@ -504,3 +536,36 @@ async def test_the_spec_builds_from_the_environment(
     assert result.provider == "zai"
     assert [s.url for s in result.sources] == [r["link"] for r in RESULTS[:2]]
     assert server.messages("tools/call")[0].headers["authorization"] == f"Bearer {CANARY}"
+
+
+async def test_the_listed_tool_is_called_once_listed_per_session(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    """Whatever the server names its search tool, the one it lists is called; recency and one
+    domain go in the documented fields the schema lists."""
+    renamed = {**WEB_SEARCH_PRIME, "name": "web-search-prime"}
+    server = McpServer(replay, calls=[text_result(ENCODED), text_result(ENCODED)], tools=[renamed])
+    provider = zai(replay, client)
+    await provider.search(SearchRequest("q", recency="week", include_domains=("python.org",)))
+    await provider.search(SearchRequest("again"))
+    assert [c.json()["params"]["name"] for c in server.messages("tools/call")] == [
+        "web-search-prime"
+    ] * 2
+    assert len(server.messages("tools/list")) == len(server.messages("initialize")) == 2
+    assert server.arguments()[0] == {
+        "search_query": "q",
+        "search_recency_filter": "oneWeek",
+        "search_domain_filter": "python.org",
+    }
+
+
+async def test_a_server_without_a_search_tool_is_a_provider_error(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    server = McpServer(replay, tools=[{"name": "image_analysis"}, {"name": "read_page"}])
+    with pytest.raises(WebError) as caught:
+        await zai(replay, client).search(SearchRequest("q"))
+    assert caught.value.message == (
+        "zai: the MCP server offers no web search tool (tools: image_analysis, read_page)"
+    )
+    assert server.messages("tools/call") == []

@@ -66,6 +66,15 @@ class McpSession:
         self._version = version if isinstance(version, str) and version else None
         await self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}, None)
 
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The tools the server offers (``name``, ``inputSchema``), or :class:`RpcError`."""
+        tools = (await self._request("tools/list", {})).get("tools")
+        if not isinstance(tools, list):
+            raise self._error("unexpected response shape (no valid 'tools')")
+        return [
+            tool for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str)
+        ]
+
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The tool's result (``content``, ``isError``...), or :class:`RpcError`."""
         return await self._request("tools/call", {"name": name, "arguments": arguments})

@@ -1,9 +1,11 @@
-"""Z.AI: the remote MCP tool ``web_search_prime`` at ``{base}/api/mcp/web_search_prime/mcp``.
+"""Z.AI: the remote MCP server at ``{base}/api/mcp/web_search_prime/mcp``.
 
-A ``tools/call`` in an MCP session (see :mod:`._mcp_http`), Bearer ``ZAI_API_KEY``. As in 004,
-the tool is asked with ``{query, count}``, then ``{search_query, count}``, then
-``{search_query, search_engine: "search-prime", count}``, moving on only when the server says
-the arguments were wrong; the shape that worked is tried first afterwards.
+An MCP session (see :mod:`._mcp_http`), Bearer ``ZAI_API_KEY``: the session's tools are listed
+once and the search tool that is there is called (Z.AI names it ``webSearchPrime``; an older
+server ``web_search_prime``). It is asked with ``{search_query, count}`` as Z.AI documents, then
+``{search_query, search_engine: "search-prime", count}``, then ``{query, count}``, moving on only
+when the server says the arguments were wrong; the shape that worked is tried first afterwards.
+When the tool's input schema lists its properties, only those are sent.
 
 The tool's text is a JSON list of results (``title``, ``link``, ``content``, ``media``,
 ``publish_date``, ``icon``), sometimes JSON-encoded twice; text that is not JSON is an answer.
@@ -32,7 +34,9 @@ from ._sources import url_of
 
 __all__ = ["PROVIDER", "ZaiSearchProvider", "ZaiSettings"]
 
-TOOL = "web_search_prime"
+TOOL = "webSearchPrime"
+"""The tool's name in Z.AI's documentation; what a server lists wins."""
+_TOOL_NAMES = ("webSearchPrime", "web_search_prime")
 _DEFAULT_COUNT = 10
 _MAX_COUNT = 50
 _RAW_LIMIT = 500
@@ -44,11 +48,11 @@ _RECENCY: dict[Recency, str] = {
     "year": "oneYear",
 }
 _SHAPES: tuple[Callable[[str, int], dict[str, Any]], ...] = (
-    lambda query, count: {"query": query, "count": count},
     lambda query, count: {"search_query": query, "count": count},
     lambda query, count: {"search_query": query, "search_engine": "search-prime", "count": count},
+    lambda query, count: {"query": query, "count": count},
 )
-"""The argument shapes 004 tries, in its order."""
+"""The argument shapes tried, Z.AI's documented one first."""
 _ARGUMENT = re.compile(r"\b(?:arguments?|param(?:eter)?s?|fields?|search_query|query)\b", re.I)
 _WRONG = re.compile(r"\b(?:missing|required|invalid|unknown|unexpected|unrecognized)\b", re.I)
 
@@ -75,13 +79,14 @@ class ZaiSearchProvider(KeyedProvider):
         )
         try:
             await session.open()
+            tool, accepted = self._tool(await session.list_tools())
         except RpcError as error:
             raise self._refused(error) from None
-        for index in range(self._shape, len(_SHAPES)):
-            last = index == len(_SHAPES) - 1
-            arguments = _SHAPES[index](request.query, count) | extra
+        tries = _tries(request.query, count, extra, accepted, self._shape)
+        for place, (index, arguments) in enumerate(tries):
+            last = place == len(tries) - 1
             try:
-                result = await session.call_tool(TOOL, arguments)
+                result = await session.call_tool(tool, arguments)
             except RpcError as error:
                 if not last and (error.code == _INVALID_PARAMS or _about_arguments(error.message)):
                     continue
@@ -98,11 +103,53 @@ class ZaiSearchProvider(KeyedProvider):
             return _mapped(result, count)
         raise AssertionError("unreachable: the last shape returns or raises")
 
+    def _tool(self, tools: list[dict[str, Any]]) -> tuple[str, frozenset[str] | None]:
+        """The search tool among the session's ``tools``, and the properties its input schema
+        lists (None when it lists none); a provider error when there is none."""
+        by_name = {tool["name"]: tool for tool in tools}
+        chosen = next((by_name[name] for name in _TOOL_NAMES if name in by_name), None)
+        if chosen is None:
+            alike = [t for t in tools if _squashed(t["name"]) == _squashed(TOOL)]
+            chosen = alike[0] if alike else (tools[0] if len(tools) == 1 else None)
+        if chosen is None:
+            listed = ", ".join(sorted(by_name)[:10]) or "none"
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_ERROR,
+                f"{self.id}: the MCP server offers no web search tool (tools: {listed})",
+                provider=self.id,
+            )
+        schema = chosen.get("inputSchema")
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        accepted = frozenset(properties) if isinstance(properties, dict) and properties else None
+        return str(chosen["name"]), accepted
+
     def _refused(self, error: RpcError) -> WebError:
         code = f" (MCP error {error.code})" if error.code is not None else ""
         return WebError(
             WebErrorCode.WEB_PROVIDER_ERROR, f"{self.id}: {error.message}{code}", provider=self.id
         )
+
+
+def _tries(
+    query: str, count: int, extra: dict[str, Any], accepted: frozenset[str] | None, first: int
+) -> list[tuple[int, dict[str, Any]]]:
+    """The argument shapes to try, from ``first``: with a schema, only the shapes whose query
+    field it lists, cut to its properties, each once (all of them when it lists neither)."""
+    shapes = [(i, _SHAPES[i](query, count) | extra) for i in range(first, len(_SHAPES))]
+    if accepted is None:
+        return shapes
+    fitting: list[tuple[int, dict[str, Any]]] = []
+    for index, arguments in shapes:
+        if not {"search_query", "query"} & accepted & set(arguments):
+            continue
+        cut = {k: v for k, v in arguments.items() if k in accepted}
+        if all(cut != seen for _, seen in fitting):
+            fitting.append((index, cut))
+    return fitting or shapes
+
+
+def _squashed(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 def _filters(request: SearchRequest) -> dict[str, Any]:
