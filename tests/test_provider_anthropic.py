@@ -214,11 +214,13 @@ async def test_the_answer_maps_to_sources_citations_and_queries(
 
     assert [s.url for s in found.sources] == [WIKI, BRITANNICA, MIT]
     wiki, britannica, mit = found.sources
+    # Anthropic's results carry no snippet: the words the answer cites from one stand in.
     assert (wiki.title, wiki.published_at, wiki.snippet) == (
         "Claude Shannon - Wikipedia",
         "April 30, 2025",
-        None,
+        "Claude Elwood Shannon (April 30, 1916 –",
     )
+    assert britannica.snippet is None
     assert britannica.published_at == "2 weeks ago"
     assert (mit.title, mit.published_at) == ("MIT News", None)
     assert found.content == f"Based on the search results, {BORN}, and {WORK}."
@@ -499,3 +501,34 @@ async def test_a_failed_continuation_leaves_what_the_paused_turn_found(
     found = await anthropic(replay, client).search(SearchRequest("claude shannon"))
     assert len(replay.requests) == 2
     assert found.truncated and [s.url for s in found.sources] == [WIKI]
+
+
+async def test_cited_text_entities_are_decoded_and_cited_words_become_snippets(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    """Anthropic's ``cited_text`` keeps the page's HTML entities; the words are decoded once
+    and each cited source's snippet joins what was cited from it, in the answer's order."""
+    page = "https://weather.example/today"
+    answer = message(
+        result("srvtoolu_01", [hit(page, "Today&#x27;s forecast &amp; more", "June 30, 2025")]),
+        {
+            "type": "text",
+            "text": "Sunny",
+            "citations": [
+                cite(page, "Today&#x27;s forecast", "Today&#x27;s high is 25&nbsp;&deg;C."),
+                cite(page, "Today&#x27;s forecast", "Winds &lt;10 km/h &amp; calm."),
+            ],
+        },
+        {"type": "text", "text": ", and calm."},
+    )
+    replay.route("POST", PATH, Reply(json=answer))
+    found = await anthropic(replay, client).search(SearchRequest("weather"))
+
+    (source,) = found.sources
+    assert source.title == "Today's forecast & more"
+    assert source.snippet == "Today's high is 25 °C. … Winds <10 km/h & calm."
+    assert [c.cited_text for c in found.citations] == [
+        "Today's high is 25 °C.",
+        "Winds <10 km/h & calm.",
+    ]
+    assert found.citations[0].title == "Today's forecast"

@@ -10,6 +10,7 @@ from typing import Any
 
 from ...seam import SearchCitation, SearchSource, WebError, WebErrorCode
 from .._json_api import field, optional_str, redact
+from .._plain_text import optional_text
 
 __all__ = ["SearchedMessage", "read_message"]
 
@@ -35,10 +36,11 @@ def read_message(pid: str, data: Any, secrets: Iterable[str | None]) -> Searched
     content = field(pid, data, "content", list)
     blocks = [block for block in content if isinstance(block, dict)]
     answer_blocks = _answer_blocks(blocks)
+    citations = _citations(answer_blocks)
     return SearchedMessage(
-        sources=_sources(blocks),
+        sources=_sources(blocks, citations),
         answer=_answer(answer_blocks),
-        citations=_citations(answer_blocks),
+        citations=citations,
         queries=_queries(blocks),
         search_errors=_search_errors(blocks),
     )
@@ -68,15 +70,26 @@ def _results(blocks: list[dict[str, Any]]) -> Iterable[Any]:
             yield from items
 
 
-def _sources(blocks: list[dict[str, Any]]) -> tuple[SearchSource, ...]:
-    """Every search result of every search, first appearance of a URL kept."""
+def _sources(
+    blocks: list[dict[str, Any]], citations: tuple[SearchCitation, ...]
+) -> tuple[SearchSource, ...]:
+    """Every search result of every search, first appearance of a URL kept.
+
+    Anthropic's results carry no snippet (their text is encrypted); a result the answer cites
+    gets the words cited from it instead, in the answer's order.
+    """
+    cited: dict[str, list[str]] = {}
+    for citation in citations:
+        if citation.cited_text and citation.cited_text not in cited.get(citation.url, []):
+            cited.setdefault(citation.url, []).append(citation.cited_text)
     found: dict[str, SearchSource] = {}
     for item in _results(blocks):
         if _is_result(item) and item["url"] not in found:
+            words = cited.get(item["url"])
             found[item["url"]] = SearchSource(
                 url=item["url"],
-                title=optional_str(item, "title"),
-                snippet=optional_str(item, "snippet"),
+                title=optional_text(item, "title"),
+                snippet=optional_text(item, "snippet") or (" … ".join(words) if words else None),
                 published_at=optional_str(item, "page_age"),
             )
     return tuple(found.values())
@@ -138,8 +151,8 @@ def _citations(blocks: list[dict[str, Any]]) -> tuple[SearchCitation, ...]:
                 continue
             citation = SearchCitation(
                 url=item["url"],
-                title=optional_str(item, "title"),
-                cited_text=optional_str(item, "cited_text"),
+                title=optional_text(item, "title"),
+                cited_text=optional_text(item, "cited_text"),
             )
             found.setdefault((citation.url, citation.cited_text), citation)
     return tuple(found.values())
