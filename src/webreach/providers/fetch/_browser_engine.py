@@ -123,9 +123,11 @@ class BrowserEngine:
         return None if self._find() is not None else self._found
 
     def scope(self) -> str:
-        """What, beside the HTTP fetcher's policy, decides what a rendered page may hold."""
-        limits = self.limits
-        return f"{self.http.cache_scope()}|browser:{limits.max_bytes}:{self._max_chars}"
+        """What, beside the HTTP fetcher's policy, decides what a page may hold: whether a
+        browser can draw it at all (so a shell read before one was installed is not served after)
+        and its byte budget."""
+        drawn = "drawn" if self.available() else "served"
+        return f"{self.http.cache_scope()}|browser:{drawn}:{self.limits.max_bytes}"
 
     async def render(self, result: FetchResult, reason: str, deadline: float) -> FetchResult:
         """``result``'s HTML as the browser leaves it; the HTTP result, saying why, when the

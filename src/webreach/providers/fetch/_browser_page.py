@@ -77,12 +77,27 @@ class _Requests:
         self.page: Page | None = None
 
     async def route(self, route: Route, request: Request) -> None:
+        """Decide one request; a handler that failed would fail the whole render, so a request
+        it cannot judge is refused instead."""
+        try:
+            await self._decide(route, request)
+        except Exception:
+            with contextlib.suppress(Exception):
+                await route.abort("blockedbyclient")
+
+    async def _decide(self, route: Route, request: Request) -> None:
         url = request.url
         navigation = request.is_navigation_request()
         if not url.startswith(("http://", "https://")):
             await (_stay(route) if navigation else route.abort("blockedbyclient"))
             return
-        main = navigation and self.page is not None and request.frame == self.page.main_frame
+        try:
+            frame = request.frame
+        except Exception:
+            # A pop-up's first navigation comes before its frame exists: it never loads.
+            await _stay(route)
+            return
+        main = navigation and self.page is not None and frame == self.page.main_frame
         if main and not self.served and url == self.url:
             self.served = True
             await route.fulfill(
