@@ -485,3 +485,19 @@ async def test_a_page_cannot_install_a_service_worker_or_keep_a_pop_up() -> None
     assert result.rendered_by == "browser", result.render_reason
     assert site.hits["/sw.js"] == 0
     assert site.hits["/popup"] == 0
+
+
+async def test_a_browser_that_cannot_start_gives_the_http_result(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with Site() as site:
+        site.html("/", shell(draw(f"<p>{WORDS}</p>")))
+        options = {"browser": {"executable": "/bin/false"}}
+        async with provider_for(f"127.0.0.1:{site.port}", **options) as provider:  # type: ignore[arg-type]
+            first = await provider.fetch(FetchRequest(site.url + "/"))
+            again = await provider.fetch(FetchRequest(site.url + "/"))
+    assert (first.rendered_by, again.rendered_by) == ("http", "http")
+    assert "could not start" in (first.render_reason or "")
+    starts = [r for r in caplog.records if "could not start" in r.getMessage()]
+    assert len(starts) == 1  # not tried again for every page
+    await wait_for(lambda: browser_processes() == [], "Playwright's driver to exit")

@@ -37,6 +37,8 @@ logger = logging.getLogger("webreach.browser")
 _CLOSE_S = 10.0
 _MIN_RENDER_S = 1.0
 """Less time than this left, and the page is not rendered."""
+_RETRY_START_S = 60.0
+"""A browser that failed to start is not tried again for this long: each try costs seconds."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -93,6 +95,7 @@ class BrowserEngine:
         self._closed = False
         self._provisional = provisional
         self._holders = 0
+        self._retry_start_at = 0.0
 
     def adopt(self, limits: BrowserLimits) -> bool:
         """Take ``limits`` when this engine's were provisional and nothing has started, or when
@@ -140,11 +143,21 @@ class BrowserEngine:
         source = self._find()
         if source is None:
             return _as_served(result, f"{reason}; not rendered: {self._found}")
+        from playwright.async_api import Error as PlaywrightError
+
+        if time.monotonic() < self._retry_start_at:
+            return _as_served(result, f"{reason}; the browser could not start")
         async with self._slots:
             try:
                 browser = await self._ready(source)
             except Exception as error:
-                logger.warning("browser: could not start %s: %s", self._found, _line(error))
+                self._retry_start_at = time.monotonic() + _RETRY_START_S
+                logger.warning(
+                    "browser: could not start %s: %s; trying again in %g s on a page that needs it",
+                    self._found,
+                    _line(error),
+                    _RETRY_START_S,
+                )
                 return _as_served(result, f"{reason}; the browser could not start")
             until = min(time.monotonic() + self.limits.timeout, deadline)
             if until - time.monotonic() < _MIN_RENDER_S:
@@ -162,11 +175,9 @@ class BrowserEngine:
             except ContextStuck:
                 await self._end_browser()
                 return _as_served(result, f"{reason}; the browser stopped answering")
-            except Exception as error:
-                if type(error).__module__.startswith("playwright"):
-                    logger.debug("browser: %s: %s", result.url, _line(error))
-                    return _as_served(result, f"{reason}; the browser failed ({_line(error)})")
-                raise
+            except PlaywrightError as error:
+                logger.debug("browser: %s: %s", result.url, _line(error))
+                return _as_served(result, f"{reason}; the browser failed ({_line(error)})")
             finally:
                 await proxy.aclose()
         if proxy.refused:
