@@ -492,8 +492,8 @@ async def test_a_browser_that_cannot_start_gives_the_http_result(
 ) -> None:
     async with Site() as site:
         site.html("/", shell(draw(f"<p>{WORDS}</p>")))
-        options = {"browser": {"executable": "/bin/false"}}
-        async with provider_for(f"127.0.0.1:{site.port}", **options) as provider:  # type: ignore[arg-type]
+        dead = {"executable": "/bin/false"}
+        async with provider_for(f"127.0.0.1:{site.port}", browser=dead) as provider:
             first = await provider.fetch(FetchRequest(site.url + "/"))
             again = await provider.fetch(FetchRequest(site.url + "/"))
     assert (first.rendered_by, again.rendered_by) == ("http", "http")
