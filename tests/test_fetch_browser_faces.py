@@ -91,6 +91,22 @@ async def test_web_fetch_draws_a_shell_and_says_so_in_its_header(
     await wait_for(lambda: browser_processes() == [], "the browser to exit with the runtime")
 
 
+async def test_mcp_web_fetch_draws_a_shell(site: Site, settings_env: None) -> None:
+    from mcp.client import Client
+    from mcp.types import TextContent
+
+    from webreach.tools.mcp_server import create_server
+
+    runtime = build_runtime(load_settings())
+    async with runtime, Client(create_server(runtime), mode="legacy") as client:
+        result = await client.call_tool("web_fetch", {"url": site.url + "/shell"})
+    assert not result.is_error
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    assert FACT in block.text
+    assert "Rendered by: browser (app shell" in block.text
+
+
 async def test_search_passages_read_the_drawn_page(site: Site, settings_env: None) -> None:
     url = site.url + "/shell"
     found = SearchResult((SearchSource(url, "Harbour log", "A log of the harbour."),))
