@@ -86,3 +86,49 @@ def test_available_only_with_a_key(client: httpx.AsyncClient) -> None:
     assert ExaSearchProvider(api_key=CANARY, client=client).available()
     assert not ExaSearchProvider(api_key=None, client=client).available()
     assert not ExaSearchProvider(api_key="", client=client).available()
+
+
+async def test_highlights_are_asked_by_max_characters(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    """Exa documents ``numSentences`` and ``highlightsPerUrl`` as deprecated."""
+    replay.route("POST", "/search", Reply(json={"results": []}))
+    await exa(replay, client).search(SearchRequest("q"))
+    highlights = replay.requests[0].json()["contents"]["highlights"]
+    assert highlights == {"maxCharacters": 1000}
+
+
+async def test_a_result_with_text_but_no_highlight_gets_a_snippet_from_its_text(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    long_text = "# Python 3.13\n\nThe   release adds a JIT. " + "More words here. " * 100
+    answer = {
+        "requestId": "c1e2",
+        "results": [
+            {
+                "id": "https://peps.python.org/pep-0744/",
+                "url": "https://peps.python.org/pep-0744/",
+                "title": "PEP 744 – JIT Compilation",
+                "publishedDate": "2024-04-11T00:00:00.000Z",
+                "text": "PEP 744 describes the\n\nexperimental JIT compiler.",
+            },
+            {
+                "id": "https://docs.python.org/3.13/",
+                "url": "https://docs.python.org/3.13/",
+                "title": "Python 3.13 documentation",
+                "text": long_text,
+                "highlights": [],
+            },
+            {"id": "https://x.example/", "url": "https://x.example/", "text": "   "},
+        ],
+    }
+    replay.route("POST", "/search", Reply(json=answer))
+    pep, docs, blank = (await exa(replay, client).search(SearchRequest("jit"))).sources
+
+    assert pep.snippet == "PEP 744 describes the experimental JIT compiler."
+    assert docs.snippet is not None
+    assert docs.snippet.startswith("# Python 3.13 The release adds a JIT. More words here.")
+    assert docs.snippet.endswith(" …")
+    assert " ".join(long_text.split()).startswith(docs.snippet.removesuffix(" …"))
+    assert len(docs.snippet) <= 1002
+    assert blank.snippet is None

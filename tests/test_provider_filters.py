@@ -140,7 +140,7 @@ async def test_brave_without_filters_sends_what_it_sent_before(
 EXA_BASE = {
     "query": Q,
     "type": "auto",
-    "contents": {"highlights": {"highlightsPerUrl": 1, "numSentences": 3}},
+    "contents": {"highlights": {"maxCharacters": 1000}},
 }
 
 

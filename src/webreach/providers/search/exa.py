@@ -1,5 +1,9 @@
 """Exa: ``POST {base}/search`` with highlights; a flat ``results[]``, no generated answer.
 
+Highlights are asked for by ``maxCharacters``, as Exa documents (``numSentences`` and
+``highlightsPerUrl`` are deprecated). A result with page ``text`` but no highlight (a request
+for text, or Exa leaving highlights out) gets the text's opening as its snippet.
+
 Filters: ``includeDomains``, ``excludeDomains``, ``startPublishedDate`` (the recency's oldest
 moment) and ``userLocation`` (the country code); Exa has no language filter.
 """
@@ -16,6 +20,9 @@ from ._keyed import KeyedProvider, keyed_spec
 
 __all__ = ["PROVIDER", "ExaSearchProvider", "ExaSettings"]
 
+SNIPPET_CHARS = 1000
+"""Characters of highlight asked for per result, and of page text kept as a snippet."""
+
 
 class ExaSearchProvider(KeyedProvider):
     id = "exa"
@@ -26,7 +33,7 @@ class ExaSearchProvider(KeyedProvider):
         body: dict[str, Any] = {
             "query": request.query,
             "type": "auto",
-            "contents": {"highlights": {"highlightsPerUrl": 1, "numSentences": 3}},
+            "contents": {"highlights": {"maxCharacters": SNIPPET_CHARS}},
         }
         if request.max_results is not None:
             body["numResults"] = request.max_results
@@ -58,12 +65,24 @@ def _source(item: dict[str, Any]) -> SearchSource:
     snippet = None
     if isinstance(highlights, list) and highlights and isinstance(highlights[0], str):
         snippet = highlights[0].strip() or None
+    if snippet is None and isinstance(item.get("text"), str):
+        snippet = _opening(item["text"])
     return SearchSource(
         url=item["url"],
         title=optional_str(item, "title"),
         snippet=snippet,
         published_at=optional_str(item, "publishedDate"),
     )
+
+
+def _opening(text: str) -> str | None:
+    """The first :data:`SNIPPET_CHARS` characters of ``text``, whitespace collapsed, cut at a
+    word."""
+    words = " ".join(text.split())
+    if len(words) <= SNIPPET_CHARS:
+        return words or None
+    cut = words[:SNIPPET_CHARS].rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:") + " …"
 
 
 class ExaSettings(ProviderSettings):
