@@ -154,6 +154,28 @@ async def test_the_servers_url_reading_reads_the_drawn_page(
     assert FACT in json.dumps(upstream.requests[1]["messages"])
 
 
+async def test_deep_searchs_open_page_reads_the_drawn_page(
+    site: Site, settings_env: None, upstream: ScriptedUpstream
+) -> None:
+    import openai
+
+    url = site.url + "/shell"
+    upstream.queue(Step(calls=[Call("open_page", {"url": url})]), Step(content="Counted."))
+    runtime = build_runtime(load_settings())
+    config = ServerSettings(upstream_base_url=upstream.url)
+    with LiveServer(create_app(config, runtime, ToolOptions(), store=MemoryStore())) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+        reply = await asyncio.to_thread(
+            client.chat.completions.create,
+            model="m",
+            messages=[{"role": "user", "content": "How many ships? Check the harbour log."}],
+            tools=[{"type": "deepseek_web_search"}],  # type: ignore[list-item]
+            extra_body={"thinking": {"type": "enabled"}},
+        )
+    assert reply.choices[0].message.content == "Counted."
+    assert FACT in json.dumps(upstream.requests[1]["messages"])
+
+
 def cli(site: Site, *args: str, **extra: str) -> Any:
     return run_cli(*args, env=clean_env(**{**browser_env(site), **extra}))
 
