@@ -1,7 +1,8 @@
 """Every face gets rendered pages through the seam, with no code of its own: the ``web_fetch``
-tool, ``webreach fetch`` (and ``--browser``), ``/v1/fetch``, and search passages, all on a
-runtime built from the settings (``auto``, the default). A plain page neither imports
-Playwright nor starts a browser."""
+tool, MCP's ``web_fetch``, ``webreach fetch`` (and ``--browser``), ``/v1/fetch``, search
+passages, the server's URL reading and deep search's ``open_page``, all on a runtime built from
+the settings (``auto``, the default). A plain page neither imports Playwright nor starts a
+browser."""
 
 from __future__ import annotations
 
