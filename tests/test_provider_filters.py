@@ -425,7 +425,7 @@ async def test_jina_without_filters_sends_what_it_sent_before(
     assert recorded.raw_query == "q=python+3.13"
 
 
-# --- Kagi: recency as filters.after; the rest by the seam ------------------------------------
+# --- Kagi: recency as filters.after, country as filters.region; the rest by the seam ---------
 
 KAGI_BASE = {"query": Q, "workflow": "search", "limit": 10}
 KAGI_NOW = datetime(2026, 5, 15, 8, 0, tzinfo=UTC)
@@ -437,9 +437,9 @@ KAGI_NOW = datetime(2026, 5, 15, 8, 0, tzinfo=UTC)
         ("recency", {"filters": {"after": "2026-05-08"}}),
         ("include", {}),
         ("exclude", {}),
-        ("country", {}),
+        ("country", {"filters": {"region": "de"}}),
         ("language", {}),
-        ("country+language", {}),
+        ("country+language", {"filters": {"region": "at"}}),
     ],
 )
 async def test_kagi_filters(
@@ -457,7 +457,7 @@ async def test_kagi_filters(
         SearchRequest(Q, **FILTERS[name]),
     )
     assert recorded.json() == {**KAGI_BASE, **extra}
-    assert provider.filters == {"recency"}
+    assert provider.filters == {"recency", "country"}
 
 
 # --- DeepSeek: its API takes none of the filters ---------------------------------------------

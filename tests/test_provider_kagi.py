@@ -174,19 +174,27 @@ async def test_the_date_is_the_utc_one(replay: ReplayServer, client: httpx.Async
     assert replay.requests[0].json()["filters"] == {"after": "2026-03-30"}
 
 
-async def test_only_recency_is_declared_and_no_other_filter_is_sent(
+async def test_the_country_is_the_region_filter(
+    replay: ReplayServer, client: httpx.AsyncClient
+) -> None:
+    """Kagi v1's ``filters`` take ``region`` beside ``after`` and ``before``."""
+    sent, result = await search(replay, client, SearchRequest("q", country="DE", recency="day"))
+    assert sent.json()["filters"] == {"after": "2026-03-30", "region": "de"}
+    assert "country" not in result.unfiltered
+
+
+async def test_only_recency_and_country_are_declared_and_no_other_filter_is_sent(
     replay: ReplayServer, client: httpx.AsyncClient
 ) -> None:
     request = SearchRequest(
         "q",
         include_domains=("python.org",),
         exclude_domains=("x.org",),
-        country="DE",
         language="de",
     )
     sent, _ = await search(replay, client, request)
     assert sent.json() == {"query": "q", "workflow": "search", "limit": 10}
-    assert KagiSearchProvider.filters == {"recency"}
+    assert KagiSearchProvider.filters == {"recency", "country"}
 
 
 # --- the mapping -------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Parallel against a local server that replays answers shaped like Parallel's beta Search API
-(``POST /v1beta/search``: ``search_id``, ``results[]`` with excerpts, ``warnings``, ``usage``)."""
+"""Parallel against a local server that replays answers shaped like Parallel's Search API
+(``POST /v1/search``: ``search_id``, ``results[]`` with excerpts, ``warnings``, ``usage``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from webreach.providers.search.parallel import (
 from webreach.seam import Recency, SearchRequest, WebError
 
 CANARY = "parallel-canary-key-3f9a0e"
-PATH = "/v1beta/search"
+PATH = "/v1/search"
 
 PARALLEL_RESPONSE: dict[str, Any] = {
     "search_id": "search_e749586f-00f0-43a0-9f33-730a574d32b9",
@@ -60,6 +60,12 @@ def parallel(replay: ReplayServer, client: httpx.AsyncClient) -> ParallelSearchP
     return ParallelSearchProvider(api_key=CANARY, base_url=replay.url + "/", client=client)
 
 
+def settings(body: dict[str, object]) -> dict[str, Any]:
+    advanced = body["advanced_settings"]
+    assert isinstance(advanced, dict)
+    return advanced
+
+
 async def _sent(
     replay: ReplayServer, client: httpx.AsyncClient, request: SearchRequest
 ) -> dict[str, object]:
@@ -76,15 +82,17 @@ async def test_request_shape(replay: ReplayServer, client: httpx.AsyncClient) ->
     sent = replay.requests[0]
     assert (sent.method, sent.path, sent.query) == ("POST", PATH, {})
     assert sent.headers["x-api-key"] == CANARY
-    assert sent.headers["parallel-beta"] == "search-extract-2025-10-10"
+    assert "parallel-beta" not in sent.headers
     assert "authorization" not in sent.headers
     assert sent.headers["content-type"] == "application/json"
     assert sent.json() == {
         "objective": "when was the UN founded",
         "search_queries": ["when was the UN founded"],
         "mode": "fast",
-        "max_results": 5,
-        "excerpts": {"max_chars_per_result": 10000},
+        "advanced_settings": {
+            "max_results": 5,
+            "excerpt_settings": {"max_chars_per_result": 10000},
+        },
     }
 
 
@@ -92,24 +100,25 @@ async def test_request_shape(replay: ReplayServer, client: httpx.AsyncClient) ->
     ("request_", "count"),
     [
         pytest.param(SearchRequest("q"), 10, id="default"),
-        pytest.param(SearchRequest("q", max_results=100), 40, id="capped"),
+        pytest.param(SearchRequest("q", max_results=100), 20, id="capped"),
         pytest.param(SearchRequest("q", max_results=1), 1, id="one"),
-        pytest.param(SearchRequest("q", max_results=3, num_search_results=25), 25, id="breadth"),
+        pytest.param(SearchRequest("q", max_results=3, num_search_results=15), 15, id="breadth"),
     ],
 )
-async def test_max_results_is_the_breadth_within_1_to_40(
+async def test_max_results_is_the_breadth_within_1_to_20(
     replay: ReplayServer, client: httpx.AsyncClient, request_: SearchRequest, count: int
 ) -> None:
-    assert (await _sent(replay, client, request_))["max_results"] == count
+    assert settings(await _sent(replay, client, request_))["max_results"] == count
 
 
-async def test_a_query_too_long_for_a_keyword_search_goes_as_the_objective_only(
+async def test_a_query_too_long_for_a_keyword_search_is_cut_there_at_a_word(
     replay: ReplayServer, client: httpx.AsyncClient
 ) -> None:
+    """V1 requires ``search_queries``, each at most 200 characters; the objective stays whole."""
     long = "what " * 41
     body = await _sent(replay, client, SearchRequest(long))
     assert body["objective"] == long
-    assert "search_queries" not in body
+    assert body["search_queries"] == [("what " * 40).strip()]
     assert (await _sent(replay, client, SearchRequest("x" * 200)))["search_queries"] == ["x" * 200]
 
 
@@ -154,7 +163,7 @@ async def test_recency_is_the_source_policys_after_date(
     replay: ReplayServer, client: httpx.AsyncClient, recency: Recency, days: int
 ) -> None:
     body = await _sent(replay, client, SearchRequest("q", recency=recency))
-    policy = body["source_policy"]
+    policy = settings(body)["source_policy"]
     assert isinstance(policy, dict)
     assert set(policy) == {"after_date"}
     assert policy["after_date"] in _days_ago(days)
@@ -166,12 +175,12 @@ async def test_domains_go_in_the_source_policy(
     include = await _sent(
         replay, client, SearchRequest("q", include_domains=("un.org", "who.int"), recency="year")
     )
-    policy = include["source_policy"]
+    policy = settings(include)["source_policy"]
     assert isinstance(policy, dict)
     assert policy.pop("after_date") in _days_ago(366)
     assert policy == {"include_domains": ["un.org", "who.int"]}
     exclude = await _sent(replay, client, SearchRequest("q", exclude_domains=("reddit.com",)))
-    assert exclude["source_policy"] == {"exclude_domains": ["reddit.com"]}
+    assert settings(exclude)["source_policy"] == {"exclude_domains": ["reddit.com"]}
 
 
 @pytest.mark.parametrize(
@@ -218,7 +227,7 @@ async def test_what_the_source_policy_cannot_say_is_left_to_the_seam(
     replay.route("POST", PATH, Reply(json={"search_id": "s", "results": []}))
     request = SearchRequest("q", include_domains=include, exclude_domains=exclude)
     result = await parallel(replay, client).search(request)
-    assert replay.requests[0].json().get("source_policy") == policy
+    assert settings(replay.requests[0].json()).get("source_policy") == policy
     assert result.unfiltered == unfiltered
 
 
@@ -233,7 +242,7 @@ async def test_the_seam_applies_a_domain_parallel_could_not_take(
     request = SearchRequest("q", include_domains=("un.org",), exclude_domains=("www.un.org",))
     async with build_runtime() as runtime:
         result = await runtime.search(request)
-    assert replay.requests[0].json()["source_policy"] == {"include_domains": ["un.org"]}
+    assert settings(replay.requests[0].json())["source_policy"] == {"include_domains": ["un.org"]}
     assert [s.url for s in result.sources] == ["http://un.org/"]
     assert result.filtered_by_provider == {"include_domains"}
     assert result.filtered_after == {"exclude_domains"}
@@ -291,3 +300,9 @@ async def test_the_runtime_builds_it_from_the_environment(
     assert result.provider == "parallel"
     assert len(result.sources) == 3
     assert replay.requests[0].headers["x-api-key"] == CANARY
+
+
+async def test_the_country_is_the_location(replay: ReplayServer, client: httpx.AsyncClient) -> None:
+    body = await _sent(replay, client, SearchRequest("q", country="de"))
+    assert settings(body)["location"] == "DE"
+    assert set(body) == {"objective", "search_queries", "mode", "advanced_settings"}

@@ -7,8 +7,8 @@ related questions and the first ``direct_answer`` the answer. ``limit`` caps eac
 own, so more sources than asked for may come back (the seam cuts them).
 
 Filters: ``recency`` as ``filters.after``, a UTC date as far back as the seam's own recency
-window reaches. ``meta.trace`` identifies the request for Kagi's support; a result has no place
-for it.
+window reaches; ``country`` as ``filters.region``, the ISO 3166-1 code in lower case.
+``meta.trace`` identifies the request for Kagi's support; a result has no place for it.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _utc_now() -> datetime:
 class KagiSearchProvider(KeyedProvider):
     id = "kagi"
     default_base_url = "https://kagi.com"
-    filters = frozenset({"recency"})
+    filters = frozenset({"recency", "country"})
 
     def __init__(
         self,
@@ -69,9 +69,14 @@ class KagiSearchProvider(KeyedProvider):
             "workflow": "search",
             "limit": min(request.breadth() or _DEFAULT_LIMIT, _MAX_LIMIT),
         }
+        filters: dict[str, str] = {}
         if request.recency is not None:
             since = cutoff(request.recency, self._clock()).astimezone(UTC)
-            body["filters"] = {"after": since.date().isoformat()}
+            filters["after"] = since.date().isoformat()
+        if request.country is not None:
+            filters["region"] = request.country.lower()
+        if filters:
+            body["filters"] = filters
         data = await self._call(
             "POST",
             "/api/v1/search",

@@ -1,6 +1,9 @@
-"""Parallel Search (beta): ``POST {base}/v1beta/search`` in ``fast`` mode, the query as both the
-objective and the one keyword search; ``results[]`` of URL, title, ``publish_date`` and
-excerpts, which become the snippet (joined; the seam and the tools clip it).
+"""Parallel Search: ``POST {base}/v1/search`` (the GA API; ``/v1beta/search`` is legacy) in
+``fast`` mode, the query as both the objective and the one keyword search (cut at a word to
+the 200 characters a keyword search may have); ``results[]`` of URL, title, ``publish_date``
+and excerpts, which become the snippet (joined; the seam and the tools clip it). Limits and
+filters go in ``advanced_settings``: ``max_results`` (at most 20), ``excerpt_settings``,
+``location`` (the country) and ``source_policy``.
 
 Filters, in ``source_policy``: ``after_date`` (the recency's first day), ``include_domains`` and
 ``exclude_domains``. Parallel takes at most 10 domains in each list and, given both, applies
@@ -23,10 +26,9 @@ from ._sources import url_of
 
 __all__ = ["PROVIDER", "ParallelSearchProvider", "ParallelSettings"]
 
-BETA = "search-extract-2025-10-10"
-"""The ``parallel-beta`` header the beta Search API asks for."""
 _DEFAULT_RESULTS = 10
-_MAX_RESULTS = 40
+_MAX_RESULTS = 20
+"""Parallel cuts a larger ``max_results`` to this, with a warning."""
 _MAX_CHARS_PER_RESULT = 10_000
 _MAX_DOMAINS = 10
 """Parallel refuses a ``source_policy`` list longer than this."""
@@ -37,27 +39,40 @@ _MAX_QUERY = 200
 class ParallelSearchProvider(KeyedProvider):
     id = "parallel"
     default_base_url = "https://api.parallel.ai"
-    filters = frozenset({"recency", "include_domains", "exclude_domains"})
+    filters = frozenset({"recency", "include_domains", "exclude_domains", "country"})
 
     async def search(self, request: SearchRequest) -> SearchResult:
-        body: dict[str, Any] = {"objective": request.query}
-        if len(request.query) <= _MAX_QUERY:
-            body["search_queries"] = [request.query]
-        body["mode"] = "fast"
-        body["max_results"] = min(max(request.breadth() or _DEFAULT_RESULTS, 1), _MAX_RESULTS)
-        body["excerpts"] = {"max_chars_per_result": _MAX_CHARS_PER_RESULT}
+        settings: dict[str, Any] = {
+            "max_results": min(max(request.breadth() or _DEFAULT_RESULTS, 1), _MAX_RESULTS),
+            "excerpt_settings": {"max_chars_per_result": _MAX_CHARS_PER_RESULT},
+        }
         policy, skipped = _source_policy(request)
         if policy:
-            body["source_policy"] = policy
+            settings["source_policy"] = policy
+        if request.country is not None:
+            settings["location"] = request.country
+        body: dict[str, Any] = {
+            "objective": request.query,
+            "search_queries": [_keywords(request.query)],
+            "mode": "fast",
+            "advanced_settings": settings,
+        }
         data = await self._call(
             "POST",
-            "/v1beta/search",
-            headers={"x-api-key": self._api_key or "", "parallel-beta": BETA},
+            "/v1/search",
+            headers={"x-api-key": self._api_key or ""},
             json_body=body,
         )
         items = field(self.id, data, "results", list)
         sources = tuple(_source(url, item) for item in items if (url := url_of(item)))
         return SearchResult(sources=sources, unfiltered=skipped)
+
+
+def _keywords(query: str) -> str:
+    """``query`` as a keyword search: whole when it fits, else cut at a word."""
+    if len(query) <= _MAX_QUERY:
+        return query
+    return query[:_MAX_QUERY].rsplit(" ", 1)[0] or query[:_MAX_QUERY]
 
 
 def _source_policy(request: SearchRequest) -> tuple[dict[str, Any], frozenset[SearchFilter]]:
