@@ -15,6 +15,7 @@ from .events import WebSource, rfc3339
 
 __all__ = ["image_field", "published", "site_icon", "site_name", "url_source"]
 
+
 def published(raw: str | None, now: float | None = None) -> str | None:
     """``raw`` as RFC 3339 in UTC (a date alone is its midnight), or None when it is not a date
     the seam reads (:func:`webreach.seam.dates.parse_date`)."""
