@@ -242,6 +242,8 @@ def build_runtime(
         search_timeout=settings.search_timeout,
         image_search_timeout=settings.image_search_timeout,
         search_pace=paces,
+        robots=settings.fetch_robots,
+        user_agent=settings.fetch_user_agent or "webreach",
     )
     from .tools.render_pool import attach_render_pool
 
@@ -362,6 +364,8 @@ def _context(settings: Settings, runtime: WebRuntime) -> ProviderContext:
         fetch_timeout=settings.fetch_timeout,
         fetch_max_bytes=settings.fetch_max_bytes,
         fetch_allow=settings.fetch_allow,
+        fetch_user_agent=settings.fetch_user_agent,
+        fetch_proxy=settings.fetch_proxy,
     )
 
 

@@ -48,6 +48,17 @@ class WebSettings(BaseModel):
     image_search_provider: str | None = None
     image_search_timeout: Annotated[float, Field(gt=0)] = 60.0
     fetch_allow: str | None = Field(None, examples=["127.0.0.1,localhost:8080,10.0.0.0/8"])
+    fetch_robots: Literal["obey", "ignore"] | None = None
+    """robots.txt: unset, what a model asks for obeys it and ``webreach fetch`` does not;
+    ``obey`` or ``ignore`` sets both."""
+    fetch_user_agent: str | None = Field(
+        None, examples=["AcmeResearch/1.0 (+https://acme.example)"]
+    )
+    """The fetcher's ``User-Agent`` (default ``webreach/<version>``): an operator's own product
+    name, never a browser's; its first token is the one robots.txt groups are matched against."""
+    fetch_proxy: str | None = Field(None, examples=["http://proxy.example:3128"])
+    """An HTTP(S) proxy for page fetches (``WEBREACH_PROXY`` is for search providers); the guard
+    still checks every URL before it goes to the proxy, which then resolves the names."""
     cache: str | None = Field(None, examples=["sqlite:///tmp/webreach-cache.db"])
     cache_ttl: Annotated[float, Field(ge=0)] = 600.0
     proxy: str | None = Field(None, examples=["http://proxy.example:3128"])
@@ -66,6 +77,29 @@ class WebSettings(BaseModel):
         if value is not None:
             AllowList.parse(value)
         return value
+
+    @field_validator("fetch_user_agent")
+    @classmethod
+    def _user_agent(cls, value: str | None) -> str | None:
+        """A header value: printable, one line, a product token first."""
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if not value.isprintable() or not value.isascii():
+            raise ValueError("must be one line of printable ASCII, e.g. AcmeBot/1.0")
+        return value
+
+    @field_validator("fetch_proxy")
+    @classmethod
+    def _fetch_proxy(cls, value: str | None) -> str | None:
+        from urllib.parse import urlsplit
+
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http(s) proxy URL, e.g. http://proxy.example:3128")
+        return value.strip()
 
     @field_validator("cache")
     @classmethod

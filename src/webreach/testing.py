@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from .seam import (
     FetchRequest,
@@ -41,6 +42,7 @@ from .seam import (
     SearchRequest,
     SearchResult,
     SearchSource,
+    TextBody,
     WebError,
     WebErrorCode,
 )
@@ -110,21 +112,29 @@ class ScriptedFetch:
 
     ``pages`` maps a URL to the :class:`~webreach.seam.FetchResult` to return, or to the
     :class:`~webreach.seam.WebError` to raise (``WEB_BLOCKED_URL``, ``WEB_REDIRECT_BLOCKED`` …).
-    A URL it does not name raises ``WEB_PROVIDER_ERROR``. Every URL asked for is recorded in
-    ``calls``; its id is ``"http"``, the built-in fetcher's, unless given another.
+    A URL it does not name raises ``WEB_PROVIDER_ERROR``, except a site's ``/robots.txt``,
+    which is a 404 (no rules) unless scripted. Every URL asked for is recorded in ``calls``,
+    robots.txt apart in ``robots_calls`` (the tools read it before a page a model asked for);
+    its id is ``"http"``, the built-in fetcher's, unless given another.
     """
 
     id: str = "http"
     pages: dict[str, FetchResult | WebError] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
+    robots_calls: list[str] = field(default_factory=list)
     is_available: bool = True
 
     def available(self) -> bool:
         return self.is_available
 
     async def fetch(self, request: FetchRequest) -> FetchResult:
-        self.calls.append(request.url)
         page = self.pages.get(request.url)
+        if urlsplit(request.url).path == "/robots.txt":
+            self.robots_calls.append(request.url)
+            if page is None:
+                return FetchResult(request.url, 404, TextBody("not found"))
+        else:
+            self.calls.append(request.url)
         if page is None:
             raise WebError(
                 WebErrorCode.WEB_PROVIDER_ERROR,

@@ -315,6 +315,15 @@ def fetch(
             help="Draw the page in the headless browser, whatever it looks like over HTTP.",
         ),
     ] = False,
+    max_age: Annotated[
+        int | None,
+        typer.Option(
+            "--max-age",
+            metavar="SECONDS",
+            min=0,
+            help="Fetch again when the cached copy is older than this; 0 always fetches.",
+        ),
+    ] = None,
     output: FormatOption = None,
     as_json: JsonOption = False,
     no_cache: NoCacheOption = False,
@@ -342,7 +351,11 @@ def fetch(
 
     async def work(runtime: WebRuntime) -> Any:
         checked, at = parse_fetch_arguments({"url": url, "start": start})
-        result, rendered = await read_page(runtime, checked, "raw" if raw else "markdown")
+        # A person asked: robots.txt is for what a model asks for (WEBREACH_FETCH_ROBOTS=obey
+        # makes this obey it too).
+        result, rendered = await read_page(
+            runtime, checked, "raw" if raw else "markdown", obey_robots=False, max_age=max_age
+        )
         size = max(len(rendered.text) - at, 1) if raw else settings.fetch_max_chars
         return page_piece(result, rendered, at, size)
 

@@ -118,6 +118,10 @@ class ProviderContext:
     fetch_timeout: float
     fetch_max_bytes: int
     fetch_allow: str | None
+    fetch_user_agent: str | None = None
+    """``WEBREACH_FETCH_USER_AGENT``: the fetcher's own product name; None is webreach's."""
+    fetch_proxy: str | None = None
+    """``WEBREACH_FETCH_PROXY``: the proxy page fetches go through."""
 
 
 S = TypeVar("S", bound=BaseSettings)

@@ -6,7 +6,8 @@ It imports nothing else of webreach. Providers register here; tools and the serv
 
 from typing import TYPE_CHECKING
 
-from . import errors, hops, protocols, runtime, tasks, types
+from . import bot_walls, errors, hops, protocols, runtime, tasks, types
+from .bot_walls import *
 from .cache import CacheStore as CacheStore
 from .cache import CounterStore as CounterStore
 from .errors import *
@@ -22,6 +23,7 @@ if not TYPE_CHECKING:
     __all__ = [
         "CacheStore",
         "CounterStore",
+        *bot_walls.__all__,
         *errors.__all__,
         *hops.__all__,
         *protocols.__all__,

@@ -34,6 +34,7 @@ __all__ = [
     "CounterStore",
     "GuardedCache",
     "decode_fetch",
+    "decode_fetch_entry",
     "decode_image_search",
     "decode_search",
     "encode",
@@ -130,6 +131,7 @@ def encode(result: SearchResult | FetchResult | ImageSearchResult) -> bytes:
         if result.rendered_by is not None:
             data["rendered_by"] = result.rendered_by
             data["render_reason"] = result.render_reason
+        data["fetched_at"] = time.time()
     return json.dumps(data, ensure_ascii=False).encode()
 
 
@@ -156,7 +158,18 @@ def decode_image_search(raw: bytes) -> ImageSearchResult:
 
 
 def decode_fetch(raw: bytes) -> FetchResult:
+    return decode_fetch_entry(raw)[0]
+
+
+def decode_fetch_entry(raw: bytes) -> tuple[FetchResult, float | None]:
+    """A cached page and when it was fetched (Unix time; None for an entry older than the
+    field), so a caller's ``max_age`` can refuse it."""
     data = json.loads(raw)
+    fetched_at = data.get("fetched_at")
+    return _fetch_from(data), float(fetched_at) if isinstance(fetched_at, (int, float)) else None
+
+
+def _fetch_from(data: dict[str, Any]) -> FetchResult:
     return FetchResult(
         url=data["url"],
         status_code=data["status_code"],

@@ -49,6 +49,11 @@ class WebErrorCode(StrEnum):
     WEB_ABORTED = "WEB_ABORTED"
     WEB_UNSUPPORTED_CONTENT_TYPE = "WEB_UNSUPPORTED_CONTENT_TYPE"
     WEB_PROVIDER_ERROR = "WEB_PROVIDER_ERROR"
+    WEB_BOT_CHALLENGE = "WEB_BOT_CHALLENGE"
+    """The site answered with a bot challenge or block page (Cloudflare, Akamai, DataDome,
+    HUMAN): the page could not be read, and webreach does not try to get past it."""
+    WEB_ROBOTS_DISALLOWED = "WEB_ROBOTS_DISALLOWED"
+    """The site's robots.txt disallows the URL for webreach's user-agent token or ``*``."""
 
 
 class WebError(WebreachError):

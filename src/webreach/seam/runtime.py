@@ -15,12 +15,12 @@ from typing import Protocol, Self, TypeVar, assert_never
 from .cache import (
     CacheStore,
     GuardedCache,
-    decode_fetch,
     decode_image_search,
     decode_search,
     encode,
 )
 from .errors import InvalidValueError, WebError, WebErrorCode
+from .fetching import FetchPolicy, RobotsSetting, checked_page, fetch_keys, store_key
 from .filters import apply_after, asked_of_provider, native_filters
 from .links import web_matches, web_sources
 from .pacing import Pace, attempt_within, shared_pace
@@ -85,6 +85,9 @@ class WebRuntime:
     body's last byte included (seconds; None: only the provider's own request timeouts apply,
     and a per-read timeout never ends a body sent a byte at a time). A provider with
     :class:`~webreach.seam.CallTimeout` sets its own.
+    ``robots`` decides robots.txt for every fetch: ``obey``, ``ignore``, or None (a fetch obeys
+    when its request says a model asked for it, ``FetchRequest.obey_robots``); ``user_agent``
+    gives the token its groups are matched against.
     ``search_pace`` maps a search provider's id to the requests a second it may be sent: its
     searches start that far apart across every caller in the process (see :mod:`.pacing`).
     A rate-limited answer (HTTP 429) whose ``Retry-After`` falls within the attempt's deadline
@@ -104,6 +107,8 @@ class WebRuntime:
         search_timeout: float | None = None,
         image_search_timeout: float | None = None,
         search_pace: Mapping[str, float] | None = None,
+        robots: RobotsSetting = None,
+        user_agent: str = "webreach",
     ) -> None:
         for pid, per_second in (search_pace or {}).items():
             if not per_second > 0:
@@ -146,6 +151,7 @@ class WebRuntime:
         self._attached: dict[str, AsyncCloseable] = {}
         self._closed = False
         self._cache = GuardedCache(cache, cache_ttl) if cache is not None else None
+        self._fetching = FetchPolicy(robots, user_agent, cache_ttl)
         if self._cache is not None:
             self._owned.append(self._cache)
 
@@ -226,16 +232,26 @@ class WebRuntime:
         SQLite or redis cache shared across runs. A hit makes no connection, so a host name's
         DNS answer is not checked again on a hit; it needs no check, because the entry was
         stored by a fetch that vetted it under the same policy, within the TTL.
+
+        Before the cache, a fetch a model asked for (``obey_robots``, or ``robots="obey"``)
+        is checked against the site's robots.txt (``WEB_ROBOTS_DISALLOWED``). A page reached
+        by following other origins (``redirects="cross_origin"``) is cached apart from one
+        reached under the same-site rule, so a same-site request never gets it; ``max_age``
+        refuses an older entry. A bot wall any provider returns is ``WEB_BOT_CHALLENGE``, and
+        never cached.
         """
 
         async def call(provider: FetchProvider) -> FetchResult:
             if isinstance(provider, FetchPrecheck):
                 provider.precheck(request)
-            key = scoped_cache_key("fetch", provider, request.url)
-            result = await self._cached(key, decode_fetch)
+            if self._fetching.obeys(request):
+                await self._fetching.check_robots(request.url, provider, self._cache)
+            keys = fetch_keys(provider, request)
+            result = await self._fetching.cached(keys, request, self._cache)
             if result is None:
-                result = await provider.fetch(request)
-                await self._store(key, result)
+                result = checked_page(await provider.fetch(request), provider.id)
+                if self._cache is not None and self._cache.active:
+                    await self._cache.set(store_key(keys, request, result), encode(result))
             return dataclasses.replace(result, provider=provider.id)
 
         self._refuse_if_closed()

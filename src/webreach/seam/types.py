@@ -26,6 +26,7 @@ __all__ = [
     "ImageUrl",
     "PdfBody",
     "Recency",
+    "RedirectRule",
     "SearchCitation",
     "SearchFilter",
     "SearchRequest",
@@ -203,9 +204,38 @@ class SearchResult:
         return bool(self.sources) or bool(self.content and self.content.strip())
 
 
+RedirectRule = Literal["same_site", "cross_origin"]
+"""Which redirects a fetch follows: ``same_site`` (what a model asked for by URL: the same
+origin, ``www.`` added or removed, ``http`` → ``https`` on the default port) or
+``cross_origin`` (reads nobody asked for one by one, such as search passages: any web URL the
+guard admits). Either way at most five hops, every hop vetted."""
+
+
 @dataclass(frozen=True, slots=True)
 class FetchRequest:
+    """One URL to fetch, and how: the defaults are a plain programmatic fetch.
+
+    ``obey_robots``: the fetch is one a model asked for, so the site's robots.txt is obeyed
+    (unless the runtime's robots setting says otherwise). ``max_age``: a cached page older than
+    this many seconds is fetched again (0 always fetches; None: any page within the cache TTL).
+    """
+
     url: str
+    redirects: RedirectRule = "same_site"
+    obey_robots: bool = False
+    max_age: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.redirects not in ("same_site", "cross_origin"):
+            raise InvalidValueError(
+                "redirects",
+                f"FetchRequest.redirects must be 'same_site' or 'cross_origin', not "
+                f"{self.redirects!r}",
+            )
+        if self.max_age is not None and not self.max_age >= 0:
+            raise InvalidValueError(
+                "max_age", f"FetchRequest.max_age must be 0 or more seconds, not {self.max_age}"
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ __all__ = [
     "format_fetch",
     "page_piece",
     "parse_fetch_arguments",
+    "parse_max_age",
     "read_page",
     "render_body",
     "render_off_loop",
@@ -130,6 +131,13 @@ def fetch_schema() -> dict[str, Any]:
                 "minimum": 0,
                 "default": 0,
             },
+            "max_age": {
+                "type": "integer",
+                "description": (
+                    "Seconds: a cached copy older than this is fetched again; 0 always fetches."
+                ),
+                "minimum": 0,
+            },
         },
         "required": ["url"],
         "additionalProperties": False,
@@ -144,9 +152,11 @@ def parse_fetch_arguments(arguments: object) -> tuple[str, int]:
     """Validate ``{"url": …, "start": …}``; the provider checks the URL itself in full."""
     if not isinstance(arguments, Mapping):
         raise _invalid('arguments must be an object like {"url": "https://…"}')
-    extra = sorted(str(key) for key in arguments if key not in ("url", "start"))
+    extra = sorted(str(key) for key in arguments if key not in ("url", "start", "max_age"))
     if extra:
-        raise _invalid(f"unknown argument(s) {', '.join(extra)}; web_fetch takes `url` and `start`")
+        raise _invalid(
+            f"unknown argument(s) {', '.join(extra)}; web_fetch takes `url`, `start` and `max_age`"
+        )
     if "url" not in arguments:
         raise _invalid("`url` is required: a non-empty http(s) URL string")
     url = arguments["url"]
@@ -160,6 +170,16 @@ def parse_fetch_arguments(arguments: object) -> tuple[str, int]:
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         raise _invalid("`start` must be a whole number of characters, 0 or more")
     return url.strip(), start
+
+
+def parse_max_age(arguments: Mapping[str, Any]) -> int | None:
+    """``max_age`` of a ``web_fetch`` call: whole seconds, 0 or more, or None when not given."""
+    value = arguments.get("max_age")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _invalid("`max_age` must be a whole number of seconds, 0 or more")
+    return value
 
 
 def body_kind(body: FetchBody) -> Kind:
@@ -300,16 +320,25 @@ def _tool_error(error: WebError) -> ToolError:
 
 
 async def read_page(
-    runtime: WebRuntime, url: str, form: PageFormat = "markdown"
+    runtime: WebRuntime,
+    url: str,
+    form: PageFormat = "markdown",
+    *,
+    obey_robots: bool = True,
+    max_age: float | None = None,
 ) -> tuple[FetchResult, RenderedBody]:
     """One page through the seam, failing as ``web_fetch`` does, in ``form``: what the tool
     reads (``markdown``), the same as plain text (``text``), or the decoded body (``raw``).
 
+    Same-site redirects only (the model decides on another site's URL). ``obey_robots``: a
+    model asked for it, so the site's robots.txt is obeyed (a person's ``webreach fetch``
+    passes False); ``max_age``: a cached copy older than this many seconds is fetched again.
     A large page is rendered away from the event loop (in the runtime's render pool when it
     has one, else a thread), so one big page does not stall a server.
     """
+    request = FetchRequest(url, obey_robots=obey_robots, max_age=max_age)
     try:
-        result = await runtime.fetch(FetchRequest(url))
+        result = await runtime.fetch(request)
     except WebError as error:
         raise _tool_error(error) from error
     if form == "raw":
@@ -337,7 +366,7 @@ def web_fetch_tool(runtime: WebRuntime, options: ToolOptions | None = None) -> T
 
     async def execute(arguments: Mapping[str, Any]) -> ToolResult:
         url, start = parse_fetch_arguments(arguments)
-        result, rendered = await read_page(runtime, url)
+        result, rendered = await read_page(runtime, url, max_age=parse_max_age(arguments))
         piece = page_piece(result, rendered, start, options.fetch_max_chars)
         return ToolResult(text=format_fetch(piece), data=piece)
 

@@ -54,21 +54,29 @@ class Passage:
 class _Page:
     text: str
     markdown: bool
+    final: str
+    """Where the page was read after its redirects: the URL its passages are cited by."""
 
 
 async def _read(runtime: WebRuntime, url: str) -> _Page | None:
-    """The page as text (Markdown for HTML), or None when it cannot be used."""
+    """The page as text (Markdown for HTML), or None when it cannot be used.
+
+    Nobody asked for this page by itself, so its redirects are followed to any origin (every
+    hop through the guard), as a search result's link goes through a redirector or a
+    shortener; its site's robots.txt is obeyed, and a bot wall is a failure like any other.
+    """
     from .fetch import render_off_loop
     from .render_pool import runtime_render_pool
 
+    request = FetchRequest(url, redirects="cross_origin", obey_robots=True)
     try:
-        result: FetchResult = await runtime.fetch(FetchRequest(url))
+        result: FetchResult = await runtime.fetch(request)
     except WebError:
         return None
     if not 200 <= result.status_code < 300:
         return None
     rendered = await render_off_loop(result, runtime_render_pool(runtime))
-    return _Page(rendered.text, rendered.kind == "html") if rendered.text else None
+    return _Page(rendered.text, rendered.kind == "html", result.url) if rendered.text else None
 
 
 def _scored(
@@ -142,12 +150,14 @@ async def read_passages(
     *,
     size: ContextSize,
     deadline: float,
+    finals: dict[str, str] | None = None,
 ) -> dict[str, tuple[Passage, ...]]:
     """The ranked passages of each readable top source's page, best first, by URL.
 
     All the pages are read concurrently, through the runtime's safe fetcher and cache, and
     bounded together by ``deadline`` seconds; ranking is over all the pages at once, so
-    scores compare.
+    scores compare. ``finals`` receives, for each page read at another URL after its
+    redirects, the source's URL → the final one.
     """
     count = PAGES_READ[size]
     if not count or not sources:
@@ -155,6 +165,8 @@ async def read_passages(
     urls = list(dict.fromkeys(s.url for s in sources[:count]))
     began = time.monotonic()
     pages = await _read_all(runtime, urls, deadline)
+    if finals is not None:
+        finals.update((url, page.final) for url, page in pages.items() if page.final != url)
     read = time.monotonic()
     scored = await in_ranking_thread(_scored, urls, pages, queries) if pages else []
     if logger.isEnabledFor(logging.DEBUG):

@@ -147,10 +147,36 @@ async def run_search(
     )
     if context_size == "low" or not merged.sources:
         return merged
+    finals: dict[str, str] = {}
     passages = await read_passages(
-        runtime, merged.sources, queries, size=context_size, deadline=page_timeout
+        runtime, merged.sources, queries, size=context_size, deadline=page_timeout, finals=finals
     )
+    if finals:
+        merged, passages = _cited_at_final_urls(merged, passages, finals)
     return replace(merged, context_size=context_size, passages=passages)
+
+
+def _cited_at_final_urls(
+    result: SearchToolResult,
+    passages: Mapping[str, tuple[Passage, ...]],
+    finals: Mapping[str, str],
+) -> tuple[SearchToolResult, dict[str, tuple[Passage, ...]]]:
+    """Sources whose page was read after redirects, cited by the URL the page was read at (a
+    redirector's or shortener's link is not where the words are); a final URL another source
+    already has keeps that source alone."""
+    taken = {s.url for s in result.sources}
+    sources: list[SearchSource] = []
+    moved: dict[str, tuple[Passage, ...]] = dict(passages)
+    for source in result.sources:
+        final = finals.get(source.url)
+        if final is None or final in taken:
+            sources.append(source)
+            continue
+        taken.add(final)
+        sources.append(replace(source, url=final))
+        if source.url in moved:
+            moved[final] = moved.pop(source.url)
+    return replace(result, sources=tuple(sources)), moved
 
 
 def cap_answer(text: str, limit: int = ANSWER_CHARS) -> str:

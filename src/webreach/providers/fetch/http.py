@@ -28,16 +28,18 @@ from ...seam import (
     FetchResult,
     HtmlBody,
     PdfBody,
+    RedirectRule,
     TextBody,
     WebError,
     WebErrorCode,
+    check_bot_wall,
 )
 from ..spec import NoSettings, ProviderContext, ProviderSpec
 from ._content import SNIFF_BYTES, Kind, declared_kind, decode_text, final_kind, media_type
 from ._decoding import ACCEPT_ENCODING, BodyDecoder
 from ._pdf import extract_pdf_text
 
-__all__ = ["MAX_REDIRECTS", "PROVIDER", "HttpFetchProvider"]
+__all__ = ["MAX_REDIRECTS", "PROVIDER", "HttpFetchProvider", "same_site"]
 
 MAX_REDIRECTS = 5
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -57,7 +59,8 @@ def _no_cookies() -> CookieJar:
 
 
 class HttpFetchProvider:
-    """Fetch one concrete URL: same-origin redirects only, private networks refused, bounded.
+    """Fetch one concrete URL: private networks refused, every hop vetted, bounded; the
+    redirects the request's rule admits (same-site, or any origin), bot walls named.
 
     It implements the seam's optional :class:`~webreach.seam.FetchPrecheck` and
     :class:`~webreach.seam.CacheScoped`, so a runtime cache never serves it a page its guard
@@ -76,21 +79,39 @@ class HttpFetchProvider:
         resolver: Resolver | None = None,
         dialer: httpcore2.AsyncNetworkBackend | None = None,
         verify: ssl.SSLContext | bool = True,
+        user_agent: str | None = None,
+        proxy: str | None = None,
     ) -> None:
-        """``allow`` opens named private destinations; ``resolver`` and ``dialer`` (an
-        ``httpcore2.AsyncNetworkBackend`` that receives the vetted IP) are for tests."""
+        """``allow`` opens named private destinations; ``user_agent`` replaces
+        ``webreach/<version>`` with an operator's own product name; ``proxy`` sends every
+        request through an HTTP(S) proxy, each URL vetted first (its name resolved here and
+        every address judged), the proxy then resolving and connecting on its own;
+        ``resolver`` and ``dialer`` (an ``httpcore2.AsyncNetworkBackend`` that receives the
+        vetted IP) are for tests."""
         self._timeout = timeout
         self._max_bytes = max_bytes
         self._max_chars = max_chars
         self._allow = allow if isinstance(allow, AllowList) else AllowList.parse(allow)
         backend = PinningBackend(self._allow, resolver=resolver, inner=dialer)
+        self._proxied = backend if proxy else None
+        transport: httpx2.AsyncBaseTransport = (
+            httpx2.AsyncHTTPTransport(proxy=proxy, verify=verify, trust_env=False)
+            if proxy
+            else PinnedTransport(backend, verify=verify)
+        )
         self._client = create_fetch_client(
-            PinnedTransport(backend, verify=verify),
+            transport,
             timeout=timeout,
-            headers={"Accept": _ACCEPT, "Accept-Encoding": ACCEPT_ENCODING},
+            headers={
+                "Accept": _ACCEPT,
+                "Accept-Encoding": ACCEPT_ENCODING,
+                **({"User-Agent": user_agent} if user_agent else {}),
+            },
         )
         self._client.cookies = _no_cookies()
-        self._scope = _scope(self._allow, max_bytes, max_chars, resolver, dialer, verify)
+        self._scope = _scope(
+            self._allow, max_bytes, max_chars, resolver, dialer, verify, proxied=bool(proxy)
+        )
 
     def available(self) -> bool:
         return True
@@ -132,7 +153,7 @@ class HttpFetchProvider:
         try:
             url = self._vet(request.url)
             async with asyncio.timeout(self._timeout):
-                return await self._follow(url)
+                return await self._follow(url, request.redirects)
         except (TimeoutError, httpx2.TimeoutException):
             raise WebError(
                 WebErrorCode.WEB_FETCH_TIMEOUT,
@@ -149,12 +170,14 @@ class HttpFetchProvider:
             error.provider = error.provider or self.id
             raise
 
-    async def _follow(self, url: httpx2.URL) -> FetchResult:
+    async def _follow(self, url: httpx2.URL, rule: RedirectRule) -> FetchResult:
         current = url
         for hop in range(MAX_REDIRECTS + 1):
             check_host(current.host, self._allow, _port(current))
+            if self._proxied is not None:
+                await self._proxied.resolve(current.host, _port(current), self._timeout)
             async with self._client.stream("GET", current) as response:
-                target = _redirect_target(response, current)
+                target = _redirect_target(response, current, rule)
                 if target is None:
                     return await self._read(response, current)
                 if hop == MAX_REDIRECTS:
@@ -168,6 +191,7 @@ class HttpFetchProvider:
         raise AssertionError("unreachable: the loop returns or raises")
 
     async def _read(self, response: httpx2.Response, url: httpx2.URL) -> FetchResult:
+        check_bot_wall(str(url), response.status_code, response.headers, "", self.id)
         declared_length = _content_length(response)
         if declared_length is not None and declared_length > self._max_bytes:
             raise WebError(
@@ -202,6 +226,10 @@ class HttpFetchProvider:
                 status=response.status_code,
             )
         body_value, truncated = await self._represent(bytes(body), kind, charset, complete=not cut)
+        if not isinstance(body_value, PdfBody):
+            check_bot_wall(
+                str(url), response.status_code, response.headers, body_value.content, self.id
+            )
         return FetchResult(
             url=str(url),
             status_code=response.status_code,
@@ -228,11 +256,16 @@ def _scope(
     resolver: Resolver | None,
     dialer: httpcore2.AsyncNetworkBackend | None,
     verify: ssl.SSLContext | bool,
+    *,
+    proxied: bool = False,
 ) -> str:
-    """The cache scope of one configuration; see :meth:`HttpFetchProvider.cache_scope`."""
+    """The cache scope of one configuration; see :meth:`HttpFetchProvider.cache_scope`. A
+    proxy's presence counts (the names it resolves are its own), never its URL."""
     tls = "custom" if isinstance(verify, ssl.SSLContext) else "on" if verify else "off"
+    extra = {"proxy": True} if proxied else {}
     return json.dumps(
         {
+            **extra,
             "allow": allow.entries(),
             "max_bytes": max_bytes,
             "max_chars": max_chars,
@@ -261,8 +294,10 @@ def _content_length(response: httpx2.Response) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def _redirect_target(response: httpx2.Response, current: httpx2.URL) -> httpx2.URL | None:
-    """The vetted same-origin target of a redirect, None if this is no redirect, or raise."""
+def _redirect_target(
+    response: httpx2.Response, current: httpx2.URL, rule: RedirectRule
+) -> httpx2.URL | None:
+    """The vetted target of a redirect the rule admits, None if this is no redirect, or raise."""
     location = response.headers.get("location")
     if response.status_code not in _REDIRECT_STATUSES or not location:
         return None
@@ -274,14 +309,33 @@ def _redirect_target(response: httpx2.Response, current: httpx2.URL) -> httpx2.U
             f"{current} redirects to {location!r}, which is not a valid web URL ({error})",
             status=response.status_code,
         ) from None
-    if _origin(target) != _origin(current):
+    if rule == "same_site" and not same_site(current, target):
         raise WebError(
             WebErrorCode.WEB_REDIRECT_BLOCKED,
-            f"{current} redirects to {target}, a different origin, which was not followed; "
+            f"{current} redirects to {target}, another site, which was not followed; "
             f"fetch {target} in a new call to read it",
             status=response.status_code,
         )
     return target
+
+
+def _bare(host: str) -> str:
+    return host[4:] if host.startswith("www.") and host.count(".") >= 2 else host
+
+
+def same_site(current: httpx2.URL, target: httpx2.URL) -> bool:
+    """Whether a redirect stays on the site a model asked for: the same origin, with ``www.``
+    added or removed, and ``http`` → ``https`` from and to the default ports allowed."""
+    if current.host != target.host and _bare(current.host) != _bare(target.host):
+        return False
+    if current.scheme == target.scheme:
+        return _port(current) == _port(target)
+    return (current.scheme, _port(current), target.scheme, _port(target)) == (
+        "http",
+        80,
+        "https",
+        443,
+    )
 
 
 def _transport_failure(error: httpx2.HTTPError, url: httpx2.URL) -> WebError:
@@ -333,6 +387,8 @@ def _create(_settings: NoSettings, context: ProviderContext) -> HttpFetchProvide
         timeout=context.fetch_timeout,
         max_bytes=context.fetch_max_bytes,
         allow=context.fetch_allow or (),
+        user_agent=context.fetch_user_agent,
+        proxy=context.fetch_proxy,
     )
 
 

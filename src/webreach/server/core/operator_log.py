@@ -134,6 +134,8 @@ _REFUSED = frozenset(
         WebErrorCode.WEB_REDIRECT_BLOCKED,
         WebErrorCode.WEB_UNSUPPORTED_CONTENT_TYPE,
         WebErrorCode.WEB_FETCH_TOO_LARGE,
+        WebErrorCode.WEB_ROBOTS_DISALLOWED,
+        WebErrorCode.WEB_BOT_CHALLENGE,
     }
 )
 """Refusals by policy or of what was asked, not failures of a provider: info, not warning."""

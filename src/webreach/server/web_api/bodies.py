@@ -29,6 +29,7 @@ from .body_fields import (
     Format,
     Integral,
     Language,
+    MaxAge,
     MaxTokens,
     NumSearchResults,
     Start,
@@ -218,6 +219,7 @@ class FetchRequest(Body):
     url: Url
     start: Start = 0
     format: Format = "markdown"
+    max_age: MaxAge = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +235,7 @@ class FetchCall:
     url: str
     start: int
     format: PageFormat
+    max_age: int | None = None
 
 
 def _checked(shape: type[B], body: JSON) -> B:
@@ -292,4 +295,4 @@ def fetch_call(body: JSON) -> FetchCall:
         url, start = parse_fetch_arguments({"url": checked_body.url, "start": checked_body.start})
     except ToolError as error:
         raise _tool_refusal(error, "url") from None
-    return FetchCall(url, start, checked_body.format)
+    return FetchCall(url, start, checked_body.format, checked_body.max_age)

@@ -26,6 +26,7 @@ __all__ = [
     "Format",
     "Integral",
     "Language",
+    "MaxAge",
     "MaxTokens",
     "NumSearchResults",
     "Start",
@@ -116,6 +117,14 @@ Start = Annotated[
     Field(ge=0, description="Character offset to continue from (a previous `next_start`)."),
     checked(_whole, "must be a non-negative integer"),
     Integral,
+]
+MaxAge = Annotated[
+    int | None,
+    Field(
+        ge=0,
+        description="Seconds: a cached copy older than this is fetched again; 0 always fetches.",
+    ),
+    checked(lambda v: v is None or _whole(v), "must be a non-negative integer"),
 ]
 Format = Annotated[
     PageFormat,

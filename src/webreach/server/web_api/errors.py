@@ -48,6 +48,8 @@ _STATUS: dict[WebErrorCode, int] = {
     WebErrorCode.WEB_REDIRECT_BLOCKED: 422,
     WebErrorCode.WEB_UNSUPPORTED_CONTENT_TYPE: 422,
     WebErrorCode.WEB_FETCH_TOO_LARGE: 422,
+    WebErrorCode.WEB_BOT_CHALLENGE: 502,
+    WebErrorCode.WEB_ROBOTS_DISALLOWED: 403,
     WebErrorCode.WEB_PROVIDER_ERROR: 502,
     WebErrorCode.WEB_ABORTED: 502,
     WebErrorCode.WEB_FETCH_TIMEOUT: 504,

@@ -166,7 +166,9 @@ async def fetch_work(context: ServerContext, body: JSON) -> Answer:
     call = fetch_call(body)
     await _take("fetches", 1)
     request_log().fetches += 1
-    (result, rendered), seconds = await timed(read_page(context.runtime, call.url, call.format))
+    (result, rendered), seconds = await timed(
+        read_page(context.runtime, call.url, call.format, max_age=call.max_age)
+    )
     piece = page_piece(result, rendered, call.start, context.options.fetch_max_chars)
     return Answer({**piece.to_json(), "format": call.format}, seconds)
 

@@ -103,7 +103,7 @@ async def run_read_call(
     if not spec.domains.admits(urlsplit(url).hostname):
         return CallFailed("url_not_allowed"), f"ERROR: reading {url} is not allowed.", 0
     try:
-        result = await runtime.fetch(FetchRequest(url))
+        result = await runtime.fetch(FetchRequest(url, obey_robots=True))
     except WebError as error:
         web_failure("fetch", error, url=url)
         failed = CallFailed(
@@ -137,7 +137,9 @@ async def _refused(url: str, text: str, review: ReviewText) -> tuple[Outcome, st
     return CallFailed("url_not_allowed"), f"ERROR: {url} did not pass the content review.", 1
 
 
-_NOT_ALLOWED = frozenset({"WEB_BLOCKED_URL", "WEB_INVALID_URL", "WEB_REDIRECT_BLOCKED"})
+_NOT_ALLOWED = frozenset(
+    {"WEB_BLOCKED_URL", "WEB_INVALID_URL", "WEB_REDIRECT_BLOCKED", "WEB_ROBOTS_DISALLOWED"}
+)
 
 
 _PAGE_SNIPPET = 240

@@ -124,7 +124,8 @@ class OpenedPages:
 
 
 async def _open(url: str, runtime: WebRuntime) -> Opened:
-    result = await runtime.fetch(FetchRequest(url))
+    request = FetchRequest(url, redirects="cross_origin", obey_robots=True)
+    result = await runtime.fetch(request)
     if result.status_code >= 400:
         message = f"{url} answered HTTP {result.status_code}"
         raise _PageStatus(
