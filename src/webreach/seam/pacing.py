@@ -124,7 +124,7 @@ async def _bounded(
     if deadline is None:
         return await attempt
     loop_deadline = asyncio.get_running_loop().time() + deadline - time.monotonic()
-    within = asyncio.timeout(loop_deadline)
+    within = asyncio.timeout_at(loop_deadline)
     try:
         async with within:
             return await attempt
