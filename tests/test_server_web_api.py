@@ -201,6 +201,17 @@ async def test_fetch_of_a_private_address_is_refused_by_the_guard(stack: Stack) 
     assert invalid.json()["error"]["code"] == "WEB_INVALID_URL"
 
 
+async def test_fetch_max_age_reads_again(stack: Stack) -> None:
+    url = stack.page("/other")
+    for body in ({"url": url}, {"url": url, "max_age": 3600}, {"url": url, "max_age": 0}):
+        reply = await stack.client.post("/v1/fetch", json=body)
+        assert reply.status_code == 200, reply.text
+    assert stack.fetches("/other") == 2  # the cached copy served the second, not the third
+    bad = await stack.client.post("/v1/fetch", json={"url": url, "max_age": -1})
+    assert bad.status_code == 400
+    assert bad.json()["error"]["param"] == "max_age"
+
+
 async def test_a_start_past_the_end_names_start(stack: Stack) -> None:
     reply = await stack.client.post(
         "/v1/fetch", json={"url": stack.page("/article"), "start": 10**6}
