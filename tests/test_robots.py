@@ -187,6 +187,17 @@ async def test_the_rules_are_kept_per_origin_in_the_cache_store() -> None:
     assert paths(srv) == ["/robots.txt"]
 
 
+async def test_concurrent_pages_of_one_site_read_robots_txt_once() -> None:
+    async with site(text(RULES)) as srv, runtime() as rt:
+        pages = ["/public", "/private/open/page", "/public", "/doc.pdf", "/private/page"]
+        results = await asyncio.gather(
+            *(rt.fetch(FetchRequest(srv.url(p), obey_robots=True)) for p in pages),
+            return_exceptions=True,
+        )
+    assert [type(r).__name__ for r in results] == ["FetchResult"] * 3 + ["WebError"] * 2
+    assert paths(srv).count("/robots.txt") == 1
+
+
 async def test_a_cached_page_is_not_served_against_robots_txt() -> None:
     """A person read the page (no robots.txt); a model asking for it later is refused."""
     async with site(text(RULES)) as srv, runtime(cache=MemoryStore()) as rt:

@@ -67,6 +67,9 @@ class RobotsRules:
         self.token = token
         self._ttl = ttl
         self._parsed: OrderedDict[str, tuple[float, Protego | None, str]] = OrderedDict()
+        self._reading: OrderedDict[str, asyncio.Lock] = OrderedDict()
+        """One lock per origin: concurrent pages of one site (a search's passages) wait for
+        the first read of its robots.txt instead of each reading it."""
 
     async def check(
         self,
@@ -105,11 +108,33 @@ class RobotsRules:
         load: Callable[[str], Awaitable[bytes | None]],
         keep: Callable[[str, bytes], Awaitable[None]],
     ) -> tuple[Protego | None, str]:
+        known = self._known(where)
+        if known is not None:
+            return known
+        lock = self._reading.setdefault(where, asyncio.Lock())
+        self._reading.move_to_end(where)
+        while len(self._reading) > _PARSED:
+            self._reading.popitem(last=False)
+        async with lock:
+            known = self._known(where)
+            if known is not None:
+                return known
+            return await self._read_rules(where, fetch, load, keep)
+
+    def _known(self, where: str) -> tuple[Protego | None, str] | None:
         known = self._parsed.get(where)
-        now = time.monotonic()
-        if known is not None and known[0] > now:
-            self._parsed.move_to_end(where)
-            return known[1], known[2]
+        if known is None or known[0] <= time.monotonic():
+            return None
+        self._parsed.move_to_end(where)
+        return known[1], known[2]
+
+    async def _read_rules(
+        self,
+        where: str,
+        fetch: Fetcher,
+        load: Callable[[str], Awaitable[bytes | None]],
+        keep: Callable[[str, bytes], Awaitable[None]],
+    ) -> tuple[Protego | None, str]:
         raw = await load(where)
         if raw is None:
             text = await _read(where, fetch)
@@ -118,7 +143,7 @@ class RobotsRules:
             text = "" if raw == _NO_RULES else raw.decode(errors="replace")
         rules = await _parse(text) if text.strip() else None
         if self._ttl > 0:
-            self._parsed[where] = (now + self._ttl, rules, text)
+            self._parsed[where] = (time.monotonic() + self._ttl, rules, text)
             self._parsed.move_to_end(where)
             while len(self._parsed) > _PARSED:
                 self._parsed.popitem(last=False)
