@@ -213,13 +213,14 @@ def test_webreach_fetch_exits_1_naming_the_wall(replay: ReplayServer) -> None:
     assert replay.requests[0].headers["user-agent"].startswith("webreach/")
 
 
-def test_the_operator_names_the_user_agent(replay: ReplayServer) -> None:
+@pytest.mark.parametrize("provider", ["http", "auto"])
+def test_the_operator_names_the_user_agent(replay: ReplayServer, provider: str) -> None:
     replay.route("GET", "/p", Reply(body=b"hello", headers={"content-type": "text/plain"}))
     agent = "AcmeResearch/2.1 (+https://acme.example/bot)"
     env = clean_env(
         WEBREACH_FETCH_ALLOW="127.0.0.1",
         WEBREACH_FETCH_USER_AGENT=agent,
-        WEBREACH_FETCH_PROVIDER="http",
+        WEBREACH_FETCH_PROVIDER=provider,
     )
     done = run_cli("fetch", f"{replay.url}/p", "--json", env=env)
     assert done.returncode == 0, done.stderr

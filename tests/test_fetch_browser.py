@@ -72,6 +72,24 @@ async def test_a_shell_filled_from_a_json_call_is_drawn_by_auto() -> None:
     assert site.hits["/api/story"] == 1
 
 
+async def test_the_operators_user_agent_names_the_document_and_the_pages_own_requests() -> None:
+    agent = "AcmeResearch/2.1 (+https://acme.example/bot)"
+    seen: list[str] = []
+    async with Site() as site:
+        site.html("/", shell(STORY))
+
+        async def story(request: web.Request) -> web.StreamResponse:
+            seen.append(request.headers.get("User-Agent", ""))
+            return web.json_response({"title": "Seven towns", "body": WORDS})
+
+        site.pages["/api/story"] = story
+        allow = f"127.0.0.1:{site.port}"
+        async with provider_for(allow, mode="app_shell", user_agent=agent) as provider:
+            result = await provider.fetch(FetchRequest(site.url + "/"))
+    assert result.rendered_by == "browser"
+    assert seen == [agent]
+
+
 async def test_a_shell_filled_by_inline_script() -> None:
     async with Site() as site:
         site.html("/", shell(draw(f"<article><p>{WORDS}</p></article>")))

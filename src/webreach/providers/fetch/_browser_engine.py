@@ -68,6 +68,8 @@ class BrowserEngine:
         dialer: httpcore2.AsyncNetworkBackend | None = None,
         verify: ssl.SSLContext | bool = True,
         provisional: bool = False,
+        user_agent: str | None = None,
+        proxy: str | None = None,
     ) -> None:
         """``provisional`` limits (read from the environment for ``auto``) give way once to the
         ``browser`` provider's (:meth:`adopt`)."""
@@ -83,7 +85,11 @@ class BrowserEngine:
             resolver=resolver,
             dialer=dialer,
             verify=verify,
+            user_agent=user_agent,
+            proxy=proxy,
         )
+        self.user_agent = user_agent
+        """The operator's product name (``WEBREACH_FETCH_USER_AGENT``), the browser's too."""
         self._backend = PinningBackend(self._allow, resolver=resolver, inner=dialer)
         self._source: BrowserSource | None = None
         self._found: str | None = None
@@ -166,7 +172,13 @@ class BrowserEngine:
             await proxy.start()
             try:
                 rendered = await render_page(
-                    browser, proxy.url, result.url, result.status_code, result.body.content, until
+                    browser,
+                    proxy.url,
+                    result.url,
+                    result.status_code,
+                    result.body.content,
+                    until,
+                    user_agent=self.user_agent,
                 )
             except TimeoutError:
                 return _as_served(result, f"{reason}; the page did not render in time")

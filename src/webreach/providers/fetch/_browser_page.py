@@ -128,12 +128,21 @@ async def _stay(route: Route) -> None:
 
 
 async def render_page(
-    browser: Browser, proxy_url: str, url: str, status: int, html: str, deadline: float
+    browser: Browser,
+    proxy_url: str,
+    url: str,
+    status: int,
+    html: str,
+    deadline: float,
+    *,
+    user_agent: str | None = None,
 ) -> Rendered:
     """``html`` (fetched from ``url`` with ``status``) as the browser leaves it once quiet, or at
     ``deadline`` (a ``time.monotonic()`` instant); raises ``TimeoutError`` when even the DOM
-    cannot be read by then, and Playwright's ``Error`` when the page crashes."""
+    cannot be read by then, and Playwright's ``Error`` when the page crashes. ``user_agent``,
+    the operator's product name, replaces the browser's own in the page's requests."""
     context = await browser.new_context(
+        user_agent=user_agent,
         proxy={"server": proxy_url, "bypass": "<-loopback>"},
         accept_downloads=False,
         service_workers="block",

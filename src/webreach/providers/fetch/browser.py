@@ -163,6 +163,8 @@ def engine_for(context: ProviderContext, settings: BrowserSettings | None) -> Br
         max_bytes=context.fetch_max_bytes,
         allow=context.fetch_allow or "",
         provisional=settings is None,
+        user_agent=context.fetch_user_agent,
+        proxy=context.fetch_proxy,
     )
     _engines.setdefault(context, engine)
     return engine
