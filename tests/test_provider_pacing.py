@@ -223,3 +223,22 @@ def test_an_invalid_pace_names_its_variable(monkeypatch: pytest.MonkeyPatch, val
     with pytest.raises(ConfigError) as caught:
         build_runtime()
     assert "BRAVE_REQUESTS_PER_SECOND" in str(caught.value)
+
+
+async def test_the_retry_stays_within_the_first_attempts_deadline(
+    monkeypatch: pytest.MonkeyPatch, replay: ReplayServer
+) -> None:
+    """The wait and the second attempt share the one deadline: a retry that hangs is cut off
+    at it, and named after it."""
+    never = threading.Event()
+    replies = [Reply(429, json={}, headers={"Retry-After": "0"}), Reply(hold=never)]
+    replay.route("GET", PATH, lambda _request: replies.pop(0))
+    use_brave(monkeypatch, replay, WEBREACH_SEARCH_TIMEOUT="1")
+    try:
+        async with build_runtime() as runtime:
+            with pytest.raises(WebError) as caught:
+                await runtime.search(SearchRequest("q"))
+    finally:
+        never.set()
+    assert caught.value.message == "brave: no answer within 1 s"
+    assert len(replay.requests) == 2
