@@ -14,9 +14,20 @@
 # moves the pins of this file and deploy/compose.yaml to what their tags name today), and every
 # Python package comes from deploy/requirements.lock with its sha256 hashes, as wheels
 # (deploy/lock refreshes the locks from pyproject.toml).
+#
+# With a browser, to draw the pages that need one (README, "Pages that need a browser"):
+#
+#   docker build --build-arg BROWSER=chromium -t webreach:browser .
+#
+# BROWSER picks a stage by name (`deps-…`, `runtime-…`): `none` (the default) builds exactly
+# the image above, the browser's stages never run and nothing of them enters its layers or their
+# cache keys; `chromium` adds the `browser` extra from deploy/browser-requirements.lock and
+# Debian's Chromium. Any other value names no stage, and the build stops. BuildKit (the
+# `syntax` line) builds only the stages the image needs.
+ARG BROWSER=none
 
 # ---- build: a virtual environment holding webreach and the extras the server needs ----------
-FROM python:3.12-slim@sha256:229a2c5bfa27522db7815ea81f9bed70af17ccb9de9fc7ad142b1877b5830d36 AS build
+FROM python:3.12-slim@sha256:229a2c5bfa27522db7815ea81f9bed70af17ccb9de9fc7ad142b1877b5830d36 AS build-base
 
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -29,12 +40,23 @@ WORKDIR /src
 # store of replicas); deploy/lock says how to add `mcp`. Wheels only and hashes required: pip
 # runs no build script and installs nothing the lock does not name. The build backend
 # (hatchling, deploy/build-requirements.lock) goes into the base interpreter of this stage only.
+FROM build-base AS deps-none
 COPY deploy/requirements.lock deploy/build-requirements.lock ./deploy/
 RUN /opt/venv/bin/pip install --require-hashes --no-deps --only-binary :all: \
       -r deploy/requirements.lock \
  && pip install --require-hashes --no-deps --only-binary :all: \
       -r deploy/build-requirements.lock
 
+# The same with the `browser` extra (Playwright and its Node driver): the browser lock holds the
+# runtime lock's pins and Playwright's, so it is installed instead of it, not on top.
+FROM build-base AS deps-chromium
+COPY deploy/browser-requirements.lock deploy/build-requirements.lock ./deploy/
+RUN /opt/venv/bin/pip install --require-hashes --no-deps --only-binary :all: \
+      -r deploy/browser-requirements.lock \
+ && pip install --require-hashes --no-deps --only-binary :all: \
+      -r deploy/build-requirements.lock
+
+FROM deps-${BROWSER} AS build
 # Then webreach itself: a wheel built with that backend (no build isolation, so nothing else is
 # fetched), installed without dependencies; `pip check` fails the build if the lock missed one.
 COPY pyproject.toml README.md ./
@@ -45,7 +67,7 @@ RUN pip wheel --no-deps --no-build-isolation --wheel-dir /tmp/dist . \
  && /opt/venv/bin/webreach --version
 
 # ---- runtime: the same base, the environment, and nothing else ---------------------------------
-FROM python:3.12-slim@sha256:229a2c5bfa27522db7815ea81f9bed70af17ccb9de9fc7ad142b1877b5830d36
+FROM python:3.12-slim@sha256:229a2c5bfa27522db7815ea81f9bed70af17ccb9de9fc7ad142b1877b5830d36 AS runtime-none
 
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
@@ -57,6 +79,26 @@ ENV PATH=/opt/venv/bin:$PATH \
 RUN groupadd --system --gid 10001 webreach \
  && useradd --system --uid 10001 --gid 10001 --create-home --home-dir /home/webreach \
     --shell /usr/sbin/nologin webreach
+
+# Debian's Chromium, for the `browser` fetch provider. What pins it: the base image's digest fixes
+# the Debian release and its archive; the package is that release's current chromium when the
+# image is built (its security updates replace older versions in the archive, so a version pin
+# would stop building within weeks). The setuid sandbox helper (chromium-sandbox, only
+# recommended) stays out.
+# The sandbox: the server runs as user 10001, not root, so Chromium starts its own sandbox (user
+# namespaces) where the container runtime allows them; Docker's and containerd's default seccomp
+# profiles refuse them, and then no page is drawn in the browser (`auto` gives the HTTP result,
+# marked "the browser could not start", and the log warns). The operator decides: a seccomp
+# profile that allows user namespaces (and a host kernel that does), or
+# WEBREACH_BROWSER_NO_SANDBOX=true (Chromium without its sandbox: the guard proxy, the
+# per-fetch context and the container are then the only walls around a page's code).
+FROM runtime-none AS runtime-chromium
+RUN apt-get update \
+ && apt-get install --yes --no-install-recommends chromium \
+ && rm -rf /var/lib/apt/lists/*
+ENV WEBREACH_BROWSER_EXECUTABLE=/usr/bin/chromium
+
+FROM runtime-${BROWSER}
 COPY --from=build /opt/venv /opt/venv
 
 USER 10001:10001

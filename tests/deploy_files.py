@@ -28,6 +28,7 @@ COMPOSE = DEPLOY / "compose.yaml"
 NGINX_CONF = DEPLOY / "nginx.conf.template"
 ENV_EXAMPLE = DEPLOY / "webreach.env.example"
 LOCK = DEPLOY / "requirements.lock"
+BROWSER_LOCK = DEPLOY / "browser-requirements.lock"
 BUILD_LOCK = DEPLOY / "build-requirements.lock"
 
 
@@ -55,8 +56,8 @@ class Stage:
         return found[-1]
 
 
-def dockerfile_stages(path: Path = DOCKERFILE) -> list[Stage]:
-    """The stages of a Dockerfile: comments dropped, continuation lines joined."""
+def dockerfile_lines(path: Path = DOCKERFILE) -> list[str]:
+    """A Dockerfile's instructions: comments dropped, continuation lines joined."""
     lines: list[str] = []
     pending = ""
     for raw in path.read_text().splitlines():
@@ -70,8 +71,26 @@ def dockerfile_stages(path: Path = DOCKERFILE) -> list[Stage]:
         if line:
             lines.append(line)
     assert not pending, "the Dockerfile ends inside a continued line"
+    return lines
+
+
+def dockerfile_args(path: Path = DOCKERFILE) -> dict[str, str]:
+    """The ``ARG NAME=default`` lines before the first FROM: the only ones a FROM can use."""
+    args: dict[str, str] = {}
+    for line in dockerfile_lines(path):
+        name, _, rest = line.partition(" ")
+        if name.upper() == "FROM":
+            break
+        assert name.upper() == "ARG", f"{name} before any FROM"
+        key, _, value = rest.strip().partition("=")
+        args[key] = value
+    return args
+
+
+def dockerfile_stages(path: Path = DOCKERFILE) -> list[Stage]:
+    """The stages of a Dockerfile as written (a FROM's ``${ARG}`` left in place)."""
     stages: list[Stage] = []
-    for line in lines:
+    for line in dockerfile_lines(path):
         name, _, args = line.partition(" ")
         name = name.upper()
         args = args.strip()
@@ -81,9 +100,45 @@ def dockerfile_stages(path: Path = DOCKERFILE) -> list[Stage]:
             alias = words[2] if len(words) == 3 and words[1].upper() == "AS" else None
             stages.append(Stage(words[0], alias))
             continue
-        assert stages, f"{name} before any FROM"
+        if not stages:
+            continue  # a global ARG (dockerfile_args)
         stages[-1].instructions.append(Instruction(name, args))
     return stages
+
+
+def image_stage(
+    build_args: dict[str, str] | None = None, alias: str | None = None, path: Path = DOCKERFILE
+) -> Stage:
+    """What a build with these ``--build-arg`` values runs for the stage named ``alias`` (the
+    last stage, the image, by default), as BuildKit resolves it: ``${ARG}`` in each FROM filled
+    in from the global ARGs, and a FROM naming an earlier stage replaced by that stage's own
+    instructions. The result starts from a registry image and holds every instruction in
+    order; a name that is no stage of the file fails here, as the build would."""
+    stages = dockerfile_stages(path)
+    values = {**dockerfile_args(path), **(build_args or {})}
+
+    def fill(base: str) -> str:
+        def replace(match: re.Match[str]) -> str:
+            name = match[1] or match[2]
+            assert name in values, f"FROM {base}: {name} is not a global ARG"
+            return values[name]
+
+        return re.sub(r"\$\{(\w+)\}|\$(\w+)", replace, base)
+
+    def flatten(index: int) -> Stage:
+        stage = stages[index]
+        base = fill(stage.base)
+        earlier = [i for i, s in enumerate(stages[:index]) if s.alias == base]
+        if earlier:
+            parent = flatten(earlier[-1])
+            return Stage(parent.base, stage.alias, parent.instructions + stage.instructions)
+        assert "@sha256:" in base, f"FROM {base} names no stage and no pinned image"
+        return Stage(base, stage.alias, list(stage.instructions))
+
+    if alias is None:
+        return flatten(len(stages) - 1)
+    (index,) = [i for i, s in enumerate(stages) if s.alias == alias]
+    return flatten(index)
 
 
 def exec_form(args: str) -> list[str]:
@@ -414,7 +469,7 @@ def webreach_on_path(directory: Path) -> str:
 
 def run_health_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The image's HEALTHCHECK command, as Docker runs a shell form: ``/bin/sh -c``."""
-    _, command = healthcheck(dockerfile_stages()[-1])
+    _, command = healthcheck(image_stage())
     return subprocess.run(
         ["/bin/sh", "-c", command], env=env, capture_output=True, text=True, timeout=30
     )
@@ -425,7 +480,7 @@ def run_image(env: dict[str, str], cwd: Path, *args: str) -> Iterator[subprocess
     """The image's ENTRYPOINT and CMD followed by ``args`` (as ``docker run IMAGE args``), in
     ``env`` (which needs PATH from :func:`webreach_on_path` and PORT); yields once the health
     check passes, as compose's ``condition: service_healthy`` waits for it."""
-    final = dockerfile_stages()[-1]
+    final = image_stage()
     argv = exec_form(final.last("ENTRYPOINT")) + exec_form(final.last("CMD")) + list(args)
     process = subprocess.Popen(
         argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

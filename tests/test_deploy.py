@@ -38,6 +38,7 @@ from deploy_files import (
     free_port,
     healthcheck,
     ignore_patterns,
+    image_stage,
     in_build_context,
     nginx_conf,
     nginx_seconds,
@@ -49,17 +50,16 @@ from deploy_files import (
 from scripted_upstream import ScriptedUpstream
 
 SLIM_PYTHON = re.compile(r"python:3\.1[12]-slim(-\w+)?@sha256:[0-9a-f]{64}")
-FINAL = dockerfile_stages()[-1]
+FINAL = image_stage()
 
 
 # --- the image --------------------------------------------------------------------------------
 
 
 def test_the_image_is_slim_python_built_in_a_separate_stage() -> None:
-    stages = dockerfile_stages()
-    assert all(SLIM_PYTHON.fullmatch(stage.base) for stage in stages), [s.base for s in stages]
-    build = stages[0]
-    assert build.alias == "build" and len(stages) == 2
+    build = image_stage(alias="build")
+    assert SLIM_PYTHON.fullmatch(build.base) and SLIM_PYTHON.fullmatch(FINAL.base)
+    assert all(SLIM_PYTHON.fullmatch(s.base) for s in dockerfile_stages() if "@" in s.base)
     # The runtime takes the build's virtual environment and nothing else from it.
     copies = FINAL.all("COPY")
     assert copies == ["--from=build /opt/venv /opt/venv"]
@@ -121,8 +121,12 @@ def test_every_copied_file_is_in_the_build_context_and_nothing_else_is() -> None
         if not copy.startswith("--from")
         for word in copy.split()[:-1]
     ]
-    locks = ["deploy/requirements.lock", "deploy/build-requirements.lock"]
-    assert sources == [*locks, "pyproject.toml", "README.md", "src"]
+    locks = [
+        "deploy/requirements.lock",
+        "deploy/build-requirements.lock",
+        "deploy/browser-requirements.lock",  # --build-arg BROWSER=chromium
+    ]
+    assert sources == [*locks, locks[1], "pyproject.toml", "README.md", "src"]
     package = {path for path in tracked if path.startswith("src/")}
     assert package and package <= sent
     assert {"pyproject.toml", "README.md", *locks} <= sent

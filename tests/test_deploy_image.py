@@ -30,6 +30,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from deploy_files import (
+    BROWSER_LOCK,
     BUILD_LOCK,
     COMPOSE,
     DEPLOY,
@@ -40,10 +41,13 @@ from deploy_files import (
     ROOT,
     MissingVariable,
     compose,
+    dockerfile_args,
     dockerfile_stages,
     env_file,
+    env_of,
     free_port,
     healthcheck,
+    image_stage,
     lock_pins,
     nginx_conf,
     service_environment,
@@ -52,6 +56,8 @@ from deploy_files import (
 PINNED = re.compile(
     r"(?P<name>[a-z0-9][a-z0-9./_-]*):(?P<tag>[\w.-]+)@sha256:(?P<digest>[0-9a-f]{64})"
 )
+# The values of the Dockerfile's BROWSER build argument (`none` is the default image).
+BROWSERS = ("none", "chromium")
 REQUIRED = ("WEBREACH_UPSTREAM_BASE_URL", "WEBREACH_SERVER_API_KEYS", "WEBREACH_SIGNING_KEY")
 FILLED = {
     "WEBREACH_UPSTREAM_BASE_URL": "http://upstream.internal/v1",
@@ -75,8 +81,15 @@ IMAGE_MARKERS = {
 
 
 def test_every_base_image_is_pinned_by_digest() -> None:
-    bases = [stage.base for stage in dockerfile_stages()]
+    stages = dockerfile_stages()
+    aliases = {stage.alias for stage in stages}
+    # Every FROM is a pinned image or an earlier stage (its name perhaps chosen by BROWSER).
+    bases = [stage.base for stage in stages if stage.base.split("-$")[0] not in aliases]
+    bases = [base for base in bases if "${" not in base]
     assert all(PINNED.fullmatch(base) for base in bases), bases
+    for browser in BROWSERS:
+        for alias in ("build", None):
+            assert PINNED.fullmatch(image_stage({"BROWSER": browser}, alias).base)
     assert len(set(bases)) == 1, "the build and the runtime stages share one pinned base"
     services = compose()["services"]
     for name in ("lb", "redis"):
@@ -169,17 +182,20 @@ def test_pin_images_refuses_without_a_tool_to_ask(tmp_path: Path) -> None:
 # --- the lock ---------------------------------------------------------------------------------
 
 
-def lock_extras() -> list[str]:
-    """The extras deploy/lock locks (``--extra NAME`` of its uv command)."""
+def lock_extras(lock: Path = LOCK) -> list[str]:
+    """The extras deploy/lock locks into ``lock``: the ``--extra NAME`` of the uv command
+    writing it."""
     lines = (DEPLOY / "lock").read_text().splitlines()
-    commands = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
-    return re.findall(r"--extra (\w+)", commands)
+    script = "\n".join(line for line in lines if not line.lstrip().startswith("#"))
+    commands = script.replace("\\\n", " ").splitlines()
+    (command,) = [c for c in commands if f"--output-file deploy/{lock.name}" in c]
+    return re.findall(r"--extra (\w+)", command)
 
 
-def runtime_requirements() -> list[Requirement]:
+def runtime_requirements(lock: Path = LOCK) -> list[Requirement]:
     """What ``pip install ".[extras]"`` asks for: the dependencies and the locked extras'."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    extras = lock_extras()
+    extras = lock_extras(lock)
     named = [*project["dependencies"]]
     for extra in extras:
         named += project["optional-dependencies"][extra]
@@ -213,28 +229,46 @@ def closure(requirements: list[Requirement]) -> set[str]:
     return {key.partition("[")[0] for key in seen}
 
 
-def test_the_lock_covers_every_runtime_dependency_with_hashes() -> None:
-    assert lock_extras() == ["server", "redis"]
-    pins = lock_pins(LOCK)
-    for pin in pins.values():
-        assert pin.hashes and all(h.startswith("sha256:") for h in pin.hashes), pin.name
+@pytest.mark.parametrize(
+    ("lock", "extras"),
+    [(LOCK, ["server", "redis"]), (BROWSER_LOCK, ["server", "redis", "browser"])],
+    ids=["runtime", "browser"],
+)
+def test_the_lock_covers_every_runtime_dependency_with_hashes(
+    lock: Path, extras: list[str]
+) -> None:
+    assert lock_extras(lock) == extras
+    pins = lock_pins(lock)
+    for locked in pins.values():
+        assert locked.hashes and all(h.startswith("sha256:") for h in locked.hashes), locked.name
     # The direct requirements: pinned at a version pyproject.toml allows (a bump there
     # without `deploy/lock` fails here).
-    for requirement in runtime_requirements():
+    for requirement in runtime_requirements(lock):
         pin = pins.get(canonicalize_name(requirement.name))
-        assert pin is not None, f"{requirement.name} is not in {LOCK.name}; run deploy/lock"
+        assert pin is not None, f"{requirement.name} is not in {lock.name}; run deploy/lock"
         assert requirement.specifier.contains(pin.version, prereleases=True), (
-            f"{LOCK.name} pins {pin.name}=={pin.version}, pyproject.toml wants {requirement}"
+            f"{lock.name} pins {pin.name}=={pin.version}, pyproject.toml wants {requirement}"
         )
     # And everything they pull in on the image's platform.
-    needed = closure(runtime_requirements()) - {"webreach"}
+    needed = closure(runtime_requirements(lock)) - {"webreach"}
     missing = sorted(needed - set(pins))
-    assert not missing, f"{LOCK.name} lacks {missing}; run deploy/lock"
+    assert not missing, f"{lock.name} lacks {missing}; run deploy/lock"
     for name in needed:
         marker = pins[name].marker
         assert not marker or Marker(marker).evaluate(IMAGE_MARKERS), (name, marker)
     # Only the server's extras: no test or MCP tooling in the image.
     assert not {"pytest", "mcp", "mypy"} & set(pins)
+
+
+def test_the_browser_lock_is_the_runtime_lock_and_playwright() -> None:
+    """The browser image runs the same versions as the default one, plus Playwright's."""
+    runtime, browser = lock_pins(LOCK), lock_pins(BROWSER_LOCK)
+    assert "playwright" in browser and "playwright" not in runtime
+    for name, pin in runtime.items():
+        assert name in browser, f"{BROWSER_LOCK.name} lacks {name}; run deploy/lock"
+        assert browser[name].version == pin.version, (name, browser[name].version, pin.version)
+    added = closure([Requirement("playwright")])
+    assert set(browser) - set(runtime) <= added, sorted(set(browser) - set(runtime) - added)
 
 
 def test_the_build_backend_is_locked_too() -> None:
@@ -245,14 +279,18 @@ def test_the_build_backend_is_locked_too() -> None:
         pin = pins[canonicalize_name(requirement.name)]
         assert requirement.specifier.contains(pin.version)
     assert all(pin.hashes for pin in pins.values())
-    for lock in (LOCK, BUILD_LOCK):
+    for lock in (LOCK, BROWSER_LOCK, BUILD_LOCK):
         assert "#    deploy/lock" in lock.read_text(), f"{lock.name} names its refresh command"
 
 
-def test_the_image_installs_only_from_the_locks_with_hashes() -> None:
-    build = dockerfile_stages()[0]
+@pytest.mark.parametrize(
+    ("browser", "lock"),
+    [("none", "requirements.lock"), ("chromium", "browser-requirements.lock")],
+)
+def test_the_image_installs_only_from_the_locks_with_hashes(browser: str, lock: str) -> None:
+    build = image_stage({"BROWSER": browser}, "build")
     copies = build.all("COPY")
-    assert copies[0] == "deploy/requirements.lock deploy/build-requirements.lock ./deploy/"
+    assert copies[0] == f"deploy/{lock} deploy/build-requirements.lock ./deploy/"
     runs = [step for run in build.all("RUN") for step in run.split("&&")]
     installs = [step.strip() for step in runs if re.search(r"\bpip (install|wheel)\b", step)]
     from_locks = [step for step in installs if " -r " in step]
@@ -261,7 +299,7 @@ def test_the_image_installs_only_from_the_locks_with_hashes() -> None:
         # Hashes required, nothing outside the lock, nothing built from a source archive.
         for flag in ("--require-hashes", "--no-deps", "--only-binary :all:"):
             assert flag in step, (flag, step)
-    assert any("-r deploy/requirements.lock" in step for step in from_locks)
+    assert any(f"-r deploy/{lock}" in step for step in from_locks)
     assert any("-r deploy/build-requirements.lock" in step for step in from_locks)
     # webreach itself: a wheel built with the locked backend, installed without dependencies.
     (wheel,) = [step for step in installs if "pip wheel" in step]
@@ -270,6 +308,53 @@ def test_the_image_installs_only_from_the_locks_with_hashes() -> None:
     assert "--no-deps" in package
     assert any("pip check" in step for step in runs)
     assert not any(re.search(r"pip install[^&]* \.(\[|\s|$)", step) for step in installs)
+
+
+# --- the image with a browser (--build-arg BROWSER=chromium) ------------------------------------
+
+
+def test_the_default_build_has_nothing_of_the_browser() -> None:
+    assert dockerfile_args() == {"BROWSER": "none"}
+    for alias in ("build", None):
+        stage = image_stage(alias=alias)
+        assert stage == image_stage({"BROWSER": "none"}, alias)
+        text = " ".join(i.args for i in stage.instructions)
+        # No ARG in a stage, so no build argument enters a step's cache key.
+        assert not stage.all("ARG")
+        assert not re.search(r"chromium|browser|BROWSER", text), text
+    assert not any("apt-get" in run for run in image_stage().all("RUN"))
+
+
+def test_the_browser_image_is_the_default_one_and_debians_chromium() -> None:
+    default, browser = image_stage(), image_stage({"BROWSER": "chromium"})
+    assert browser.base == default.base
+    added = [i for i in browser.instructions if i not in default.instructions]
+    assert [i for i in browser.instructions if i not in added] == default.instructions
+    (install,) = [i.args for i in added if i.name == "RUN"]
+    steps = [step.strip() for step in install.split("&&")]
+    assert steps[0] == "apt-get update"
+    assert steps[1] == "apt-get install --yes --no-install-recommends chromium"
+    assert steps[-1] == "rm -rf /var/lib/apt/lists/*"
+    assert "chromium-sandbox" not in install  # no setuid helper
+    # Installed as root, before the image turns to its unprivileged user for good.
+    names = [i.name for i in browser.instructions]
+    assert names.index("USER") > browser.instructions.index(added[0])
+    assert browser.last("USER") == default.last("USER") == "10001:10001"
+    environment = env_of(browser)
+    assert environment["WEBREACH_BROWSER_EXECUTABLE"] == "/usr/bin/chromium"
+    # The sandbox stays on unless the operator turns it off (README, "Pages that need a browser").
+    assert "WEBREACH_BROWSER_NO_SANDBOX" not in environment
+    assert {k: v for k, v in environment.items() if not k.startswith("WEBREACH_BROWSER")} == (
+        env_of(default)
+    )
+
+
+def test_every_browser_value_names_its_stages_and_no_other_does() -> None:
+    for browser in BROWSERS:
+        for alias in ("build", None):
+            assert image_stage({"BROWSER": browser}, alias)
+    with pytest.raises(AssertionError, match="names no stage"):
+        image_stage({"BROWSER": "firefox"})
 
 
 # --- compose: a required value left empty -------------------------------------------------------
@@ -416,7 +501,7 @@ def test_compose_waits_for_ready_replicas_on_readyz(
     services = compose()["services"]
     assert services["lb"]["depends_on"]["webreach"]["condition"] == "service_healthy"
     # The image's own check stays on liveness, for runtimes that read only the image.
-    _, command = healthcheck(dockerfile_stages()[-1])
+    _, command = healthcheck(image_stage())
     assert "/healthz" in command and "/readyz" not in command
 
 
