@@ -22,8 +22,9 @@
 # BROWSER picks a stage by name (`deps-…`, `runtime-…`): `none` (the default) builds exactly
 # the image above, the browser's stages never run and nothing of them enters its layers or their
 # cache keys; `chromium` adds the `browser` extra from deploy/browser-requirements.lock and
-# Debian's Chromium. Any other value names no stage, and the build stops. BuildKit (the
-# `syntax` line) builds only the stages the image needs.
+# Debian's Chromium. Any other value names no stage: the build looks for an image of that
+# name (deps-<value>) and stops. BuildKit (the `syntax` line) builds only the stages the image
+# needs.
 ARG BROWSER=none
 
 # ---- build: a virtual environment holding webreach and the extras the server needs ----------
@@ -81,7 +82,7 @@ RUN groupadd --system --gid 10001 webreach \
     --shell /usr/sbin/nologin webreach
 
 # Debian's Chromium, for the `browser` fetch provider. What pins it: the base image's digest fixes
-# the Debian release and its archive; the package is that release's current chromium when the
+# the Debian release (its apt sources); the package is that release's current chromium when the
 # image is built (its security updates replace older versions in the archive, so a version pin
 # would stop building within weeks). The setuid sandbox helper (chromium-sandbox, only
 # recommended) stays out.
