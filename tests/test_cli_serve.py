@@ -131,7 +131,7 @@ def test_an_unknown_provider_id_stops_it_before_it_serves(upstream: ScriptedUpst
     env = clean_env(WEBREACH_UPSTREAM_BASE_URL=upstream.url, WEBREACH_FETCH_PROVIDER="curl")
     done = run_cli("serve", "--port", str(free_port()), env=env)
     assert done.returncode == 2
-    assert "WEBREACH_FETCH_PROVIDER=curl: there is no fetch provider 'curl' (valid: http)" in (
+    assert "WEBREACH_FETCH_PROVIDER=curl: there is no fetch provider 'curl' (valid: auto, browser, http)" in (
         done.stderr
     )
 
