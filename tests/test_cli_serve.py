@@ -131,9 +131,8 @@ def test_an_unknown_provider_id_stops_it_before_it_serves(upstream: ScriptedUpst
     env = clean_env(WEBREACH_UPSTREAM_BASE_URL=upstream.url, WEBREACH_FETCH_PROVIDER="curl")
     done = run_cli("serve", "--port", str(free_port()), env=env)
     assert done.returncode == 2
-    assert "WEBREACH_FETCH_PROVIDER=curl: there is no fetch provider 'curl' (valid: auto, browser, http)" in (
-        done.stderr
-    )
+    said = "WEBREACH_FETCH_PROVIDER=curl: there is no fetch provider 'curl'"
+    assert f"{said} (valid: auto, browser, http)" in done.stderr
 
 
 def test_the_moderation_and_continuation_settings_reach_the_server(
