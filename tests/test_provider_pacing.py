@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from replay_server import Recorded, ReplayServer, Reply
@@ -242,3 +243,21 @@ async def test_the_retry_stays_within_the_first_attempts_deadline(
         never.set()
     assert caught.value.message == "brave: no answer within 1 s"
     assert len(replay.requests) == 2
+
+
+async def test_without_a_deadline_a_long_retry_after_is_not_waited_for(
+    replay: ReplayServer,
+) -> None:
+    from webreach.providers.search.brave import BraveSearchProvider
+    from webreach.seam import WebRuntime
+    from webreach.seam.pacing import LONGEST_RETRY_WAIT
+
+    wait = str(int(LONGEST_RETRY_WAIT * 10))
+    replay.route("GET", PATH, Reply(429, json={}, headers={"Retry-After": wait}))
+    async with httpx.AsyncClient() as client, WebRuntime() as runtime:  # no search_timeout
+        brave = BraveSearchProvider(api_key="k", client=client, base_url=replay.url)
+        runtime.register_search_provider(brave)
+        with pytest.raises(WebError) as caught:
+            await asyncio.wait_for(runtime.search(SearchRequest("q")), 60)
+    assert caught.value.status == 429
+    assert len(replay.requests) == 1

@@ -142,11 +142,14 @@ async def test_a_failing_provider_is_a_bad_gateway_and_its_rate_limit_a_429(stac
     assert failed.status_code == 502
     assert failed.json()["error"]["code"] == "WEB_PROVIDER_ERROR"
     assert failed.json()["error"]["provider"] == "exa"
-    stack.replay.route("POST", "/search", Reply(429, json={}, headers={"retry-after": "7"}))
+    # A wait past the search's deadline is not waited for: the 429 reaches the client at once.
+    stack.replay.route("POST", "/search", Reply(429, json={}, headers={"retry-after": "700"}))
+    asked = len(stack.replay.requests)
     limited = await stack.client.post("/v1/search", json={"query": "y"})
     assert limited.status_code == 429
-    assert limited.headers["retry-after"] == "7"
+    assert limited.headers["retry-after"] == "700"
     conforms(limited.json(), replies.Error)
+    assert len(stack.replay.requests) == asked + 1
 
 
 # -- fetch -----------------------------------------------------------------------------------

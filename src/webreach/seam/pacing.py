@@ -16,9 +16,13 @@ from typing import TypeVar
 
 from .errors import InvalidValueError, WebError, WebErrorCode
 
-__all__ = ["Pace", "attempt_within", "shared_pace"]
+__all__ = ["LONGEST_RETRY_WAIT", "Pace", "attempt_within", "shared_pace"]
 
 R = TypeVar("R")
+
+LONGEST_RETRY_WAIT = 30.0
+"""With no deadline, the longest ``Retry-After`` waited for before the one retry: a provider
+that asks for more (an hour, a day) has its 429 stand at once."""
 
 
 class Pace:
@@ -71,7 +75,8 @@ async def attempt_within(
     """``attempt`` within ``limit`` seconds, started in a slot of ``pace``.
 
     A rate-limited answer (a ``WebError`` with status 429 and ``retry_after``) is tried once
-    more when the wait falls within the same deadline; otherwise, or when the second answer
+    more when the wait falls within the same deadline (with none, within
+    :data:`LONGEST_RETRY_WAIT`); otherwise, or when the second answer
     fails too, the failure stands. The wait holds the pace too, so the provider's other callers
     wait with it. Past the deadline, a provider error naming ``limit``.
 
@@ -88,6 +93,8 @@ async def attempt_within(
         if error.status != 429 or wait is None:
             raise
         if deadline is not None and time.monotonic() + wait >= deadline:
+            raise
+        if deadline is None and wait > LONGEST_RETRY_WAIT:
             raise
         if pace is None:
             await asyncio.sleep(wait)
