@@ -125,6 +125,7 @@ MaxAge = Annotated[
         description="Seconds: a cached copy older than this is fetched again; 0 always fetches.",
     ),
     checked(lambda v: v is None or _whole(v), "must be a non-negative integer"),
+    Integral,
 ]
 Format = Annotated[
     PageFormat,
