@@ -17,7 +17,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from .errors import WebError, WebErrorCode
@@ -34,6 +34,7 @@ ROBOTS_TIMEOUT = 5.0
 """Seconds a robots.txt may take; past it the site counts as having none."""
 _PARSED = 1024
 """Origins whose parsed rules one process keeps."""
+V = TypeVar("V")
 _IN_THREAD_CHARS = 20_000
 """A file this long is parsed and matched in a worker thread."""
 _DISALLOW = re.compile(r"^\s*disallow\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
@@ -111,10 +112,7 @@ class RobotsRules:
         known = self._known(where)
         if known is not None:
             return known
-        lock = self._reading.setdefault(where, asyncio.Lock())
-        self._reading.move_to_end(where)
-        while len(self._reading) > _PARSED:
-            self._reading.popitem(last=False)
+        lock = _recent(self._reading, where, self._reading.get(where) or asyncio.Lock())
         async with lock:
             known = self._known(where)
             if known is not None:
@@ -143,11 +141,17 @@ class RobotsRules:
             text = "" if raw == _NO_RULES else raw.decode(errors="replace")
         rules = await _parse(text) if text.strip() else None
         if self._ttl > 0:
-            self._parsed[where] = (time.monotonic() + self._ttl, rules, text)
-            self._parsed.move_to_end(where)
-            while len(self._parsed) > _PARSED:
-                self._parsed.popitem(last=False)
+            _recent(self._parsed, where, (time.monotonic() + self._ttl, rules, text))
         return rules, text
+
+
+def _recent(table: OrderedDict[str, V], key: str, value: V) -> V:
+    """``value`` kept under ``key`` as the newest entry, the oldest dropped past ``_PARSED``."""
+    table[key] = value
+    table.move_to_end(key)
+    while len(table) > _PARSED:
+        table.popitem(last=False)
+    return value
 
 
 async def _read(where: str, fetch: Fetcher) -> str:
