@@ -10,9 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import jsonschema
 import pytest
 from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
 
 import test_mcp
 from providers_for_tests import ScriptedSearch, sources
@@ -20,7 +22,7 @@ from replay_server import ReplayServer, Reply
 from slow_provider import TricklingServer
 from test_mcp import EXA_RESPONSE, PAGE, Connect, server_env, text_of
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
-from webreach.tools.mcp_calls import CALL_WINDOW_S, CallRateLimit
+from webreach.tools.mcp_calls import CALL_WINDOW_S, OUTPUT_SCHEMAS, CallRateLimit
 from webreach.tools.mcp_server import TOOLS_TTL_MS, create_server
 
 SLOW_S = 3.0  # progress comes at 1 s and 2 s: a second of margin for a loaded machine
@@ -194,3 +196,53 @@ async def test_each_http_session_has_its_own_budget_and_sessionless_calls_one_pe
     else:  # 2026-07-28 has no sessions: the calls of one address share a budget
         assert other.is_error
         assert "RATE_LIMITED" in text_of(other)
+
+
+async def test_sessionless_calls_with_inbound_keys_have_a_budget_per_key(
+    replay: ReplayServer, tmp_path: Path, http_servers: list[subprocess.Popen[bytes]]
+) -> None:
+    replay.route("POST", "/search", Reply(json=EXA_RESPONSE))
+    env = server_env(
+        replay,
+        WEBREACH_MCP_CALLS_PER_MINUTE="1",
+        WEBREACH_SEARCH_CONTEXT_SIZE="low",
+        WEBREACH_SERVER_API_KEYS="alice:alice-key-1234,bob:bob-key-5678",
+    )
+    port, log = test_mcp.free_port(), tmp_path / "server-stderr.log"
+    command = [sys.executable, "-m", "webreach", "mcp", "--http", "--port", str(port)]
+    http_servers.append(test_mcp.spawn(command, env, tmp_path, log))
+    test_mcp.wait_until_listening(http_servers[-1], port, log)
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    def keyed(key: str) -> Client:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"})
+        return Client(streamable_http_client(url, http_client=http))
+
+    async with keyed("alice-key-1234") as alice, keyed("bob-key-5678") as bob:
+        assert not (await alice.call_tool("web_search", {"queries": ["a"]})).is_error
+        again = await alice.call_tool("web_search", {"queries": ["b"]})
+        other = await bob.call_tool("web_search", {"queries": ["c"]})
+    assert again.is_error and "RATE_LIMITED" in text_of(again), "one key shares one budget"
+    assert not other.is_error, "another key from the same address has a budget of its own"
+    assert len(replay.requests) == 2
+
+
+def _type_lists(schema: Any, path: str = "") -> list[str]:
+    if isinstance(schema, dict):
+        here = [path or "/"] if isinstance(schema.get("type"), list) else []
+        return here + [p for k, v in schema.items() for p in _type_lists(v, f"{path}/{k}")]
+    if isinstance(schema, list):
+        return [p for i, v in enumerate(schema) for p in _type_lists(v, f"{path}/{i}")]
+    return []
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUT_SCHEMAS))
+def test_output_schemas_spell_null_as_a_branch_not_a_type_list(name: str) -> None:
+    schema = OUTPUT_SCHEMAS[name]
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert _type_lists(schema) == [], "a type list is less portable than anyOf branches"
+    nullable = [v for v in schema["properties"].values() if "anyOf" in v]
+    assert nullable, "the nullable fields are anyOf branches"
+    for field in nullable:
+        assert jsonschema.Draft202012Validator(field).is_valid(None)
+        assert not jsonschema.Draft202012Validator(field).is_valid(True)

@@ -31,8 +31,11 @@ __all__ = [
 T = TypeVar("T")
 
 _STRING = {"type": "string"}
-_MAYBE_STRING = {"type": ["string", "null"]}
-_MAYBE_INT = {"type": ["integer", "null"]}
+_NULL = {"type": "null"}
+# A nullable field as ``anyOf`` branches of one type each, not a ``type`` list: clients that map
+# tool schemas onto a single-type dialect (Gemini's OpenAPI subset) reject or drop type lists.
+_MAYBE_STRING = {"anyOf": [_STRING, _NULL]}
+_MAYBE_INT = {"anyOf": [{"type": "integer"}, _NULL]}
 _STRINGS = {"type": "array", "items": _STRING}
 
 

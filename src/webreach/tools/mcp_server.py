@@ -54,6 +54,9 @@ TOOLS_TTL_MS = 3_600_000
 """How long a client may cache the tool list: it changes only when the server restarts with
 other settings, and it is the same for every caller (so ``public``)."""
 
+INBOUND_KEY_STATE = "webreach_inbound_key"
+"""Where the bearer check leaves, in the request's ``state``, which inbound key let it in."""
+
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 RuntimeSource = WebRuntime | Callable[[], WebRuntime]
 """A runtime the caller keeps open, or a factory for one the server opens on first use and closes
@@ -107,14 +110,19 @@ def _error_result(text: str, error_json: dict[str, Any]) -> types.CallToolResult
 
 
 def _session_of(ctx: ServerRequestContext[Any]) -> str | None:
-    """Whose budget a call spends: its MCP session (``Mcp-Session-Id``) on streamable HTTP; the
-    client's address on HTTP without sessions (protocol 2026-07-28 has none); on stdio, one
-    client per process, the one budget ``None``."""
+    """Whose budget a call spends: its MCP session (``Mcp-Session-Id``) on streamable HTTP; on
+    HTTP without sessions (protocol 2026-07-28 has none) the inbound key it was let in with, so
+    clients behind one proxy keep budgets of their own, else the client's address; on stdio, one
+    client per process, the one budget ``None``. A key is named by its place among the server's
+    keys, never by itself; a bearer token the server did not check names nothing."""
     request = ctx.request
     headers = getattr(request, "headers", None)
     session = headers.get("mcp-session-id") if headers is not None else None
     if isinstance(session, str) and session:
         return f"session {session}"
+    key = getattr(getattr(request, "state", None), INBOUND_KEY_STATE, None)
+    if isinstance(key, str):
+        return key
     host = getattr(getattr(request, "client", None), "host", None)
     return f"address {host}" if isinstance(host, str) else None
 
@@ -205,7 +213,12 @@ class _BearerKeys:
         self._keys = [key.encode() for key in keys if key]
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or self._authorised(scope.get("headers", ())):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        which = self._which_key(scope.get("headers", ()))
+        if which is not None:
+            scope.setdefault("state", {})[INBOUND_KEY_STATE] = f"key {which}"
             await self.app(scope, receive, send)
             return
         body = b'{"error": "invalid or missing bearer token (Authorization: Bearer <key>)"}'
@@ -217,14 +230,15 @@ class _BearerKeys:
         await send({"type": "http.response.start", "status": 401, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    def _authorised(self, headers: Sequence[tuple[bytes, bytes]]) -> bool:
+    def _which_key(self, headers: Sequence[tuple[bytes, bytes]]) -> int | None:
+        """The place (from 1) of the key the request carries among the server's keys, or None."""
         said = [value for name, value in headers if name.lower() == b"authorization"]
         authorization = said[0] if len(said) == 1 else b""
         candidate = authorization[7:].strip() if authorization[:7].lower() == b"bearer " else b""
-        matched = False
-        for key in self._keys:
-            matched |= hmac.compare_digest(candidate, key)
-        return matched
+        which = 0
+        for place, key in enumerate(self._keys, start=1):
+            which = max(which, place * hmac.compare_digest(candidate, key))
+        return which or None
 
 
 def transport_security(host: str, port: int) -> TransportSecuritySettings | None:
