@@ -201,6 +201,7 @@ async def test_a_walled_page_gives_no_passages() -> None:
     assert "Snippet of the walled page." in out.text
 
 
+@pytest.mark.slow
 def test_webreach_fetch_exits_1_naming_the_wall(replay: ReplayServer) -> None:
     headers = {"content-type": "text/html", "cf-mitigated": "challenge"}
     replay.route("GET", "/wall", Reply(status=403, body=CF_CHALLENGE, headers=headers))
@@ -213,6 +214,7 @@ def test_webreach_fetch_exits_1_naming_the_wall(replay: ReplayServer) -> None:
     assert replay.requests[0].headers["user-agent"].startswith("webreach/")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", ["http", "auto"])
 def test_the_operator_names_the_user_agent(replay: ReplayServer, provider: str) -> None:
     replay.route("GET", "/p", Reply(body=b"hello", headers={"content-type": "text/plain"}))
@@ -231,6 +233,7 @@ def test_the_operator_names_the_user_agent(replay: ReplayServer, provider: str) 
     assert "WEBREACH_FETCH_ROBOTS" in names and "WEBREACH_FETCH_PROXY" in names
 
 
+@pytest.mark.slow
 def test_a_user_agent_on_two_lines_is_refused() -> None:
     env = clean_env(WEBREACH_FETCH_USER_AGENT="Acme/1.0\r\nX-Evil: 1")
     done = run_cli("fetch", "https://example.com/", env=env)

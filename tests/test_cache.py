@@ -191,6 +191,7 @@ def test_an_unknown_store_is_refused_when_the_settings_are_read(
         load_settings()
 
 
+@pytest.mark.slow
 def test_the_command_line_reuses_results_across_runs(tmp_path: Path) -> None:
     rows = {"q": [{"title": "T", "href": "https://t.example/", "body": "b"}]}
     env = fake_ddgs_env(tmp_path, rows, XDG_CACHE_HOME=str(tmp_path / "cache"))
@@ -205,6 +206,7 @@ def test_the_command_line_reuses_results_across_runs(tmp_path: Path) -> None:
     assert len(ddgs_calls(tmp_path)) == 2
 
 
+@pytest.mark.slow
 async def test_redis_store_shares_entries_between_clients(redis_url: str) -> None:
     first, second = open_store(redis_url), open_store(redis_url)
     try:
@@ -219,6 +221,7 @@ async def test_redis_store_shares_entries_between_clients(redis_url: str) -> Non
         await second.aclose()
 
 
+@pytest.mark.slow
 async def test_replicas_sharing_redis_search_once(redis_url: str) -> None:
     provider = ScriptedSearch(
         "exa", answers={"q": SearchResult(sources=sources("https://u1.example/"))}

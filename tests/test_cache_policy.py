@@ -256,6 +256,7 @@ async def test_a_provider_without_precheck_or_scope_keeps_todays_caching() -> No
 # --- the command line, as a user runs it twice ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_command_line_refuses_a_cached_private_page_without_the_allow_list(
     replay: ReplayServer, tmp_path: Path
 ) -> None:

@@ -117,6 +117,7 @@ def tools_path(directory: Path, *names: str) -> str:
     return f"{directory}{os.pathsep}{tools}"
 
 
+@pytest.mark.slow
 def test_pin_images_moves_every_pin_to_what_its_tag_names_now(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     (tree / "deploy").mkdir(parents=True)
@@ -161,6 +162,7 @@ def test_pin_images_moves_every_pin_to_what_its_tag_names_now(tmp_path: Path) ->
         assert PINNED.sub("REF", old) == PINNED.sub("REF", new)
 
 
+@pytest.mark.slow
 def test_pin_images_refuses_without_a_tool_to_ask(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     (tree / "deploy").mkdir(parents=True)
@@ -391,6 +393,7 @@ def test_filled_in_the_replicas_get_the_values_as_written() -> None:
     assert asked == set(REQUIRED) <= set(env_file(ENV_EXAMPLE))
 
 
+@pytest.mark.slow
 def test_compose_config_accepts_the_filled_file_when_an_engine_answers(tmp_path: Path) -> None:
     """The real `docker compose config`, where an engine is present (not on this machine)."""
     docker = shutil.which("docker")
@@ -490,6 +493,7 @@ def run_compose_health_check(port: int) -> int:
     return subprocess.run([sys.executable, *check[2:]], env=env, timeout=30).returncode
 
 
+@pytest.mark.slow
 def test_compose_waits_for_ready_replicas_on_readyz(
     readiness: tuple[int, type[_Readiness]],
 ) -> None:
@@ -547,17 +551,20 @@ def base_image() -> str:
     return dockerfile_stages()[0].base
 
 
+@pytest.mark.slow
 def test_no_engine_installed_is_a_reason_to_skip(tmp_path: Path) -> None:
     done = can_build(tmp_path, engines(tmp_path))
     assert (done.returncode, done.stdout.strip()) == (1, "no docker or podman on this machine")
 
 
+@pytest.mark.slow
 def test_a_docker_cli_without_its_daemon_is_a_reason_to_skip(tmp_path: Path) -> None:
     done = can_build(tmp_path, engines(tmp_path, docker=(1, 0)))
     assert done.returncode == 1
     assert done.stdout.strip() == "installed but no engine answering: docker"
 
 
+@pytest.mark.slow
 def test_podman_without_registry_access_skips_naming_the_image(tmp_path: Path) -> None:
     """The machine of the issue: podman answers, the base image is not there and cannot be
     pulled."""
@@ -568,6 +575,7 @@ def test_podman_without_registry_access_skips_naming_the_image(tmp_path: Path) -
     assert "could not be pulled" in reason and "no such host" in reason
 
 
+@pytest.mark.slow
 def test_podman_with_the_image_present_builds_without_pulling(tmp_path: Path) -> None:
     (tmp_path / "present").touch()
     done = can_build(tmp_path, engines(tmp_path, docker=(1, 0), podman=(0, 1)))
@@ -575,6 +583,7 @@ def test_podman_with_the_image_present_builds_without_pulling(tmp_path: Path) ->
     assert not (tmp_path / "calls").exists()
 
 
+@pytest.mark.slow
 def test_an_engine_that_can_pull_the_image_builds(tmp_path: Path) -> None:
     done = can_build(tmp_path, engines(tmp_path, docker=(0, 0)))
     assert (done.returncode, done.stdout.strip()) == (0, "docker")
@@ -596,6 +605,7 @@ def ci_image_step(tmp_path: Path, fakes: Path) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.slow
 def test_ci_skips_the_image_with_its_reason_and_keeps_its_status(tmp_path: Path) -> None:
     done = ci_image_step(tmp_path, engines(tmp_path, podman=(0, 1)))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -605,6 +615,7 @@ def test_ci_skips_the_image_with_its_reason_and_keeps_its_status(tmp_path: Path)
     assert "!! failed" not in done.stdout
 
 
+@pytest.mark.slow
 def test_ci_builds_the_image_where_it_can(tmp_path: Path) -> None:
     (tmp_path / "present").touch()
     done = ci_image_step(tmp_path, engines(tmp_path, podman=(0, 0)))

@@ -692,6 +692,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_memory_stays_bounded_by_the_caps_for_a_gigabyte() -> None:
     """A streamed 1 GiB body and a gzip bomb inflating to 256 MiB, with the default caps
     (10 MiB, 2,000,000 characters): the peak RSS grows by a few caps, not by the body."""

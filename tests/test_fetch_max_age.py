@@ -86,6 +86,7 @@ async def test_web_fetch_takes_max_age() -> None:
     assert caught.value.code == "INVALID_ARGUMENTS" and "max_age" in caught.value.message
 
 
+@pytest.mark.slow
 def test_webreach_fetch_max_age(replay: ReplayServer, tmp_path: Any) -> None:
     count = {"n": 0}
 

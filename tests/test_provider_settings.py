@@ -154,6 +154,7 @@ def test_an_invalid_value_in_the_file_names_its_key(tmp_path: Path) -> None:
     assert "KAGI_BASE_URL" not in str(caught.value)
 
 
+@pytest.mark.slow
 def test_the_command_line_reports_an_invalid_provider_setting() -> None:
     done = run_cli("search", "q", "--json", env=clean_env(EXA_BASE_URL="api.exa.ai"))
     assert done.returncode == 2, done.stderr
@@ -188,6 +189,7 @@ async def test_every_built_in_provider_reports_its_spec_id() -> None:
                 await provider.aclose()
 
 
+@pytest.mark.slow
 def test_the_command_line_starts_without_loading_a_provider() -> None:
     """Discovery imports the provider modules, so it waits until a runtime is built."""
     probe = (

@@ -94,6 +94,7 @@ def _fresh_python(code: str) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow
 def test_import_webreach_stays_light() -> None:
     loaded = _fresh_python(
         "import sys, webreach; print(webreach.__version__);"
@@ -102,6 +103,7 @@ def test_import_webreach_stays_light() -> None:
     assert loaded == webreach.__version__
 
 
+@pytest.mark.slow
 def test_the_seam_names_load_without_an_http_client() -> None:
     loaded = _fresh_python(
         "import sys, webreach; webreach.WebRuntime, webreach.SearchRequest, webreach.WebError;"

@@ -245,6 +245,7 @@ def robots_replay(replay: ReplayServer) -> None:
     )
 
 
+@pytest.mark.slow
 def test_webreach_fetch_does_not_obey_unless_told(replay: ReplayServer) -> None:
     robots_replay(replay)
     env = clean_env(WEBREACH_FETCH_ALLOW="127.0.0.1")
@@ -263,6 +264,7 @@ def test_webreach_fetch_does_not_obey_unless_told(replay: ReplayServer) -> None:
     assert json.loads(told.stdout)["error"]["code"] == "WEB_ROBOTS_DISALLOWED"
 
 
+@pytest.mark.slow
 def test_a_bad_robots_setting_is_refused() -> None:
     done = run_cli("fetch", "https://example.com/", env=clean_env(WEBREACH_FETCH_ROBOTS="maybe"))
     assert done.returncode == 2

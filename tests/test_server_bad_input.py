@@ -232,6 +232,7 @@ def _peak_rss_kib(pid: int) -> int:
     raise AssertionError("no VmHWM")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 def test_a_64_mib_body_is_refused_without_being_read(upstream: ScriptedUpstream) -> None:
     """``webreach serve`` as run: the refusal comes before the body, so memory stays flat."""

@@ -255,12 +255,26 @@ def _refuse_with_web(body: JSON, request: ChatRequest) -> None:
     for name, message in _REFUSED_WITH_WEB.items():
         if body.get(name) not in (None, False):
             raise RequestError(message, param=name)
-    kind = request.response_format.get("type") if request.response_format else None
-    if kind not in (None, "text"):
+
+
+def _answer_format(shape: JSON | None) -> JSON | None:
+    """A JSON ``response_format``, checked here: the step that answers is past the point
+    where an upstream's refusal of it could still be an HTTP error."""
+    kind = shape.get("type") if shape is not None else None
+    if shape is None or kind == "text":
+        return None
+    if kind not in ("json_schema", "json_object"):
         raise RequestError(
-            f"response_format: `{kind}` is not supported together with web tools; only `text` is",
+            "response_format.type: must be `text`, `json_schema` or `json_object`",
             param="response_format",
         )
+    schema = shape.get("json_schema")
+    if kind == "json_schema" and not (isinstance(schema, dict) and schema.get("name")):
+        raise RequestError(
+            "response_format.json_schema: an object with a `name` is required",
+            param="response_format",
+        )
+    return shape
 
 
 def _prefixed(messages: list[JSON]) -> bool:
@@ -297,6 +311,10 @@ def parse_chat(body: JSON) -> Turn:
     thinking = body.get("thinking")
     kind = thinking.get("type") if isinstance(thinking, dict) else None
     effort = body.get("reasoning_effort")
+    answer_format = _answer_format(request.response_format)
+    params = {k: v for k, v in body.items() if k not in _OWN_FIELDS}
+    if answer_format is not None:
+        del params["response_format"]
     return Turn(
         protocol="chat",
         model=model,
@@ -309,8 +327,9 @@ def parse_chat(body: JSON) -> Turn:
         thinking=kind == "enabled",
         effort=effort if isinstance(effort, str) else None,
         thinking_off=kind == "disabled",
-        params={k: v for k, v in body.items() if k not in _OWN_FIELDS},
+        params=params,
         pages=pages,
         continued=continued,
         extensions=parse_extensions(body),
+        answer_format=answer_format,
     )

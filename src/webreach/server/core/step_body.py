@@ -1,5 +1,9 @@
 """The body of one upstream step: the turn's messages as this upstream takes them, its
-parameters and thinking, and the tools offered with the ``tool_choice`` the step needs."""
+parameters and thinking, and the tools offered with the ``tool_choice`` the step needs.
+
+The answer's format (``response_format``) goes only on a step that offers no web tools: an
+upstream that enforces a format by constrained decoding (vLLM, llama.cpp, Ollama) could
+otherwise never write a tool call."""
 
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ def step_body(
         body.setdefault(name, value)
     if not tools:
         return body
+    if turn.answer_format is not None and not (tools and own):
+        body["response_format"] = turn.answer_format
     offered = [tool.definition for tool in turn.client_tools]
     offered.extend(model.definition for model in own)
     if offered:

@@ -83,13 +83,15 @@ async def read_step(
     clock: UpstreamClock,
     *,
     first: bool = False,
+    shown: bool = True,
 ) -> AsyncIterator[Event]:
     """Stream one step's events while recording its text, reasoning, calls and usage; the
     ``first`` step also tells its usage the moment the upstream reports it.
 
     Usage is counted once per step, each field at the most the upstream reported: one report
     at the end (OpenAI), a running total on every chunk (vLLM's ``continuous_usage_stats``) or
-    the input early and the output late all come to the step's own numbers.
+    the input early and the output late all come to the step's own numbers. A step not
+    ``shown`` keeps its text to itself (a draft the formatted answer replaces).
 
     The stream raises :class:`~.errors.UpstreamError` for anything that is not a good chunk
     (:class:`~.chunk_stream.ChunkStream`), so what arrives here is typed."""
@@ -121,7 +123,7 @@ async def read_step(
                     yield ReasoningDelta(reasoning)
                 if delta.content:
                     state.text += delta.content
-                    for event in citations.feed(delta.content):
+                    for event in citations.feed(delta.content) if shown else ():
                         yield event
                 for piece in delta.tool_calls or ():
                     pending = state.calls.setdefault(piece.index, PendingCall())

@@ -243,4 +243,7 @@ class Turn:
 
     @property
     def uses_web(self) -> bool:
+    answer_format: JSON | None = None
+    """The Chat ``response_format`` the answer must follow (``json_schema``, ``json_object``):
+    kept off the steps that offer web tools, given to the step that answers."""
         return self.web.any and not self.tools_off

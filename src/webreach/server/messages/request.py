@@ -34,7 +34,7 @@ from ..core.turn import (
     Turn,
     WebTools,
 )
-from .settings import effort, refuse_unhonoured, thinking, upstream_params
+from .settings import answer_format, effort, refuse_unhonoured, thinking, upstream_params
 from .shapes_in import (
     ClientDeclared,
     Declared,
@@ -81,6 +81,7 @@ def parse_messages_request(body: JSON) -> Turn:
         pages=history.pages,
         continued=history.continued,
         extensions=parse_extensions(body),
+        answer_format=answer_format(request),
     )
 
 

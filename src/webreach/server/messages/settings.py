@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from ..core.errors import RequestError
 from ..core.turn import JSON
-from .shapes_in import MessagesRequest, OutputFormat
+from .shapes_in import MessagesRequest
 
-__all__ = ["effort", "refuse_unhonoured", "thinking", "upstream_params"]
+__all__ = ["answer_format", "effort", "refuse_unhonoured", "thinking", "upstream_params"]
 
 _THINKING_ON = ("enabled", "adaptive", "between_tools")
 
@@ -50,17 +50,17 @@ def upstream_params(request: MessagesRequest) -> JSON:
         params["stop"] = request.stop_sequences
     if request.metadata is not None and request.metadata.user_id is not None:
         params["user"] = request.metadata.user_id
-    output = request.output_config
-    shape = output.format if output is not None and output.format else request.output_format
-    if shape is not None:
-        params["response_format"] = _response_format(shape)
     return params
 
 
-def _response_format(shape: OutputFormat) -> JSON:
-    """Chat's ``json_schema`` format, without ``strict``: OpenAI's strict mode refuses schemas
-    Anthropic's accepts (optional properties), and upstreams that constrain decoding do so
-    from the schema alone."""
+def answer_format(request: MessagesRequest) -> JSON | None:
+    """``output_config.format`` (or the older ``output_format``) as Chat's ``json_schema``
+    format, without ``strict``: OpenAI's strict mode refuses schemas Anthropic's accepts
+    (optional properties), and upstreams that constrain decoding do so from the schema alone."""
+    output = request.output_config
+    shape = output.format if output is not None and output.format else request.output_format
+    if shape is None:
+        return None
     return {"type": "json_schema", "json_schema": {"name": "output", "schema": shape.schema_}}
 
 

@@ -47,7 +47,7 @@ def echo_of(request: ResponsesRequest, tool_choice: ToolChoice) -> Echo:
         safety_identifier=request.safety_identifier,
         service_tier=request.service_tier,
         temperature=request.temperature,
-        text=NO_ECHO.text if verbosity is None else _verbose(verbosity),
+        text=_text(text.format if text is not None else None, verbosity),
         tool_choice=_tool_choice_echo(tool_choice),
         top_p=request.top_p,
         truncation=_given(request.truncation, NO_ECHO.truncation),
@@ -56,8 +56,12 @@ def echo_of(request: ResponsesRequest, tool_choice: ToolChoice) -> Echo:
     )
 
 
-def _verbose(verbosity: str) -> TextEcho:
-    return {"format": {"type": "text"}, "verbosity": verbosity}
+def _text(shape: object, verbosity: str | None) -> TextEcho:
+    """``text`` with its ``format`` as sent (a schema included), plain text when none was."""
+    echoed: TextEcho = {"format": shape if isinstance(shape, dict) else {"type": "text"}}
+    if verbosity is not None:
+        echoed["verbosity"] = verbosity
+    return echoed
 
 
 def _tool_choice_echo(choice: ToolChoice) -> ToolChoiceEcho:

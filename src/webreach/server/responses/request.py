@@ -29,7 +29,6 @@ from .shapes_in import (
     ReasoningParam,
     RefusalPart,
     ResponsesRequest,
-    TextParam,
     TextPart,
     ToolSearchCallItem,
     ToolSearchOutputItem,
@@ -44,6 +43,7 @@ from .tools import (
     parse_tools,
     upstream_name,
 )
+from .text_format import answer_format
 from .whole_input import InputItem, InputMessage, Part, read_items
 
 __all__ = ["parse_request"]
@@ -67,7 +67,7 @@ def parse_request(body: JSON) -> Turn:
         if body.get(name) is not None:
             raise RequestError(f"{name}: {why}", param=name)
     request = validate(ResponsesRequest, body)
-    _check_text_format(request.text)
+    shape = answer_format(request.text)
     given = _Input()
     messages, pages = given.convert(request.instructions, request.input)
     web, client_tools = parse_tools(request.tools, given.loaded)
@@ -94,17 +94,8 @@ def parse_request(body: JSON) -> Turn:
         previous_response_id=request.previous_response_id,
         extensions=parse_extensions(body),
         echo=echo_of(request, tool_choice),
+        answer_format=shape,
     )
-
-
-def _check_text_format(text: TextParam | None) -> None:
-    if text is None or text.format is None:
-        return
-    kind = text.format_type
-    if kind != "text":
-        raise RequestError(
-            f"text.format: `{kind}` is not supported; only `text` is", param="text.format"
-        )
 
 
 def _effort_of(reasoning: ReasoningParam | None) -> str | None:

@@ -229,7 +229,8 @@ class TextFormat(TypedDict):
 
 
 class TextEcho(TypedDict):
-    format: TextFormat
+    format: TextFormat | dict[str, object]
+    """Plain text, or the ``json_schema`` / ``json_object`` format as the request sent it."""
     verbosity: NotRequired[str]
 
 
