@@ -105,15 +105,15 @@ class TurnRunner:
         web = [model.name for tool in self._tools for model in tool.models]
         self._debug = TurnDebug.of(turn, web, self.limits.max_steps)
         self._title: TitleTask | None = None
-
-    def _body(self, *, tools: bool, nudge: str | None = None, first: bool = False) -> JSON:
         self._withheld = False
         """The step being made offers web tools and so not the answer's format."""
+
+    def _body(self, *, tools: bool, nudge: str | None = None, first: bool = False) -> JSON:
         own = [model for tool in self._tools for model in tool.models]
         forced = self._forced() if first and tools else None
+        self._withheld = self.turn.answer_format is not None and tools and bool(own)
         upstream = self.context.upstream
         return step_body(
-        self._withheld = self.turn.answer_format is not None and tools and bool(own)
             self.turn, upstream, self._messages, own, tools=tools, nudge=nudge, forced=forced
         )
 
@@ -263,6 +263,7 @@ class TurnRunner:
                     self._debug.step(self._steps, body, budgets, told)
                 stream = await self._clock.timed(self.context.upstream.stream_chat(body))
             state = StepState()
+            withheld = self._withheld
             step_events = read_step(
                 stream,
                 state,
@@ -278,9 +279,12 @@ class TurnRunner:
             calls = [state.calls[i] for i in sorted(state.calls)]
             for call in calls:
                 call.id = call.id or f"call_{uuid.uuid4().hex}"
-            withheld = self._withheld
             capped = self._steps >= self.limits.max_steps
             if not calls:
+                if withheld and not capped:
+                    # An answer written without the format: asked again, with it and no tools.
+                    budgets.forced = True
+                    continue
                 if budgets.forced and not state.text.strip() and not budgets.retried and not capped:
                     budgets.retried = True
                     continue
@@ -290,10 +294,6 @@ class TurnRunner:
                 yield Finished(_STOP_REASONS.get(state.finish_reason, "end_turn"), self.usage)
                 return
             kinds = self._sort(calls)
-                if withheld and not capped:
-                    # An answer written without the format: asked again, with it and no tools.
-                    budgets.forced = True
-                    continue
             if capped and len(kinds.client) < len(calls):
                 spent = self.limits.steps_spent(self._steps)
                 if self._debug is not None:

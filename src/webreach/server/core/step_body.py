@@ -38,10 +38,10 @@ def step_body(
     asked = thinking_params(upstream.dialect, turn.thinking, turn.effort, turn.thinking_off)
     for name, value in asked.items():
         body.setdefault(name, value)
-    if not tools:
-        return body
     if turn.answer_format is not None and not (tools and own):
         body["response_format"] = turn.answer_format
+    if not tools:
+        return body
     offered = [tool.definition for tool in turn.client_tools]
     offered.extend(model.definition for model in own)
     if offered:

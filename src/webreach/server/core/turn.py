@@ -235,6 +235,9 @@ class Turn:
     ``metadata``, ``truncation`` …): the protocol's own record of them, opaque to the rest."""
     citations: CitationStyle = "annotations"
     """Set by the endpoint from the setting or the ``X-Webreach-Citations`` header."""
+    answer_format: JSON | None = None
+    """The Chat ``response_format`` the answer must follow (``json_schema``, ``json_object``):
+    kept off the steps that offer web tools, given to the step that answers."""
 
     @property
     def tools_off(self) -> bool:
@@ -243,7 +246,4 @@ class Turn:
 
     @property
     def uses_web(self) -> bool:
-    answer_format: JSON | None = None
-    """The Chat ``response_format`` the answer must follow (``json_schema``, ``json_object``):
-    kept off the steps that offer web tools, given to the step that answers."""
         return self.web.any and not self.tools_off
