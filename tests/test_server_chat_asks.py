@@ -105,8 +105,8 @@ def test_user_location_reaches_the_model_as_a_hint(
             "web_search_options: not supported together",
         ),
         (
-            {"tools": [{"type": "web_search"}], "response_format": {"type": "json_object"}},
-            "response_format: `json_object` is not supported together with web tools",
+            {"tools": [{"type": "web_search"}], "response_format": {"type": "yaml"}},
+            "response_format.type: must be `text`, `json_schema` or `json_object`",
         ),
         ({"tools": [{"type": "web_search"}], "logprobs": True}, "logprobs: not supported"),
         (

@@ -434,8 +434,8 @@ def test_an_input_that_continues_a_reply_is_refused(last: dict[str, Any], messag
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"text": {"format": {"type": "json_schema", "name": "x", "schema": {}}}}, "text.format:"),
-        ({"text": {"format": {"type": "json_object"}}}, "text.format:"),
+        ({"text": {"format": {"type": "json_schema", "schema": {}}}}, "text.format.name:"),
+        ({"text": {"format": {"type": "xml"}}}, "text.format.type:"),
         ({"conversation": "conv_1"}, "conversation:"),
         ({"top_logprobs": 2}, "top_logprobs:"),
         ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input: `item_reference`"),
