@@ -75,6 +75,7 @@ SLOW_MODULES = frozenset(
         "test_server_not_routed",
         "test_server_openapi_exact",
         "test_server_openapi_fuzz",
+        "test_server_playground",
         "test_server_properties",
         "test_server_quota",
         "test_server_read_citations",

@@ -258,10 +258,11 @@ def _check_exposure(settings: Settings, host: str, port: int) -> None:
 @command(short_help="Serve Chat Completions, Responses and Messages with web search.")
 def serve(
     host: Annotated[
-        str, typer.Option("--host", metavar="ADDRESS", help="Address to bind.")
+        str, typer.Option("--host", metavar="ADDRESS", help="Address to bind [127.0.0.1].")
     ] = "127.0.0.1",
     port: Annotated[
-        int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to bind.")
+        int,
+        typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to bind [8080]."),
     ] = 8080,
     log_level: Annotated[
         LogLevel | None,
@@ -282,8 +283,15 @@ def serve(
 ) -> None:
     """Serve Chat Completions, Responses and Messages with server-side web search.
 
-    One access line per request and a line per failed search, fetch or upstream call go to
-    stderr; a port in use stops it with exit 1.
+    Needs WEBREACH_UPSTREAM_BASE_URL, the OpenAI-compatible endpoint of the model to front
+    (e.g. http://localhost:11434/v1 for Ollama); WEBREACH_UPSTREAM_API_KEY and
+    WEBREACH_UPSTREAM_MODEL when it wants them. It searches with DuckDuckGo (no key) unless
+    WEBREACH_SEARCH_PROVIDER names another, or a provider's key (EXA_API_KEY …) is set:
+    `webreach config` shows which. Off loopback it needs WEBREACH_SERVER_API_KEYS.
+
+    The playground, a page that tries the endpoints, is at / on loopback
+    (WEBREACH_PLAYGROUND=false turns it off). One access line per request and a line per
+    failed search, fetch or upstream call go to stderr; a port in use stops it with exit 1.
     """
     require_extra("serve", "server")
     from ..server.logs import configure_logging
@@ -293,6 +301,8 @@ def serve(
     configure_logging(log_level or settings.log_level, log_format or settings.log_format)
     check_providers(settings, need=None, warn_unavailable=True)
     _check_servable(settings, host, port)
+    if settings.playground is None:  # unset: a page for the person at this machine only
+        settings = settings.model_copy(update={"playground": _is_loopback(host)})
     from ..config import ConfigError, build_runtime, configured_secrets, open_response_store
     from ..server.app import create_app
     from ..server.serving import serve as serve_app
@@ -306,6 +316,10 @@ def serve(
     server = create_app(settings, runtime, settings.tool_options(), store=store, secrets=secrets)
     sock = _bind(host, port)
     shown = f"[{host}]" if ":" in host else host
+    if settings.playground:
+        from ..server.logs import announce
+
+        announce(f"playground at http://{shown}:{port}/", url=f"http://{shown}:{port}/")
     serve_app(server, sock, f"http://{shown}:{port}/v1", settings)
 
 

@@ -43,6 +43,8 @@ from .metrics import (
     metrics_endpoint,
 )
 from .middleware import LOOP_DETECTED, AccessLog, HopLimit, InboundKeys, ServerTiming
+from .playground import PATHS as PLAYGROUND_PATHS
+from .playground import routes as playground_routes
 from .redaction import RedactedResponses
 from .responses import ResponsesCodec
 from .tenants import Tenants
@@ -118,6 +120,8 @@ def create_app(
         Route("/readyz", readyz, methods=["GET"]),
         *web_routes(),
     ]
+    if settings.playground is not False:
+        routes += playground_routes()
     protocols = _protocols(codecs)
     middleware = [
         Middleware(RedactedResponses, redactor=redactor),
@@ -164,7 +168,7 @@ def create_app(
             error_body=shapes.at(401),
             refused_body=shapes.at(429),
             tenants=tenants,
-            open_paths=_OPEN_PATHS | operator_paths,
+            open_paths=_OPEN_PATHS | operator_paths | PLAYGROUND_PATHS,
         )
         middleware.append(inbound)
     not_routed = {404: shapes.not_routed, 405: shapes.not_routed}
@@ -239,6 +243,7 @@ def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:
         }
     )
     named.update({path: name.split("_")[0] for name, path in WEB_PATHS.items()})
+    named.update(dict.fromkeys(PLAYGROUND_PATHS, "playground"))
     return named
 
 

@@ -158,6 +158,9 @@ class ServerSettings(BaseModel):
     metrics: bool = True
     """Prometheus metrics at ``GET /metrics`` (behind the inbound keys when there are some);
     off, there is no route and no per-request cost."""
+    playground: bool | None = None
+    """The playground page at ``GET /``; unset, ``webreach serve`` shows it when bound to a
+    loopback address (and ``create_app`` always); its calls need a key when the server has keys."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["text", "json"] = "text"
 
