@@ -19,6 +19,7 @@ from .density import NestedDensities, link_density, text_length
 from .dom import class_weight, element_children, has_descendant, inner_text, tags
 from .furniture import remove_furniture
 from .prune import prune
+from .reveal import reveal
 
 CHAR_THRESHOLD: Final = 500
 _TOP_CANDIDATES: Final = 5
@@ -111,6 +112,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
         body = tree.body
         if body is None:
             return None
+        reveal(body)
         # Only the body is read from here on (the title was read before): the head keeps its own.
         for node in body.css(patterns.NEVER_CONTENT):
             node.decompose(recursive=False)

@@ -35,8 +35,8 @@ _BACKTICKS: Final = re.compile(r"`+")
 
 _SKIP: Final = words(
     "script style noscript template head title meta link iframe object embed canvas svg input "
-    "select textarea button option datalist video audio source track map area dialog -comment "
-    "-doctype"
+    "select textarea button option datalist video audio source track map area dialog rt rp "
+    "-comment -doctype"
 )
 _BLOCKS: Final = words(
     "div p section article main header footer aside nav address figure figcaption details "

@@ -14,6 +14,7 @@ from .extract import extract_article
 from .markdown import MarkdownWriter, escape_text
 from .metadata import base_href, close_runaway_title, page_published, page_title
 from .patterns import NEVER_CONTENT
+from .reveal import reveal
 from .urls import UrlResolver, effective_base
 
 # Dropped: image syntax only adds URLs and alt text that readers of the extract rarely need (on the
@@ -94,6 +95,8 @@ def _reader_markdown(
     if not markdown:
         whole = LexborHTMLParser(source)
         root = whole.body or whole.root
+        if root is not None:
+            reveal(root)
         markdown = writer.convert([root]) if root is not None else ""
     return markdown
 

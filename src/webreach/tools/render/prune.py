@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from enum import Enum
 from typing import Final
 
 from selectolax.lexbor import LexborNode
 
 from . import patterns
 from .budget import check
+from .density import link_density, text_length
 from .dom import Within, inner_text
 
 _HIDDEN: Final = (
@@ -32,6 +34,13 @@ _BYLINE: Final = ",".join(
 # Readability keeps unlikely candidates inside these.
 _SPARED_INSIDE: Final = frozenset({"table", "code"})
 _WORD: Final = re.compile(r"\w+")
+_CLASS_TOKEN: Final = re.compile(r"[A-Za-z0-9]+")
+_CAMEL_WORD: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# Names at least this long also match as the start or end of a longer word.
+_AFFIX_MIN: Final = 4
+# A block holding more than this share of the page's text is the page, whatever its class says.
+_MOST_OF_PAGE: Final = 0.5
+_PROSE_LINK_DENSITY: Final = 0.25
 
 
 def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
@@ -44,8 +53,9 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
             node.decompose(recursive=False)
     if strip_unlikely:
         # Pages repeat a few class names on thousands of elements: match each string once.
-        unlikely: dict[str, bool] = {}
+        unlikely: dict[str, _Verdict] = {}
         spared = Within(lambda node: node.tag in _SPARED_INSIDE)
+        most = _MOST_OF_PAGE * text_length(body)
         for node in body.css("[class],[id]"):
             check()
             if node.tag in _NOT_DROPPED_FOR_CLASS:
@@ -54,8 +64,12 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
             match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
             found = unlikely.get(match)
             if found is None:
-                found = unlikely[match] = _is_unlikely(match.lower())
-            if found and not spared(node):
+                found = unlikely[match] = _verdict(match)
+            if (
+                found is not _Verdict.KEPT
+                and not spared(node)
+                and (found is _Verdict.SURE or not _is_the_page(node, most))
+            ):
                 node.decompose(recursive=False)
     byline = _first(body, _BYLINE, lambda node: 0 < len(node.text(strip=True)) < 100)
     if byline is not None:
@@ -71,6 +85,11 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
             heading.decompose(recursive=False)
 
 
+def _is_the_page(node: LexborNode, most: float) -> bool:
+    """Tell whether a block holds most of the page's text, and as prose rather than links."""
+    return text_length(node) > most and link_density(node) < _PROSE_LINK_DENSITY
+
+
 def _first(
     body: LexborNode, selector: str, test: Callable[[LexborNode], bool]
 ) -> LexborNode | None:
@@ -84,9 +103,57 @@ def _first(
     return next(filter(test, body.css(selector)[1:]), None)
 
 
-def _is_unlikely(match: str) -> bool:
-    return bool(
-        patterns.UNLIKELY_CANDIDATES.search(match) and not patterns.MAYBE_CANDIDATE.search(match)
+class _Verdict(Enum):
+    KEPT = "kept"
+    UNLIKELY = "unlikely"
+    SURE = "sure"
+    """Dropped even when it holds most of the page: the name says only furniture."""
+
+
+def _verdict(match: str) -> _Verdict:
+    if not is_unlikely(match):
+        return _Verdict.KEPT
+    lowered = match.lower()
+    if any(phrase in lowered for phrase in patterns.UNLIKELY_PHRASES) or (
+        class_words(match) & patterns.UNLIKELY_SURE
+    ):
+        return _Verdict.SURE
+    return _Verdict.UNLIKELY
+
+
+def is_unlikely(match: str) -> bool:
+    """Tell whether a class/id string names furniture: one of its words is, begins or ends with
+    an unlikely name (``site-footer``, ``commentList``, ``relatedposts``), and no content name
+    is in it.
+
+    Words, not substrings: ``seofootercopy`` names no footer, ``standard`` no ``and``.
+    """
+    names = class_words(match)
+    lowered = match.lower()
+    unlikely = any(phrase in lowered for phrase in patterns.UNLIKELY_PHRASES) or _names_any(
+        names, patterns.UNLIKELY_WORDS
+    )
+    return unlikely and not patterns.MAYBE_CANDIDATE.search(lowered)
+
+
+def class_words(match: str) -> frozenset[str]:
+    """The lowercased words of class and id values, split at punctuation and at camelCase (both
+    ``mathjax`` and ``math``, ``jax`` for ``MathJax``)."""
+    tokens = _CLASS_TOKEN.findall(match)
+    split = (word for token in tokens for word in _CAMEL_WORD.findall(token))
+    return frozenset(word.lower() for word in (*tokens, *split))
+
+
+def _names_any(names: frozenset[str], vocabulary: frozenset[str]) -> bool:
+    """Tell whether a word is in `vocabulary`, or begins or ends with one of its longer names."""
+    if names & vocabulary:
+        return True
+    return any(
+        name.startswith(known) or name.endswith(known)
+        for name in names
+        if len(name) > _AFFIX_MIN
+        for known in vocabulary
+        if len(known) >= _AFFIX_MIN
     )
 
 

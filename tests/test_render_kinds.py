@@ -1,0 +1,81 @@
+"""The renderer on pages that are not plain articles: content only a no-JavaScript reader gets,
+class names that only look like furniture, furigana, and the kinds of page (forum, product,
+listing, documentation) that need their own keeping rules."""
+
+from __future__ import annotations
+
+from webreach.tools.render import render_html
+from webreach.tools.render.prune import is_unlikely
+
+SENTENCE = (
+    "The valve sticks after every reboot, and the log shows the same warning each time, "
+    "so I have started to wonder whether the update broke the driver for everyone."
+)
+
+
+def prose(count: int, tag: str = "p") -> str:
+    return "".join(f"<{tag}>{SENTENCE} Post {n}, again.</{tag}>" for n in range(count))
+
+
+def test_a_thread_shipped_inside_noscript_is_rendered() -> None:
+    html = (
+        "<html><body><section id='main'></section>"
+        f"<noscript><div class='topic-body'>{prose(4)}</div></noscript></body></html>"
+    )
+    assert "Post 3, again." in render_html(html)
+
+
+def test_noscript_beside_a_real_article_stays_out() -> None:
+    html = (
+        f"<html><body><article>{prose(6)}</article>"
+        "<noscript><p>Please enable JavaScript to use every feature of this fine site, "
+        "which works far better with it than without it, as most sites do today, sadly."
+        "</p><img src='https://pixel.example/t.gif'></noscript></body></html>"
+    )
+    markdown = render_html(html)
+    assert "Post 5, again." in markdown
+    assert "enable JavaScript" not in markdown
+
+
+def test_a_streamed_react_chunk_takes_its_placeholder() -> None:
+    html = (
+        "<html><body><main><h1>Release notes</h1><!--$?--><template id='B:0'></template>"
+        "<p>Loading the story…</p><!--/$--></main>"
+        f"<div hidden id='S:0'><article>{prose(5)}</article></div></body></html>"
+    )
+    markdown = render_html(html)
+    assert "Post 4, again." in markdown
+    assert "Loading the story" not in markdown
+
+
+def test_class_names_match_whole_words() -> None:
+    assert is_unlikely("site-footer")
+    assert is_unlikely("commentList")
+    assert is_unlikely("relatedposts")
+    assert not is_unlikely("seofootercopy")
+    assert not is_unlikely("mainstream-2col")
+
+
+def test_a_layout_class_on_the_page_wrapper_keeps_the_page() -> None:
+    about = "We are a small club of valve owners, founded long ago, and we meet every month."
+    html = (
+        "<html><body><div class='full-width-template-with-sidebar'>"
+        f"<div class='entry'>{prose(8)}</div></div>"
+        f"<div class='about'>{''.join(f'<p>{about} {n}</p>' for n in range(7))}</div>"
+        "</body></html>"
+    )
+    assert "Post 5, again." in render_html(html)
+
+
+def test_furigana_is_dropped() -> None:
+    html = (
+        "<html><body><article>"
+        + "".join(
+            f"<p><ruby>漢字<rp>(</rp><rt>かんじ</rt><rp>)</rp></ruby>を読む。{SENTENCE} {n}</p>"
+            for n in range(5)
+        )
+        + "</article></body></html>"
+    )
+    markdown = render_html(html)
+    assert "漢字を読む" in markdown
+    assert "かんじ" not in markdown
