@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pydantic import SecretStr
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from ..seam import CacheStore, WebRuntime, cancel_and_wait
 from ..tools import ToolOptions
@@ -47,6 +47,8 @@ from .playground import PATHS as PLAYGROUND_PATHS
 from .playground import routes as playground_routes
 from .redaction import RedactedResponses
 from .responses import ResponsesCodec
+from .responses.compact import compact_endpoint
+from .responses.websocket import responses_socket
 from .tenants import Tenants
 from .web_api import OPEN_PATHS as WEB_OPEN_PATHS
 from .web_api import PATHS as WEB_PATHS
@@ -61,6 +63,14 @@ PATHS = {
 }
 """Where each protocol is served."""
 _OPEN_PATHS = frozenset({"/healthz", "/readyz"}) | WEB_OPEN_PATHS
+
+
+COMPACT_PATHS = ("/v1/responses/compact", "/responses/compact")
+
+
+def responses_sockets() -> list[BaseRoute]:
+    """The Responses API's WebSocket mode, on the paths of its ``POST``."""
+    return [WebSocketRoute(path, responses_socket) for path in PATHS["responses"]]
 
 
 def default_codecs() -> dict[str, Codec]:
@@ -107,11 +117,14 @@ def create_app(
             finally:
                 await cancel_and_wait([watcher])
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route(path, ProtocolEndpoint(codec, keepalive_seconds).handle, methods=["POST"])
         for protocol, codec in codecs.items()
         for path in PATHS[protocol]
     ]
+    if "responses" in codecs:
+        routes += [Route(path, compact_endpoint, methods=["POST"]) for path in COMPACT_PATHS]
+        routes += responses_sockets()
     listing = models_endpoint(codecs.get("chat") or ChatCodec())
     routes += [
         Route("/v1/models", listing, methods=["GET"]),
@@ -233,6 +246,7 @@ def _revealed(secret: SecretStr | None) -> str | None:
 def _protocols(codecs: dict[str, Codec]) -> dict[str, str]:
     """What the access line names as each path's protocol."""
     named = {path: protocol for protocol in codecs for path in PATHS[protocol]}
+    named.update(dict.fromkeys(COMPACT_PATHS, "responses"))
     named.update({"/v1/models": "models", "/models": "models"})
     named.update(
         {

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from .core.operator_log import request_log
 from .core.protocol_common import dumps
 from .core.turn import JSON
+from .socket_denial import answering_http
 
 __all__ = ["CrossOrigin", "JsonBodies", "LoopbackOnly", "is_json", "own_hosts"]
 
@@ -38,8 +39,9 @@ async def _refuse(
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
     ]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    answer = answering_http(scope, send)
+    await answer({"type": "http.response.start", "status": status, "headers": headers})
+    await answer({"type": "http.response.body", "body": body})
 
 
 def _shown(value: str) -> str:
@@ -121,7 +123,7 @@ class LoopbackOnly:
         self._forbidden = forbidden
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         server = scope.get("server")

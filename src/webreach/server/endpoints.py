@@ -14,7 +14,7 @@ from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 from starlette.background import BackgroundTask
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response, StreamingResponse
 
 from ..seam import cancel_and_wait
@@ -63,7 +63,7 @@ CANNOT_CONTINUE_HERE = (
 )
 
 
-def _citation_style(request: Request, settings: ServerSettings) -> CitationStyle:
+def _citation_style(request: HTTPConnection, settings: ServerSettings) -> CitationStyle:
     """The request's header, else the server's setting."""
     asked = request.headers.get(CITATIONS_HEADER)
     style = settings.citations if asked is None else asked.strip().lower()

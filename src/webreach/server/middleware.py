@@ -25,6 +25,7 @@ from .core.protocol_common import dumps
 from .core.store import scoped_to_key
 from .core.turn import JSON
 from .limits import TIMED_OUT
+from .socket_denial import KEY_NAME, TENANTS, answering_http
 from .tenants import Refusal, Tenants
 
 __all__ = ["AccessLog", "HopLimit", "InboundKeys", "ServerTiming"]
@@ -249,16 +250,24 @@ class InboundKeys:
         self._open = open_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self._keys or scope["path"] in self._open:
+        kind = scope["type"]
+        if kind not in ("http", "websocket") or not self._keys or scope["path"] in self._open:
             await self.app(scope, receive, send)
             return
         found = self._authorised(Headers(scope=scope))
         if found is None:
             body = dumps(self._error_body(scope["path"])("invalid or missing API key")).encode()
+            answer = answering_http(scope, send)
             for message in _json_answer(401, body):
-                await send(message)
+                await answer(message)
             return
         name, key = found
+        if kind == "websocket":
+            # A connection carries many turns: each is admitted, and counted, as it starts.
+            scope[KEY_NAME], scope[TENANTS] = name, self._tenants
+            with scoped_to_key(key):
+                await self.app(scope, receive, send)
+            return
         record = request_log()
         record.key = name
         tenants = self._tenants

@@ -127,6 +127,8 @@ class _Input:
         self.last_user: int | None = None
         self.loaded: list[object] = []
         """Tools the client added in the input (``additional_tools``, a tool search's)."""
+        self.called: set[str] = set()
+        """The ``call_id`` of every call so far: an output must answer one of them."""
 
     def convert(self, instructions: str | None, raw: object) -> tuple[list[JSON], list[PageRef]]:
         if instructions:
@@ -241,6 +243,7 @@ class _Input:
 
     def _function_call(self, item: FunctionCallItem, arguments: str | None = None) -> None:
         """A call of the client's tool, under the name its upstream function has."""
+        self.called.add(item.call_id)
         call = {
             "id": item.call_id,
             "type": "function",
@@ -269,6 +272,12 @@ class _Input:
         self._function_output(_output(output, "tool_search_output"), "tool_search_output")
 
     def _function_output(self, item: FunctionOutputItem, kind: str) -> None:
+        if kind != "tool_search_output" and item.call_id not in self.called:
+            raise RequestError(
+                f"input: the `{kind}` of call_id `{item.call_id}` answers no call earlier in "
+                "the conversation",
+                param="input",
+            )
         output = _content(item.output, "tool")
         if not isinstance(output, str):
             raise RequestError(f"input: images are not supported in `{kind}`", param="input")
