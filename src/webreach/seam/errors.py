@@ -54,6 +54,8 @@ class WebErrorCode(StrEnum):
     HUMAN): the page could not be read, and webreach does not try to get past it."""
     WEB_ROBOTS_DISALLOWED = "WEB_ROBOTS_DISALLOWED"
     """The site's robots.txt disallows the URL for webreach's user-agent token or ``*``."""
+    WEB_NOT_CACHED = "WEB_NOT_CACHED"
+    """The caller allowed cached results only (``live=False``) and none was cached."""
 
 
 class WebError(WebreachError):

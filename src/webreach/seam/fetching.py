@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from .bot_walls import check_bot_wall
 from .cache import GuardedCache, decode_fetch_entry
+from .errors import WebError, WebErrorCode
 from .protocols import FetchProvider
 from .registry import scoped_cache_key
 from .robots import RobotsRules, robots_token
@@ -19,6 +20,11 @@ __all__ = ["FetchKeys", "FetchPolicy", "RobotsSetting", "checked_page", "fetch_k
 
 RobotsSetting = Literal["obey", "ignore"] | None
 """``obey``: every fetch obeys robots.txt; ``ignore``: none does; None: the request decides."""
+
+
+class _RobotsNotCached(Exception):
+    """A cache-only fetch met a robots.txt it would have to fetch: not a ``WebError``, so the
+    rules reader neither reads it as "no rules" nor keeps that."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +86,7 @@ class FetchPolicy:
         return self.robots == "obey"
 
     async def check_robots(
-        self, url: str, provider: FetchProvider, cache: GuardedCache | None
+        self, url: str, provider: FetchProvider, cache: GuardedCache | None, *, live: bool = True
     ) -> None:
         async def load(where: str) -> bytes | None:
             if cache is None:
@@ -92,9 +98,18 @@ class FetchPolicy:
                 await cache.set(scoped_cache_key("robots", provider, where), value)
 
         async def fetch(request: FetchRequest) -> FetchResult:
+            if not live:
+                raise _RobotsNotCached
             return checked_page(await provider.fetch(request), provider.id)
 
-        await self._rules.check(url, fetch, load, keep)
+        try:
+            await self._rules.check(url, fetch, load, keep)
+        except _RobotsNotCached:
+            raise WebError(
+                WebErrorCode.WEB_NOT_CACHED,
+                f"no cached robots.txt for {urlsplit(url).netloc}, and it may not be fetched",
+                provider=provider.id,
+            ) from None
 
     @staticmethod
     async def cached(

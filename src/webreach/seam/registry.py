@@ -40,8 +40,11 @@ OTHERS = "*"
 
 Disposer = Callable[[], None]
 
-FALLBACK_CODES = frozenset({WebErrorCode.WEB_PROVIDER_ERROR, WebErrorCode.WEB_FETCH_TIMEOUT})
-"""Failures after which the next provider of an explicit fallback list is tried."""
+FALLBACK_CODES = frozenset(
+    {WebErrorCode.WEB_PROVIDER_ERROR, WebErrorCode.WEB_FETCH_TIMEOUT, WebErrorCode.WEB_NOT_CACHED}
+)
+"""Failures after which the next provider of an explicit fallback list is tried (a cache-only
+call looks in each provider's cache)."""
 
 
 class _Provider(Protocol):

@@ -189,9 +189,10 @@ class WebRuntime:
         """The resource attached under ``key``, or None (also once the runtime is closed)."""
         return None if self._closed else self._attached.get(key)
 
-    async def search(self, request: SearchRequest) -> SearchResult:
+    async def search(self, request: SearchRequest, *, live: bool = True) -> SearchResult:
         """Search with the selected provider; only http(s) sources come back, and more of them
-        than ``max_results`` are cut here.
+        than ``max_results`` are cut here. ``live=False`` answers from the cache alone: a miss
+        is ``WEB_NOT_CACHED``, and no provider is called.
 
         Cached results are keyed by the provider's ``cache_scope`` when it has one (its base
         URL, say), so they never cross to a provider pointed at another endpoint. The provider's
@@ -205,6 +206,8 @@ class WebRuntime:
             key = scoped_cache_key("search", provider, *_search_key(asked))
             result = await self._cached(key, decode_search)
             if result is None:
+                if not live:
+                    raise _not_cached("search", provider.id)
                 result = await self._attempt(
                     provider,
                     self._search_timeout,
@@ -221,8 +224,10 @@ class WebRuntime:
         self._refuse_if_closed()
         return await await_cleanly(self._search.run(call, _nothing_to_show))
 
-    async def fetch(self, request: FetchRequest) -> FetchResult:
-        """Fetch with the selected provider, from the cache when the same policy fetched it.
+    async def fetch(self, request: FetchRequest, *, live: bool = True) -> FetchResult:
+        """Fetch with the selected provider, from the cache when the same policy fetched it;
+        ``live=False`` from the cache alone (a miss, of the page or of the robots.txt it must
+        be checked against, is ``WEB_NOT_CACHED``, and nothing is fetched).
 
         A provider's policy is applied before its cache is consulted: a provider that has
         ``precheck`` (:class:`FetchPrecheck`) refuses an invalid URL or a refused address or
@@ -245,10 +250,12 @@ class WebRuntime:
             if isinstance(provider, FetchPrecheck):
                 provider.precheck(request)
             if self._fetching.obeys(request):
-                await self._fetching.check_robots(request.url, provider, self._cache)
+                await self._fetching.check_robots(request.url, provider, self._cache, live=live)
             keys = fetch_keys(provider, request)
             result = await self._fetching.cached(keys, request, self._cache)
             if result is None:
+                if not live:
+                    raise _not_cached("fetch", provider.id)
                 result = checked_page(await provider.fetch(request), provider.id)
                 if self._cache is not None and self._cache.active:
                     await self._cache.set(store_key(keys, request, result), encode(result))
@@ -359,6 +366,14 @@ class WebRuntime:
 
 def _nothing_to_show(result: SearchResult) -> bool:
     return not result.has_content()
+
+
+def _not_cached(kind: str, provider: str) -> WebError:
+    return WebError(
+        WebErrorCode.WEB_NOT_CACHED,
+        f"no cached {kind} result, and this {kind} may not go to the web",
+        provider=provider,
+    )
 
 
 def _search_key(request: SearchRequest) -> tuple[object, ...]:

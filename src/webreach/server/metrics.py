@@ -229,11 +229,11 @@ class MeteredRuntime:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._runtime, name)
 
-    async def search(self, request: SearchRequest) -> SearchResult:
-        return await self._timed("search", self._runtime.search(request))
+    async def search(self, request: SearchRequest, *, live: bool = True) -> SearchResult:
+        return await self._timed("search", self._runtime.search(request, live=live))
 
-    async def fetch(self, request: FetchRequest) -> FetchResult:
-        return await self._timed("fetch", self._runtime.fetch(request))
+    async def fetch(self, request: FetchRequest, *, live: bool = True) -> FetchResult:
+        return await self._timed("fetch", self._runtime.fetch(request, live=live))
 
     async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult:
         return await self._timed("image_search", self._runtime.image_search(request))
