@@ -478,8 +478,8 @@ WEATHER = {"name": "weather", "input_schema": {"type": "object"}}
     [
         ([WEATHER], {"type": "auto"}, "auto"),
         ([WEATHER], {"type": "any"}, "required"),
-        ([WEATHER, DEEPSEEK_TOOLS[0]], {"type": "any"}, "auto"),
-        (DEEPSEEK_TOOLS, {"type": "any"}, "auto"),
+        ([WEATHER, DEEPSEEK_TOOLS[0]], {"type": "any"}, "required"),
+        (DEEPSEEK_TOOLS, {"type": "any"}, "required"),
         ([WEATHER], {"type": "tool", "name": "weather"}, {"type": "function", "function": {"name": "weather"}}),  # noqa: E501
         ([WEATHER, *DEEPSEEK_TOOLS], {"type": "none"}, "none"),
         (None, {"type": "auto"}, None),

@@ -367,7 +367,7 @@ def test_forcing_openai_web_search_forces_the_first_step(kind: str, choice: Any)
 def test_tool_choice_mapping() -> None:
     assert parse(tool_choice="auto").tool_choice == "auto"
     assert parse(tool_choice="required", tools=[WEATHER]).tool_choice == "required"
-    assert parse(tool_choice="required", tools=[WEATHER, *WEB]).tool_choice == "auto"
+    assert parse(tool_choice="required", tools=[WEATHER, *WEB]).tool_choice == "required"
     off = parse(tool_choice="none", tools=WEB)
     assert off.tool_choice == "none"
     assert off.tools_off and not off.uses_web
@@ -502,7 +502,7 @@ def test_the_sdk_request_is_parsed() -> None:
         "type": "image_url",
         "image_url": {"url": "https://x.test/i.png", "detail": "auto"},
     }
-    assert turn.tool_choice == "auto"
+    assert turn.tool_choice == "required"
     assert turn.thinking is True
     assert turn.params == {"max_tokens": 64}
     assert turn.web.search is not None and turn.client_tools[0].name == "get_weather"

@@ -50,8 +50,11 @@ def json_response(status: int, body: Reply, headers: dict[str, str] | None = Non
 
 def _error(codec: Codec, failure: RequestError | ServerFailure) -> Response:
     request_log().note = failure.message
-    headers = failure.headers if isinstance(failure, ServerFailure) else None
-    return json_response(failure.status, codec.error_body(failure.status, failure.message), headers)
+    if isinstance(failure, ServerFailure):
+        body = codec.error_body(failure.status, failure.message)
+        return json_response(failure.status, body, failure.headers)
+    body = codec.error_body(failure.status, failure.message, param=failure.param, code=failure.code)
+    return json_response(failure.status, body)
 
 
 CITATIONS_HEADER = "x-webreach-citations"

@@ -18,9 +18,11 @@ class ChatCodec:
     def parse(self, body: JSON) -> Turn:
         return parse_chat(body)
 
-    def error_body(self, status: int, message: str) -> JSON:
+    def error_body(
+        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+    ) -> JSON:
         kind = error_type(status, server="api_error")
-        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+        return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
     def renderer(self, turn: Turn, *, streaming: bool) -> ChatRenderer:
         return ChatRenderer(turn, streaming=streaming)

@@ -15,6 +15,7 @@ from ..core.display import url_source
 from ..core.events import (
     Action,
     CallFailed,
+    ClientToolArguments,
     ClientToolCall,
     Event,
     Failed,
@@ -107,6 +108,9 @@ class _Answer:
     """Each step's ``calls`` list, the same object as in its entry of ``steps``."""
     calls: dict[str, JSON] = field(default_factory=dict)
     tool_calls: list[JSON] = field(default_factory=list)
+    told: dict[str, tuple[int, JSON]] = field(default_factory=dict)
+    """The client's calls whose arguments are streaming in, by call id: their index and
+    ``function`` (whose ``arguments`` grow)."""
 
     def step(self, number: int) -> JSON:
         if number not in self.steps:
@@ -170,7 +174,29 @@ class _Answer:
             if "reasoning_content" in entry:
                 entry["reasoning_content"] = ""
 
-    def tool_call(self, call: ClientToolCall) -> JSON:
+    def tool_arguments(self, told: ClientToolArguments) -> JSON | None:
+        """The chunk's piece of a call whose arguments arrive: the whole head the first time,
+        then the index and what arrived (None when nothing did)."""
+        known = self.told.get(told.id)
+        if known is None:
+            function: JSON = {"name": told.name, "arguments": told.delta}
+            index = len(self.tool_calls)
+            entry = {"index": index, "id": told.id, "type": "function", "function": function}
+            self.tool_calls.append(entry)
+            self.told[told.id] = (index, function)
+            return {**entry, "function": dict(function)}
+        return _more_arguments(*known, told.delta)
+
+    def tool_call(self, call: ClientToolCall) -> JSON | None:
+        """The chunk's piece of a finished call: whole, or the rest of one already streaming."""
+        known = self.told.pop(call.id, None)
+        if known is not None:
+            index, function = known
+            sent = str(function["arguments"])
+            rest = call.arguments[len(sent) :] if call.arguments.startswith(sent) else ""
+            piece = _more_arguments(index, function, rest)
+            function["arguments"] = call.arguments
+            return piece
         entry = {
             "index": len(self.tool_calls),
             "id": call.id,
@@ -179,6 +205,14 @@ class _Answer:
         }
         self.tool_calls.append(entry)
         return entry
+
+
+def _more_arguments(index: int, function: JSON, delta: str) -> JSON | None:
+    """The piece of a chunk that carries more of a call's arguments (None: none arrived)."""
+    if not delta:
+        return None
+    function["arguments"] = f"{function['arguments']}{delta}"
+    return {"index": index, "function": {"arguments": delta}}
 
 
 class ChatRenderer:
@@ -235,8 +269,12 @@ class ChatRenderer:
             case WebCallCompleted(call=call, outcome=outcome):
                 public = answer.completed(call, outcome)
                 return self._progress("call_completed", call.step, call=public)
+            case ClientToolArguments():
+                piece = answer.tool_arguments(event)
+                return "" if piece is None else self._chunk({"tool_calls": [piece]})
             case ClientToolCall():
-                return self._chunk({"tool_calls": [answer.tool_call(event)]})
+                piece = answer.tool_call(event)
+                return "" if piece is None else self._chunk({"tool_calls": [piece]})
             case Finished(stop_reason=reason, usage=usage, title=title):
                 self.done = True
                 self._finish, self._usage, self._title = _FINISH[reason], usage, title

@@ -199,8 +199,6 @@ def _check_tool_choice(
             and named in (search.name, search.declared_type)
         ):
             return "auto", "search"
-    if choice == "required" and web.any:
-        return "auto", None
     return choice, None
 
 

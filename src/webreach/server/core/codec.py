@@ -69,8 +69,11 @@ class Codec(Protocol):
         """Validate and translate a request; raise ``RequestError`` for what is refused."""
         ...
 
-    def error_body(self, status: int, message: str) -> JSON:
-        """The protocol's own error JSON for an HTTP error response."""
+    def error_body(
+        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+    ) -> JSON:
+        """The protocol's own error JSON for an HTTP error response; ``param`` and ``code`` as
+        the refusal named them, where the protocol's shape has room for them."""
         ...
 
     def renderer(self, turn: Turn, *, streaming: bool) -> Renderer: ...

@@ -24,12 +24,21 @@ class ServerFailure(WebreachError):
 
 
 class RequestError(WebreachError):
-    """A request the server refuses before doing anything: an HTTP 4xx with this message."""
+    """A request the server refuses before doing anything: an HTTP 4xx with this message, the
+    ``param`` it names and a ``code`` a client can act on (``previous_response_not_found``)."""
 
-    def __init__(self, message: str, *, status: int = 400, param: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int = 400,
+        param: str | None = None,
+        code: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.param = param
+        self.code = code
 
 
 class UpstreamError(ServerFailure):

@@ -19,6 +19,7 @@ __all__ = [
     "Billing",
     "CallFailed",
     "CallKind",
+    "ClientToolArguments",
     "ClientToolCall",
     "Event",
     "Failed",
@@ -214,6 +215,18 @@ class ClientToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ClientToolArguments:
+    """Arguments of a call of the client's own function as the upstream streams them, the
+    first with none yet once its name is known; its :class:`ClientToolCall`, carrying all of
+    them, follows when the step ends. ``name`` is the client's, as it declared the tool."""
+
+    id: str
+    name: str
+    delta: str
+    namespace: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Billing:
     """The usage counters a server tool's calls add to: one request each, and its billed units."""
 
@@ -318,6 +331,7 @@ Event = (
     | StepReasoningDone
     | WebCallStarted
     | WebCallCompleted
+    | ClientToolArguments
     | ClientToolCall
     | Finished
     | Failed

@@ -19,6 +19,7 @@ from openai import AsyncStream
 from ...seam import await_cleanly, cancel_and_wait
 from .budgets import Budgets
 from .calls.base import ServerTool, SourceRegistry, ToolSetup
+from .calls.cache_only import cached_only
 from .calls.registry import give_back_unused, reserved_budgets
 from .calls.tool import ModelTool
 from .citations import CitationStream
@@ -95,8 +96,16 @@ class TurnRunner:
         self._messages = list(turn.messages)
         self._client_tools = {tool.name: tool for tool in turn.client_tools}
         self._review = turn_review(turn, context, self.usage)
+        self._streamed = {
+            name: tool
+            for name, tool in self._client_tools.items()
+            if tool.kind == "function" and self._review is None
+        }
+        """The client functions whose arguments the client sees as they arrive: not under a
+        content review, which reads a call's arguments whole before they go out."""
         client_names = frozenset(self._client_tools)
-        setup = ToolSetup(turn, context, self._sources, self._review, client_names)
+        lent = cached_only(context, turn.web.live)
+        setup = ToolSetup(turn, lent, self._sources, self._review, client_names)
         self._tools: list[ServerTool] = []
         if not turn.tools_off:
             self._tools = [tool for offer in context.tools if (tool := offer(setup)) is not None]
@@ -114,7 +123,14 @@ class TurnRunner:
         self._withheld = self.turn.answer_format is not None and tools and bool(own)
         upstream = self.context.upstream
         return step_body(
-            self.turn, upstream, self._messages, own, tools=tools, nudge=nudge, forced=forced
+            self.turn,
+            upstream,
+            self._messages,
+            own,
+            tools=tools,
+            nudge=nudge,
+            forced=forced,
+            first=first,
         )
 
     @property
@@ -272,6 +288,7 @@ class TurnRunner:
                 self._clock,
                 first=first,
                 shown=not withheld,
+                streamed=self._streamed,
             )
             async for event in step_events:
                 yield event

@@ -26,9 +26,11 @@ def step_body(
     tools: bool,
     nudge: str | None = None,
     forced: ModelTool | None = None,
+    first: bool = False,
 ) -> JSON:
     """``own`` are the server's tools as the model sees them; ``nudge`` a last system message
-    asking for an answer; ``forced`` the tool the first step must call."""
+    asking for an answer; ``forced`` the tool the first step must call. A ``required`` choice
+    binds the ``first`` step only: once the model has called a web tool it may answer."""
     if nudge is not None:
         messages = [*messages, {"role": "system", "content": nudge}]
     messages = upstream.placed(messages)
@@ -47,7 +49,7 @@ def step_body(
     if offered:
         body["tools"] = offered
         choice = turn.tool_choice
-        if choice == "required" and own:
+        if choice == "required" and own and not first:
             choice = "auto"
         if forced is not None:
             choice = {"type": "function", "function": {"name": forced.name}}

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -14,7 +15,14 @@ from ...seam import await_cleanly
 from .chunks import ChatChunk
 from .citations import CitationStream
 from .errors import UpstreamError
-from .events import ClientToolCall, Event, FirstStepUsage, ReasoningDelta, Usage
+from .events import (
+    ClientToolArguments,
+    ClientToolCall,
+    Event,
+    FirstStepUsage,
+    ReasoningDelta,
+    Usage,
+)
 from .turn import ClientTool
 
 __all__ = ["PendingCall", "StepState", "UpstreamClock", "read_step"]
@@ -41,6 +49,18 @@ class PendingCall:
     id: str = ""
     name: str = ""
     arguments: str = ""
+    told: int | None = None
+    """How much of ``arguments`` the client was told as they arrived; None: nothing yet."""
+
+    def tell(self, streamed: Mapping[str, ClientTool]) -> ClientToolArguments | None:
+        """The arguments that arrived since last told, once the name is a client function's."""
+        tool = streamed.get(self.name)
+        if tool is None or self.told == len(self.arguments):
+            return None
+        self.id = self.id or f"call_{uuid.uuid4().hex}"
+        delta = self.arguments[self.told or 0 :]
+        self.told = len(self.arguments)
+        return ClientToolArguments(self.id, tool.shown, delta, tool.namespace)
 
     def for_client(self, tool: ClientTool) -> ClientToolCall:
         """This call as the client declared its tool: namespaced, or a custom tool's input."""
@@ -84,6 +104,7 @@ async def read_step(
     *,
     first: bool = False,
     shown: bool = True,
+    streamed: Mapping[str, ClientTool] | None = None,
 ) -> AsyncIterator[Event]:
     """Stream one step's events while recording its text, reasoning, calls and usage; the
     ``first`` step also tells its usage the moment the upstream reports it.
@@ -91,7 +112,9 @@ async def read_step(
     Usage is counted once per step, each field at the most the upstream reported: one report
     at the end (OpenAI), a running total on every chunk (vLLM's ``continuous_usage_stats``) or
     the input early and the output late all come to the step's own numbers. A step not
-    ``shown`` keeps its text to itself (a draft the formatted answer replaces).
+    ``shown`` keeps its text to itself (a draft the formatted answer replaces). The arguments of
+    a call of one of the ``streamed`` client functions (by upstream name) are told as they
+    arrive (:class:`ClientToolArguments`).
 
     The stream raises :class:`~.errors.UpstreamError` for anything that is not a good chunk
     (:class:`~.chunk_stream.ChunkStream`), so what arrives here is typed."""
@@ -131,6 +154,9 @@ async def read_step(
                     if piece.function is not None:
                         pending.name += piece.function.name or ""
                         pending.arguments += piece.function.arguments or ""
+                    told = pending.tell(streamed) if streamed else None
+                    if told is not None:
+                        yield told
             if choice is not None and choice.finish_reason:
                 state.finish_reason = choice.finish_reason
         for event in citations.flush():

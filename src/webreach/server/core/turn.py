@@ -83,6 +83,9 @@ class SearchSpec:
     the provider through the seam."""
     context_size: ContextSize | None = None
     """How much of the found pages the model gets (``search_context_size``); None: the setting."""
+    live: bool = True
+    """False: the turn's searches and page reads come from the cache only
+    (``external_web_access: false``)."""
 
     @property
     def budget(self) -> int:
@@ -107,6 +110,11 @@ class WebTools:
     @property
     def any(self) -> bool:
         return self.search is not None or self.read_url is not None
+
+    @property
+    def live(self) -> bool:
+        """Whether the turn may search and read the web itself, or only the cache."""
+        return self.search is None or self.search.live
 
 
 Protocol = Literal["chat", "responses", "messages"]

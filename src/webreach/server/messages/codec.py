@@ -18,7 +18,9 @@ class MessagesCodec:
     def parse(self, body: JSON) -> Turn:
         return parse_messages_request(body)
 
-    def error_body(self, status: int, message: str) -> JSON:
+    def error_body(
+        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+    ) -> JSON:
         kind = error_type(status, server="api_error", own=OWN_ERROR_TYPES)
         return {"type": "error", "error": {"type": kind, "message": message}}
 

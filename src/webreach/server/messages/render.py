@@ -9,6 +9,7 @@ import uuid
 from typing import assert_never
 
 from ..core.events import (
+    ClientToolArguments,
     ClientToolCall,
     Event,
     Failed,
@@ -54,6 +55,8 @@ class MessageRenderer:
         self.failed: Failed | None = None
         self._frames: list[str] = []
         self._open: JSON | None = None
+        self._told: dict[str, tuple[int, str]] = {}
+        """The client's calls whose input is streaming in: block index and JSON sent, by id."""
         self._parts: list[str] = []
         self._cited = False
         self._cited_urls: set[str] = set()
@@ -127,6 +130,8 @@ class MessageRenderer:
                 self._with_input(block, dumps(arguments))
             case WebCallCompleted(call=call, outcome=outcome):
                 self._whole(result_block(call, outcome))
+            case ClientToolArguments():
+                self._tool_input(event)
             case ClientToolCall():
                 self._tool_use(event)
             case Finished():
@@ -144,6 +149,9 @@ class MessageRenderer:
 
     def fail(self, event: Failed) -> None:
         self._close()
+        for index, _ in self._told.values():
+            self._stop(index)
+        self._told.clear()
         self.failed = event
         self._emit("error", self.error_payload(event))
 
@@ -266,7 +274,33 @@ class MessageRenderer:
             self._close()
         self._step_spoke = False
 
+    def _tool_input(self, told: ClientToolArguments) -> None:
+        """A ``tool_use`` block opened with the call's name, its input streamed as it arrives."""
+        if told.id not in self._told:
+            self._close()
+            block: JSON = {"type": "tool_use", "id": told.id, "name": told.name, "input": {}}
+            self._told[told.id] = (self._begin(block), "")
+        index, sent = self._told[told.id]
+        if told.delta:
+            self._input_delta(index, told.delta)
+            self._told[told.id] = (index, sent + told.delta)
+
+    def _input_delta(self, index: int, partial: str) -> None:
+        delta = {"type": "input_json_delta", "partial_json": partial}
+        self._emit(
+            "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        )
+
     def _tool_use(self, event: ClientToolCall) -> None:
+        told = self._told.pop(event.id, None)
+        if told is not None:
+            index, sent = told
+            arguments, partial = tool_input(event.arguments)
+            if partial.startswith(sent) and len(partial) > len(sent):
+                self._input_delta(index, partial[len(sent) :])
+            self.blocks[index] = {**self.blocks[index], "input": arguments}
+            self._stop(index)
+            return
         self._close()
         arguments, partial = tool_input(event.arguments)
         block: JSON = {"type": "tool_use", "id": event.id, "name": event.name, "input": arguments}

@@ -175,7 +175,7 @@ def _tool_choice(choice: ChoiceParam | None, web: WebTools, client: list[ClientT
     if kind == "auto":
         return _Choice("auto", serial)
     if kind == "any":
-        return _Choice("required" if client and not web.any else "auto", serial)
+        return _Choice("required", serial)
     name = choice.name
     if not isinstance(name, str) or not name:
         raise bad("tool_choice.name", "Field required")

@@ -19,9 +19,11 @@ class ResponsesCodec:
     def parse(self, body: JSON) -> Turn:
         return parse_request(body)
 
-    def error_body(self, status: int, message: str) -> JSON:
+    def error_body(
+        self, status: int, message: str, *, param: str | None = None, code: str | None = None
+    ) -> JSON:
         kind = error_type(status, server="server_error")
-        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+        return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
     def renderer(self, turn: Turn, *, streaming: bool) -> ResponseRenderer:
         return ResponseRenderer(turn, streaming=streaming)

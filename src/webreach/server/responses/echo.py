@@ -2,14 +2,14 @@
 
 A client reads them to know what its response was made with (the Agents SDK and Codex keep
 ``instructions`` and ``metadata``, say); a setting the client did not send is echoed as
-OpenAI's default.
+OpenAI's default, and ``tool_choice`` as the client wrote it, not as the upstream was asked.
 """
 
 from __future__ import annotations
 
 from typing import TypeVar
 
-from ..core.turn import ToolChoice
+from ..core.turn import JSON
 from .shapes_in import ResponsesRequest
 from .shapes_out import Echo, TextEcho, ToolChoiceEcho
 
@@ -25,9 +25,8 @@ def _given(value: T | None, default: T) -> T:
     return default if value is None else value
 
 
-def echo_of(request: ResponsesRequest, tool_choice: ToolChoice) -> Echo:
-    """The settings of ``request`` the response repeats, those it left out as defaults;
-    ``tool_choice`` as the upstream is asked it (a function by its upstream name)."""
+def echo_of(request: ResponsesRequest) -> Echo:
+    """The settings of ``request`` the response repeats, those it left out as defaults."""
     reasoning = request.reasoning
     text = request.text
     verbosity = text.verbosity if text is not None else None
@@ -45,11 +44,13 @@ def echo_of(request: ResponsesRequest, tool_choice: ToolChoice) -> Echo:
             else {"effort": reasoning.effort, "summary": reasoning.summary}
         ),
         safety_identifier=request.safety_identifier,
-        service_tier=request.service_tier,
-        temperature=request.temperature,
+        service_tier=_given(request.service_tier, NO_ECHO.service_tier),
+        temperature=_given(request.temperature, NO_ECHO.temperature),
+        presence_penalty=_given(request.presence_penalty, NO_ECHO.presence_penalty),
+        frequency_penalty=_given(request.frequency_penalty, NO_ECHO.frequency_penalty),
         text=_text(text.format if text is not None else None, verbosity),
-        tool_choice=_tool_choice_echo(tool_choice),
-        top_p=request.top_p,
+        tool_choice=_tool_choice_echo(request.tool_choice),
+        top_p=_given(request.top_p, NO_ECHO.top_p),
         truncation=_given(request.truncation, NO_ECHO.truncation),
         user=request.user,
         metadata=_given(request.metadata, NO_ECHO.metadata),
@@ -64,10 +65,9 @@ def _text(shape: object, verbosity: str | None) -> TextEcho:
     return echoed
 
 
-def _tool_choice_echo(choice: ToolChoice) -> ToolChoiceEcho:
-    """A forced function in the SDK's shape (``{"type": "function", "name": …}``)."""
-    if isinstance(choice, dict):
-        function = choice["function"]
-        if isinstance(function, dict):
-            return {"type": "function", "name": str(function["name"])}
-    return choice if isinstance(choice, str) and choice else "auto"
+def _tool_choice_echo(choice: str | JSON | None) -> ToolChoiceEcho:
+    """The client's own choice (``required``, ``{"type": "web_search"}``, a function by the
+    name it declared), checked by then; none sent is ``auto``."""
+    if choice is None:
+        return NO_ECHO.tool_choice
+    return dict(choice) if isinstance(choice, dict) else choice

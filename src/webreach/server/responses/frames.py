@@ -6,9 +6,10 @@ stream writes them out (the ``sequence_number`` counts them either way).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
-from ..core.events import ClientToolCall
+from ..core.events import ClientToolArguments, ClientToolCall
 from ..core.protocol_common import dumps, sse_frame
 from .shapes import summary_part
 from .shapes_out import (
@@ -30,6 +31,15 @@ _CallStage = Literal[
 ]
 
 
+@dataclass(slots=True)
+class _Told:
+    """A ``function_call`` item whose arguments are streaming in."""
+
+    index: int
+    item: FunctionCall
+    arguments: str = ""
+
+
 class Frames:
     """The output items of a response, and the stream's frames as they are emitted."""
 
@@ -39,6 +49,8 @@ class Frames:
         self._seq = 0
         self._items: list[OutputItem | None] = []
         """Each output item once done; None while it is still being written."""
+        self._told: dict[str, _Told] = {}
+        """The function calls being streamed, by call id."""
 
     def _emit(self, event: StreamEvent) -> None:
         """``event`` carries the next ``sequence_number`` (``self._seq``) and is counted here."""
@@ -141,28 +153,68 @@ class Frames:
         self._call_event("response.web_search_call.completed", call_id, index)
         self._done_item(index, item)
 
-    def _function_call(self, call: ClientToolCall, item_id: str) -> None:
-        """A ``function_call`` item, with its argument events."""
-        started: FunctionCall = {
-            "id": item_id,
-            "type": "function_call",
-            "call_id": call.id,
-            "name": call.name,
-            "arguments": "",
-            "status": "in_progress",
-        }
-        if call.namespace is not None:
-            started["namespace"] = call.namespace
-        index = self._add_item(started)
+    def _call_arguments(self, told: ClientToolArguments, item_id: str) -> None:
+        """The arguments of a ``function_call`` as they arrive: the item opens with the first."""
+        open_call = self._told.get(told.id)
+        if open_call is None:
+            started: FunctionCall = {
+                "id": item_id,
+                "type": "function_call",
+                "call_id": told.id,
+                "name": told.name,
+                "arguments": "",
+                "status": "in_progress",
+            }
+            if told.namespace is not None:
+                started["namespace"] = told.namespace
+            open_call = _Told(self._add_item(started), started)
+            self._told[told.id] = open_call
+        self._arguments_delta(open_call, told.delta)
+
+    def _arguments_delta(self, open_call: _Told, delta: str) -> None:
+        if not delta:
+            return
+        open_call.arguments += delta
         self._emit(
             {
                 "type": "response.function_call_arguments.delta",
                 "sequence_number": self._seq,
-                "item_id": item_id,
-                "output_index": index,
-                "delta": call.arguments,
+                "item_id": open_call.item["id"],
+                "output_index": open_call.index,
+                "delta": delta,
             }
         )
+
+    def _close_told(self) -> None:
+        """Calls whose arguments were still streaming when the response ended otherwise."""
+        for open_call in self._told.values():
+            item: FunctionCall = {
+                **open_call.item,
+                "arguments": open_call.arguments,
+                "status": "incomplete",
+            }
+            self._done_item(open_call.index, item)
+        self._told.clear()
+
+    def _function_call(self, call: ClientToolCall, item_id: str) -> None:
+        """A ``function_call`` item, with its argument events (those not streamed already)."""
+        open_call = self._told.pop(call.id, None)
+        if open_call is None:
+            started: FunctionCall = {
+                "id": item_id,
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": "",
+                "status": "in_progress",
+            }
+            if call.namespace is not None:
+                started["namespace"] = call.namespace
+            open_call = _Told(self._add_item(started), started)
+        told = open_call.arguments
+        if call.arguments.startswith(told):
+            self._arguments_delta(open_call, call.arguments[len(told) :])
+        started, index, item_id = open_call.item, open_call.index, open_call.item["id"]
         self._emit(
             {
                 "type": "response.function_call_arguments.done",

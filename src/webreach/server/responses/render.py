@@ -16,6 +16,7 @@ from typing import Literal, assert_never
 from ..core.display import url_source
 from ..core.events import (
     CallFailed,
+    ClientToolArguments,
     ClientToolCall,
     Event,
     Failed,
@@ -114,6 +115,9 @@ class ResponseRenderer(Frames):
                 self._call_started(call)
             case WebCallCompleted(call=call, outcome=outcome):
                 self._call_completed(call, outcome)
+            case ClientToolArguments():
+                self._close_open("completed")
+                self._call_arguments(event, f"fc_{self._hex}_{len(self._items)}")
             case ClientToolCall():
                 self._client_call(event)
             case Finished(stop_reason=reason, usage=usage, title=title):
@@ -360,6 +364,7 @@ class ResponseRenderer(Frames):
     ) -> None:
         self._close_open("incomplete" if status != "completed" else "completed")
         self._fail_open_calls()
+        self._close_told()
         output = [item for item in self._items if item is not None]
         if incomplete == "content_filter":
             output = [item for item in output if item["type"] == "web_search_call"]

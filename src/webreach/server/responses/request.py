@@ -93,7 +93,7 @@ def parse_request(body: JSON) -> Turn:
         store=request.store is not False,
         previous_response_id=request.previous_response_id,
         extensions=parse_extensions(body),
-        echo=echo_of(request, tool_choice),
+        echo=echo_of(request),
         answer_format=shape,
     )
 
@@ -108,6 +108,8 @@ def _params(request: ResponsesRequest) -> JSON:
         ("max_tokens", request.max_output_tokens),
         ("temperature", request.temperature),
         ("top_p", request.top_p),
+        ("presence_penalty", request.presence_penalty),
+        ("frequency_penalty", request.frequency_penalty),
     ):
         if value is not None:
             params[target] = value

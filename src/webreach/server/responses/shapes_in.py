@@ -150,6 +150,8 @@ class ResponsesRequest(Request):
     stream: Boolean | None = None
     temperature: Number | None = None
     top_p: Number | None = None
+    presence_penalty: Number | None = None
+    frequency_penalty: Number | None = None
     max_output_tokens: PositiveInt | None = None
     max_tool_calls: PositiveInt | None = None
     tools: List | None = None
@@ -321,6 +323,7 @@ class WebSearchTool(Request):
     filters: object = None
     user_location: object = None
     search_context_size: object = None
+    external_web_access: Boolean | None = None
 
 
 class ToolSearchTool(Request):

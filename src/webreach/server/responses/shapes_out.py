@@ -194,7 +194,8 @@ class FunctionChoice(TypedDict):
     name: str
 
 
-ToolChoiceEcho = str | FunctionChoice
+ToolChoiceEcho = str | FunctionChoice | JSON
+"""As the client sent it: a mode, a function, a hosted tool (``{"type": "web_search"}``)."""
 
 
 class FunctionToolEcho(TypedDict):
@@ -262,21 +263,24 @@ class Response(TypedDict):
     prompt_cache_retention: str | None
     reasoning: ReasoningEcho
     safety_identifier: str | None
-    service_tier: str | None
+    service_tier: str
     store: bool
-    temperature: float | None
+    temperature: float
     text: TextEcho
     tool_choice: ToolChoiceEcho
     tools: list[ToolEcho]
     top_logprobs: int
-    top_p: float | None
+    top_p: float
+    presence_penalty: float
+    frequency_penalty: float
     truncation: str
     usage: ResponseUsage | None
     user: str | None
     metadata: dict[str, str]
     title: NotRequired[str | None]
     """webreach's ``title`` extension, when the request asked for one."""
-    completed_at: NotRequired[int]
+    completed_at: int | None
+    """None until the response is completed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,12 +299,14 @@ class Echo:
         default_factory=lambda: ReasoningEcho(effort=None, summary=None)
     )
     safety_identifier: str | None = None
-    service_tier: str | None = None
-    temperature: float | None = None
+    service_tier: str = "default"
+    temperature: float = 1.0
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
     text: TextEcho = field(default_factory=lambda: TextEcho(format={"type": "text"}))
     tool_choice: ToolChoiceEcho = "auto"
     top_logprobs: int = 0
-    top_p: float | None = None
+    top_p: float = 1.0
     truncation: str = "disabled"
     user: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)

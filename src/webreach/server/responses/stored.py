@@ -15,7 +15,10 @@ from ..core.store import ResponseStore
 from ..core.turn import JSON
 from .shapes_in import ItemHead, read
 
-__all__ = ["expand", "remember"]
+__all__ = ["NOT_FOUND", "expand", "remember"]
+
+NOT_FOUND = "previous_response_not_found"
+"""The ``error.code`` of a ``previous_response_id`` the server does not hold, as OpenAI's."""
 
 
 class _Chained(Request):
@@ -75,6 +78,7 @@ async def expand(body: JSON, store: ResponseStore | None) -> JSON:
             f"{what}: this server keeps no responses (WEBREACH_STORE_TTL is 0); send the whole "
             "conversation in `input`",
             param=what,
+            code=NOT_FOUND if previous is not None else None,
         )
     before: list[JSON] = []
     if previous is not None:
@@ -89,6 +93,7 @@ async def expand(body: JSON, store: ResponseStore | None) -> JSON:
             raise RequestError(
                 f"previous_response_id: response `{previous_id}` {_gone(store)}",
                 param="previous_response_id",
+                code=NOT_FOUND,
             )
         before = found
     kept = await store.items(list(referenced.values()))

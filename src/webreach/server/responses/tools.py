@@ -245,6 +245,7 @@ def _search_tool(tool: object, kind: str, path: str) -> SearchSpec:
         location=location_hint(place),
         filters=checked_filters(asked, fields),
         context_size=context_size(declared.search_context_size, f"{path}.search_context_size"),
+        live=declared.external_web_access is not False,
     )
 
 
@@ -258,7 +259,7 @@ def parse_tool_choice(
     if isinstance(raw, str):
         if raw not in ("auto", "none", "required"):
             raise RequestError(f"tool_choice: `{raw}` is not a valid choice", param="tool_choice")
-        return ("auto" if raw == "required" and web.any else raw), None
+        return raw, None
     choice = read(ToolChoiceParam, raw, "", "tool_choice")
     kind = choice.type
     if kind in ("function", "custom"):
