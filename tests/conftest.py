@@ -17,6 +17,7 @@ SLOW_MODULES = frozenset(
         "test_cache_recovery",
         "test_cli_cache_setting",
         "test_cli_config",
+        "test_cli_completion",
         "test_cli_config_cache",
         "test_cli_fetch",
         "test_cli_mcp",

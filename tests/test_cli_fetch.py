@@ -42,6 +42,7 @@ def test_json_and_raw(replay: ReplayServer) -> None:
         run_cli("fetch", f"{replay.url}/notes", "--raw", "--json", env=allowed()).stdout
     )
     assert raw_json == {
+        "schema_version": 1,
         "url": f"{replay.url}/notes",
         "status_code": 200,
         "kind": "html",

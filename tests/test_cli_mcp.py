@@ -108,6 +108,24 @@ def test_print_config_gives_the_absolute_command(client: str, top: str) -> None:
         assert server["type"] == "stdio"
 
 
+def test_print_config_carries_only_what_the_mcp_server_reads() -> None:
+    env = clean_env(
+        WEBREACH_UPSTREAM_BASE_URL="http://127.0.0.1:9/v1",
+        WEBREACH_UPSTREAM_API_KEY="upstream-canary-key",
+        WEBREACH_SERVER_API_KEYS="inbound-canary-key",
+        WEBREACH_PLAYGROUND="false",
+        WEBREACH_SEARCH_MAX_RESULTS="5",
+        WEBREACH_CONFIG="",
+    )
+    done = run_cli("mcp", "--print-config", env=env)
+    assert done.returncode == 0, done.stderr
+    server = json.loads(done.stdout)["mcpServers"]["webreach"]
+    assert server["env"] == {
+        "WEBREACH_SEARCH_MAX_RESULTS": "5",
+        "WEBREACH_SEARCH_CONTEXT_SIZE": "low",
+    }
+
+
 def test_print_config_names_the_settings_file_by_its_absolute_path(tmp_path: Path) -> None:
     (tmp_path / "webreach.toml").write_text("search_max_results = 5\n")
     done = run_cli("mcp", "--print-config", env=clean_env(snippets_only=False), cwd=tmp_path)

@@ -66,6 +66,7 @@ def test_json_output(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
+        "schema_version": 1,
         "queries": ["python 3.13"],
         "content": None,
         "sources": [
@@ -185,6 +186,36 @@ def test_status_line_goes_to_a_terminal_only(tmp_path: Path) -> None:
     assert stdout.startswith('3 sources for "python 3.13" · "asyncio taskgroup"')
 
 
+def test_the_status_line_counts_the_seconds_it_has_waited(tmp_path: Path) -> None:
+    """A slow search counts on, so it does not look stuck: the fake search takes at least 3 s,
+    and the line is drawn many times a second, so it shows 0 s and then 1 s."""
+    env = fake_ddgs_env(tmp_path, ROWS, FAKE_DDGS_DELAY="3", TERM="xterm")
+    primary, secondary = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "webreach", "search", "python 3.13"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=secondary,
+        text=True,
+    ) as process:
+        os.close(secondary)
+        stdout, _ = process.communicate(timeout=60)
+    terminal = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        terminal += chunk
+    os.close(primary)
+    shown = terminal.decode(errors="replace")
+    assert process.returncode == 0
+    assert "Searching the web: python 3.13 … 0 s" in shown
+    assert "Searching the web: python 3.13 … 1 s" in shown
+
+
 def test_format_tool_prints_exactly_what_the_model_gets(replay: ReplayServer) -> None:
     from webreach.seam import SearchSource
     from webreach.tools.search import SearchToolResult, format_search
@@ -255,12 +286,50 @@ def test_offline_duckduckgo_says_the_engines_could_not_be_reached(tmp_path: Path
         "search) > error resolving DNS > DNS error: no records found for Query { name: "
         'Name("www.startpage.com."), query_type: A }\')'
     )
-    done = run_cli("search", "python 3.13", env=fake_ddgs_env(tmp_path, {"python 3.13": offline}))
+    env = fake_ddgs_env(tmp_path, {"python 3.13": offline})
+    done = run_cli("search", "python 3.13", env=env)
     assert done.returncode == 1
+    next_step = (
+        "DuckDuckGo, the keyless default, needs the internet; to search through another provider "
+        "set its key and name it, e.g. `EXA_API_KEY=… webreach search --provider exa QUERY` "
+        "(`webreach config` lists every provider and the key it needs)"
+    )
     assert done.stderr == (
         "webreach: WEB_PROVIDER_ERROR: duckduckgo: the search engines could not be reached "
-        "(DNS lookup failed; is this machine offline?)\n"
+        f"(DNS lookup failed; is this machine offline?)\nwebreach: hint: {next_step}\n"
     )
+    as_json = run_cli("search", "python 3.13", "--json", env=env)
+    assert as_json.returncode == 1
+    error = {
+        "code": "WEB_PROVIDER_ERROR",
+        "message": "duckduckgo: the search engines could not be reached (DNS lookup failed; "
+        "is this machine offline?)",
+        "hint": next_step,
+    }
+    # the same layout as a result: indented, versioned
+    expected = {"schema_version": 1, "error": error}
+    assert as_json.stdout == json.dumps(expected, ensure_ascii=False, indent=2) + "\n"
+
+
+def test_a_failing_provider_names_another_to_try(replay: ReplayServer) -> None:
+    replay.route("POST", "/search", Reply(500, json={}))
+    done = run_cli("search", "q", env=exa_env(replay))
+    assert done.returncode == 1
+    first, hint = done.stderr.splitlines()
+    assert first.startswith("webreach: WEB_PROVIDER_ERROR: exa: ")
+    assert hint == (
+        "webreach: hint: try another provider with --provider ID, or a list tried in order "
+        "(--provider exa,duckduckgo); `webreach config` lists every provider and the key it needs"
+    )
+
+
+def test_an_invalid_query_has_no_hint_and_its_json_is_versioned(replay: ReplayServer) -> None:
+    done = run_cli("search", "", env=exa_env(replay))
+    assert done.returncode == 1
+    assert len(done.stderr.splitlines()) == 1
+    as_json = json.loads(run_cli("search", "", "--json", env=exa_env(replay)).stdout)
+    assert as_json["schema_version"] == 1
+    assert set(as_json["error"]) == {"code", "message"}
 
 
 def test_text_from_the_web_cannot_drive_the_terminal(tmp_path: Path) -> None:

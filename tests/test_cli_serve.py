@@ -171,3 +171,36 @@ def test_the_moderation_and_continuation_settings_reach_the_server(
     assert moderation.keys == ["Bearer moderation-secret"] * 2  # the input, then the answer
     assert moderation.requests[0]["model"] == "text-moderation-test"
     assert "moderation-secret" not in err
+
+
+def test_help_names_what_it_needs_and_its_defaults() -> None:
+    done = run_cli("serve", "--help", env=clean_env())
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    assert "Needs WEBREACH_UPSTREAM_BASE_URL" in text
+    assert "--host ADDRESS Address to bind [127.0.0.1]." in text
+    assert "--port PORT Port to bind [8080]." in text
+    assert "It searches with DuckDuckGo (no key) unless WEBREACH_SEARCH_PROVIDER" in text
+    assert "WEBREACH_PLAYGROUND=false" in text
+
+
+@pytest.mark.parametrize(("setting", "status"), [(None, 200), ("false", 404)])
+def test_the_playground_is_at_the_root_on_loopback_unless_turned_off(
+    upstream: ScriptedUpstream, setting: str | None, status: int
+) -> None:
+    import httpx
+
+    port = free_port()
+    extra = {"WEBREACH_PLAYGROUND": setting} if setting else {}
+    env = clean_env(WEBREACH_UPSTREAM_BASE_URL=upstream.url, **extra)
+    process = start_serving(env, port)
+    try:
+        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=30)
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=20)
+    assert page.status_code == status
+    if status == 200:
+        assert "webreach playground" in page.text
+        assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert (f"playground at http://127.0.0.1:{port}/" in err) is (status == 200)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
@@ -23,6 +24,14 @@ EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
 EXIT_HTTP_ERROR = 22
 """``fetch --fail`` on an HTTP status of 400 or more, as ``curl --fail`` does."""
 EXIT_INTERRUPTED = 130
+JSON_SCHEMA_VERSION = 1
+"""``schema_version`` of every ``--json`` document: raised when a field changes meaning or goes
+away (new fields may appear without it)."""
+
+
+def print_json(data: dict[str, Any]) -> None:
+    """One ``--json`` document on stdout, results and errors alike: indented, versioned."""
+    print(json.dumps({"schema_version": JSON_SCHEMA_VERSION, **data}, ensure_ascii=False, indent=2))
 
 
 def fail(
@@ -32,17 +41,23 @@ def fail(
     as_json: bool,
     exit_code: int = EXIT_TOOL_ERROR,
     retry_after: float | None = None,
+    hint: str | None = None,
     **extra: Any,
 ) -> NoReturn:
-    """Stop with ``code`` and ``message``: one line on stderr, or the JSON error on stdout."""
+    """Stop with ``code`` and ``message``: one line on stderr (and a ``hint:`` line with the
+    next step to take, when there is one), or the JSON error on stdout."""
     Status.stop_live()  # the status line goes first, so it is not drawn again below the error
     if as_json:
         error: dict[str, Any] = {"code": code, "message": message, **extra}
         if retry_after is not None:
             error["retry_after"] = retry_after
-        print(json.dumps({"error": error}, ensure_ascii=False))
+        if hint is not None:
+            error["hint"] = hint
+        print_json({"error": error})
     else:
         print(f"webreach: {code}: {message}", file=sys.stderr)
+        if hint is not None:
+            print(f"webreach: hint: {hint}", file=sys.stderr)
     raise typer.Exit(exit_code)
 
 
@@ -145,8 +160,20 @@ def check_providers(
     return found
 
 
+class _Line:
+    """The status line's text, drawn afresh at every refresh (rich asks for it again), so its
+    seconds keep counting while the search waits."""
+
+    def __init__(self, status: Status) -> None:
+        self._status = status
+
+    def __rich__(self) -> Any:
+        return self._status._text()
+
+
 class Status:
-    """A live status line on a terminal's stderr; silent when stderr is not a terminal."""
+    """A live status line on a terminal's stderr, with the seconds since it started (so slow
+    and stuck look different); silent when stderr is not a terminal."""
 
     _live_now: ClassVar[Status | None] = None
 
@@ -160,23 +187,24 @@ class Status:
         self._items = items
         self._done: set[str] = set()
         self._live: Any = None
+        self._started = time.monotonic()
         if sys.stderr.isatty():
             from rich.console import Console
 
-            self._live = Console(stderr=True).status(self._text())
+            self._live = Console(stderr=True).status(_Line(self))
 
     def _text(self) -> Any:
         from rich.text import Text  # plain text: a query is never read as rich markup
 
         marks = " · ".join(f"{item} ✓" if item in self._done else item for item in self._items)
-        return Text(f"{self._title}: {marks} …")
+        seconds = int(time.monotonic() - self._started)
+        return Text(f"{self._title}: {marks} … {seconds} s")
 
     def done(self, item: str) -> None:
         self._done.add(item)
-        if self._live is not None:
-            self._live.update(self._text())
 
     def __enter__(self) -> Status:
+        self._started = time.monotonic()
         if self._live is not None:
             self._live.start()
             Status._live_now = self

@@ -182,8 +182,9 @@ def webreach_command() -> list[str]:
 
 
 def _client_config(client: Client) -> dict[str, Any]:
-    """The client's JSON for this server; settings set in the environment come along (keys as
-    placeholders to fill in, never their values), and the settings file by its absolute path."""
+    """The client's JSON for this server; the settings it reads that are set in the environment
+    come along (keys as placeholders to fill in, never their values), and the settings file by
+    its absolute path."""
     from ..config import check_settings
     from ..config_sources import read_settings_file
 
@@ -204,10 +205,15 @@ def _client_config(client: Client) -> dict[str, Any]:
 
 
 def _environment() -> dict[str, str]:
+    """The settings set in this environment that the MCP server reads: the API server's own
+    (``WEBREACH_UPSTREAM_*``, inbound keys, the store …) stay out of an MCP client's config."""
     from ..config import all_settings
+    from ..server.config import ServerSettings
 
     env: dict[str, str] = {}
     for setting in all_settings():
+        if setting.provider is None and setting.field in ServerSettings.model_fields:
+            continue
         if setting.secret and (path := _secret_file(setting.variable)) is not None:
             # A mounted secret's path is no secret, and the client starts the server elsewhere.
             env[f"{setting.variable}_FILE"] = os.path.abspath(path)

@@ -3,14 +3,13 @@ and which one each capability would use. Secrets show only whether they are set.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .app import command
-from .common import check_providers, startup
+from .common import check_providers, print_json, startup
 
 if TYPE_CHECKING:
     from ..config_sources import Setting, SettingsFile
@@ -46,7 +45,7 @@ def show_config(
     cache = _cache(settings, rows)
     if as_json:
         data = {**_as_json(file, rows, found), "cache": cache}
-        print(json.dumps(data, ensure_ascii=False, indent=2))
+        print_json(data)
         return
     lines = _as_text(file, rows, found)
     lines.insert(1, _cache_line(cache))

@@ -8,7 +8,6 @@ model) or ``json`` (``--json``: the structured result, for programs).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -26,14 +25,16 @@ from .common import (
     check_providers,
     fail,
     invalid_setting,
+    print_json,
     startup,
     usage,
 )
+from .hints import search_hint
 from .search_options import search_filters, search_tuning
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..seam import CacheStore, SearchResult, WebRuntime
+    from ..seam import CacheStore, SearchResult, WebError, WebRuntime
 
 T = TypeVar("T")
 
@@ -104,9 +105,10 @@ def _run(
     watch: _CacheWatch,
     *,
     as_json: bool,
+    hint: Callable[[WebError], str | None] | None = None,
 ) -> T:
     """``work`` with a runtime built from ``settings``; a failure is one line, never a
-    traceback."""
+    traceback, with the next step that ``hint`` gives for it."""
     from ..cache import default_sqlite_url
     from ..config import ConfigError, build_runtime
     from ..seam import WebError, WebErrorCode
@@ -125,7 +127,13 @@ def _run(
         message = error.message
         if error.code == WebErrorCode.WEB_PROVIDER_AMBIGUOUS:
             message += " (or pass --provider ID)"
-        fail(error.code.value, message, as_json=as_json, retry_after=error.retry_after)
+        fail(
+            error.code.value,
+            message,
+            as_json=as_json,
+            retry_after=error.retry_after,
+            hint=hint(error) if hint is not None else None,
+        )
     except ConfigError as error:
         invalid_setting(error, as_json=as_json)
     except KeyboardInterrupt:
@@ -151,7 +159,7 @@ def _turned_off(settings: Settings, field: str, what: str, as_json: bool) -> NoR
 
 
 def _print_json(data: dict[str, Any], cached: bool) -> None:
-    print(json.dumps({**data, "cached": cached}, ensure_ascii=False, indent=2))
+    print_json({**data, "cached": cached})
 
 
 @command(short_help="Search the web and print the sources.")
@@ -279,6 +287,7 @@ def search(
             ).execute({"queries": list(queries), **tuning}),
             watch,
             as_json=as_json,
+            hint=search_hint,
         )
     if form is Format.json:
         _print_json(result.data.to_json(), watch.cached)
