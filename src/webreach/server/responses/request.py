@@ -274,15 +274,15 @@ class _Input:
         self._function_output(_output(output, "tool_search_output"), "tool_search_output")
 
     def _function_output(self, item: FunctionOutputItem, kind: str) -> None:
+        output = _content(item.output, "tool")
+        if not isinstance(output, str):
+            raise RequestError(f"input: images are not supported in `{kind}`", param="input")
         if kind != "tool_search_output" and item.call_id not in self.called:
             raise RequestError(
                 f"input: the `{kind}` of call_id `{item.call_id}` answers no call earlier in "
                 "the conversation",
                 param="input",
             )
-        output = _content(item.output, "tool")
-        if not isinstance(output, str):
-            raise RequestError(f"input: images are not supported in `{kind}`", param="input")
         self.messages.append({"role": "tool", "tool_call_id": item.call_id, "content": output})
 
 
