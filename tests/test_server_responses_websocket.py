@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosedOK, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from scripted_upstream import ScriptedUpstream, Step
@@ -18,6 +18,8 @@ from server_harness import LiveServer
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app
+from webreach.server.config import KeyLimits
+from webreach.server.responses import websocket
 from webreach.tools import ToolOptions
 
 TERMINAL = ("response.completed", "response.failed", "response.incomplete", "error")
@@ -176,3 +178,33 @@ def test_a_keyless_server_refuses_another_sites_page(webreach_url: str) -> None:
     with pytest.raises(InvalidStatus) as refused:
         _open(webreach_url, Origin="https://attacker.example")
     assert refused.value.response.status_code == 403
+
+
+def test_each_turn_counts_against_its_keys_request_limit(upstream: ScriptedUpstream) -> None:
+    settings = ServerSettings(
+        upstream_base_url=upstream.url,
+        upstream_api_key="upstream-key",
+        signing_key="test-signing-key-of-32-bytes-or-more",
+        server_api_keys=f"alice:{KEY}",
+        server_key_limits={"alice": KeyLimits(requests_per_minute=1)},
+    )
+    app = create_app(settings, WebRuntime(), ToolOptions(), store=MemoryStore())
+    with LiveServer(app) as server, _open(server.url + "/v1", **{"x-api-key": KEY}) as ws:
+        first = _turn(ws, model="m", input="hi")[-1]
+        second = _turn(ws, model="m", input="hi")[-1]
+    assert first["type"] == "response.completed"
+    assert second["type"] == "error"
+    assert second["status"] == 429
+    assert len(upstream.requests) == 1
+
+
+def test_a_connection_ends_at_its_time_limit(
+    upstream: ScriptedUpstream, webreach_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(websocket, "CONNECTION_LIMIT_SECONDS", 0.5)
+    with _open(webreach_url) as ws:
+        told = json.loads(ws.recv(timeout=60))
+        with pytest.raises(ConnectionClosedOK):
+            ws.recv(timeout=60)
+    assert told["type"] == "error"
+    assert told["error"]["code"] == "websocket_connection_limit_reached"
