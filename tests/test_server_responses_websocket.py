@@ -208,3 +208,22 @@ def test_a_connection_ends_at_its_time_limit(
             ws.recv(timeout=60)
     assert told["type"] == "error"
     assert told["error"]["code"] == "websocket_connection_limit_reached"
+
+
+def test_no_message_carries_a_secret_the_server_holds(upstream: ScriptedUpstream) -> None:
+    secret = "sk-upstream-secret-7731"
+    settings = ServerSettings(
+        upstream_base_url=upstream.url,
+        upstream_api_key=secret,
+        signing_key="test-signing-key-of-32-bytes-or-more",
+    )
+    upstream.queue(Step(content=["Here it is: sk-ups", "tream-se", "cret-7731 and no more."]))
+    app = create_app(settings, WebRuntime(), ToolOptions(), store=MemoryStore())
+    orphan = {"type": "function_call_output", "call_id": secret, "output": "x"}
+    with LiveServer(app) as server, _open(server.url + "/v1") as ws:
+        said = _turn(ws, model="m", input="hi")
+        refused = _turn(ws, model="m", input=[{"role": "user", "content": "hi"}, orphan])
+    assert said[-1]["type"] == "response.completed"
+    assert refused[-1]["type"] == "error"
+    for event in (*said, *refused):
+        assert "cret-7731" not in json.dumps(event)

@@ -28,6 +28,9 @@ class RedactedResponses:
         self._redactor = redactor
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and self._redactor.active:
+            await self.app(scope, receive, self._socket(send))
+            return
         if scope["type"] != "http" or not self._redactor.active:
             await self.app(scope, receive, send)
             return
@@ -63,3 +66,15 @@ class RedactedResponses:
             await send({**message, "body": body})
 
         await self.app(scope, receive, redacted)
+
+    def _socket(self, send: Send) -> Send:
+        """A WebSocket's messages: each is whole, so each is redacted as it is."""
+        redactor = self._redactor
+
+        async def redacted(message: Message) -> None:
+            text = message.get("text") if message["type"] == "websocket.send" else None
+            if isinstance(text, str) and redactor.found_in(text.encode()):
+                message = {**message, "text": redactor(text)}
+            await send(message)
+
+        return redacted
