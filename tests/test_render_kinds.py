@@ -79,3 +79,49 @@ def test_furigana_is_dropped() -> None:
     markdown = render_html(html)
     assert "漢字を読む" in markdown
     assert "かんじ" not in markdown
+
+
+def thread(head: str) -> str:
+    """A forum thread: a long question and three short answers, each in its own post block with
+    its author line, beside a sidebar of prose that is no post."""
+    posts = "".join(
+        f"<div class='row'><div class='topic-post'><div class='names'>"
+        f"<a href='/u/user{n}'>user{n}</a></div><div class='body'><div class='cooked'>"
+        f"{prose(6 if n == 0 else 1)}<p>Reply {n} says more, so.</p>"
+        f"<p>{SENTENCE} Reply {n} ends here.</p></div></div></div></div>"
+        for n in range(4)
+    )
+    return (
+        f"<html><head>{head}</head><body><div class='posts'>{posts}</div>"
+        "<div class='about'><p>This forum is run by volunteers who answer questions about "
+        "valves, pumps and drivers, every day of the week, for free.</p></div></body></html>"
+    )
+
+
+def test_every_post_of_a_declared_thread_is_kept() -> None:
+    markdown = render_html(thread('<meta name="generator" content="Discourse 3.5.0">'))
+    assert all(f"Reply {n} says more, so." in markdown for n in range(4))
+    assert "user3" in markdown
+
+
+def test_json_ld_declares_a_thread() -> None:
+    head = (
+        '<script type="application/ld+json">'
+        '{"@context": "https://schema.org", "@type": "DiscussionForumPosting"}</script>'
+    )
+    markdown = render_html(thread(head))
+    assert all(f"Reply {n} ends here." in markdown for n in range(4))
+
+
+def test_page_kinds_are_read_from_what_the_page_declares() -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    from webreach.tools.render.kinds import Kind, page_kind
+
+    def kind(head: str) -> Kind:
+        return page_kind(LexborHTMLParser(f"<html><head>{head}</head><body></body></html>"))
+
+    assert kind('<meta name="generator" content="XenForo">') is Kind.FORUM
+    assert kind('<meta property="og:type" content="product">') is Kind.PRODUCT
+    assert kind('<script type="application/ld+json">{"@type": "Product"}</script>') is Kind.PRODUCT
+    assert kind('<meta property="og:type" content="article">') is Kind.ARTICLE

@@ -18,6 +18,7 @@ from .clean import prepare_article
 from .density import NestedDensities, link_density, text_length
 from .dom import class_weight, element_children, has_descendant, inner_text, tags
 from .furniture import remove_furniture
+from .kinds import Kind, page_kind
 from .prune import prune
 from .reveal import reveal
 
@@ -36,6 +37,22 @@ _LEAF_DIVS: Final = "div:not(:has(div,{}))".format(
 )
 _ROOTS: Final = frozenset({"body", "html", "-document"})
 _BLOCK_INSIDE_DIV: Final = tags(patterns.BLOCK_INSIDE_DIV)
+
+
+@dataclass(frozen=True, slots=True)
+class Widening:
+    """When other top candidates join the best one: how many are ranked, the share of the best
+    score that makes one an alternative, and how many alternatives one ancestor must hold."""
+
+    ranked: int = _TOP_CANDIDATES
+    share: float = _ALTERNATIVE_SHARE
+    needed: int = 3
+
+
+ARTICLE_WIDENING: Final = Widening()
+# A thread is many posts of similar weight, a product page a description beside its specs and
+# its buy box: every block, not the best one, is the content.
+MANY_BLOCKS_WIDENING: Final = Widening(ranked=12, share=0.2, needed=2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +122,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
     parses fast enough that this is cheaper than cloning.
     """
     best: Article | None = None
+    widening = ARTICLE_WIDENING if page_kind(tree) is Kind.ARTICLE else MANY_BLOCKS_WIDENING
     for attempt, flags in enumerate(ATTEMPTS):
         check()
         if attempt:
@@ -118,7 +136,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
             node.decompose(recursive=False)
         if attempt == 1 and text_length(body) < CHAR_THRESHOLD:
             break
-        article = _grab_article(body, flags, title)
+        article = _grab_article(body, flags, title, widening)
         if article is not None:
             if article.text_length >= CHAR_THRESHOLD:
                 best = article
@@ -130,13 +148,15 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
     return best
 
 
-def _grab_article(body: LexborNode, flags: Flags, title: str | None) -> Article | None:
+def _grab_article(
+    body: LexborNode, flags: Flags, title: str | None, widening: Widening
+) -> Article | None:
     prune(body, strip_unlikely=flags.strip_unlikely, title=title)
     scoring = _Scoring(flags)
     _score_paragraphs(body, scoring)
     if not scoring.candidates:
         return None
-    top = _top_candidate(body, scoring)
+    top = _top_candidate(body, scoring, widening)
     nodes = [body] if top is None else _with_siblings(top, scoring)
     prepare_article(nodes, flags.clean_conditionally, flags.weight_classes, scoring.paragraph_divs)
     return Article(nodes, sum(map(text_length, nodes)))
@@ -293,21 +313,21 @@ def _inline_runs(
     return runs, breaks, elements, only_p
 
 
-def _top_candidate(body: LexborNode, scoring: _Scoring) -> LexborNode | None:
+def _top_candidate(body: LexborNode, scoring: _Scoring, widening: Widening) -> LexborNode | None:
     """Pick the best candidate, then widen it the way Readability does; None means "whole body"."""
     ranked = sorted(scoring.candidates.values(), key=lambda c: c.score, reverse=True)
     top: list[_Candidate] = []
     for candidate in ranked:
-        if len(top) == _TOP_CANDIDATES and candidate.score <= top[-1].score:
+        if len(top) == widening.ranked and candidate.score <= top[-1].score:
             break
-        if top and _out_of_reach(candidate.score, top[0].score):
+        if top and _out_of_reach(candidate.score, top[0].score, widening.share):
             # Scaling only lowers a positive score: neither this candidate nor any after it can
             # be the best or an alternative to it, so their link densities are not needed.
             break
         scoring.final_score(candidate)
         top.append(candidate)
         top.sort(key=lambda c: c.score, reverse=True)
-        del top[_TOP_CANDIDATES:]
+        del top[widening.ranked :]
     if not top or top[0].node.tag in _ROOTS:
         return None
     best = top[0]
@@ -317,13 +337,13 @@ def _top_candidate(body: LexborNode, scoring: _Scoring) -> LexborNode | None:
     alternatives = [
         _ancestor_ids(c.node)
         for c in top[1:]
-        if best_score and c.score / best_score >= _ALTERNATIVE_SHARE
+        if best_score and c.score / best_score >= widening.share
     ]
-    if len(alternatives) >= 3:
+    if len(alternatives) >= widening.needed:
         parent = node.parent
         while parent is not None and parent.tag not in _ROOTS:
             key = parent.mem_id
-            if sum(key in ids for ids in alternatives) >= 3:
+            if sum(key in ids for ids in alternatives) >= widening.needed:
                 node = parent
                 break
             parent = parent.parent
@@ -350,12 +370,12 @@ def _top_candidate(body: LexborNode, scoring: _Scoring) -> LexborNode | None:
     return node
 
 
-def _out_of_reach(score: float, best: float) -> bool:
+def _out_of_reach(score: float, best: float, share: float) -> bool:
     """Tell whether a score, once scaled, stays below an alternative's share of a positive best.
 
     The margin keeps float rounding from ever deciding it.
     """
-    return best > 0 and max(score, 0.0) < _ALTERNATIVE_SHARE * best * (1 - 1e-9)
+    return best > 0 and max(score, 0.0) < share * best * (1 - 1e-9)
 
 
 def _ancestor_ids(node: LexborNode) -> set[int]:

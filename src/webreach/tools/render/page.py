@@ -98,7 +98,8 @@ def _reader_markdown(
         if root is not None:
             reveal(root)
         markdown = writer.convert([root]) if root is not None else ""
-    return markdown
+    # A page with text never renders to nothing: the last resort is its plain text.
+    return markdown or _plain_text(LexborHTMLParser(source))
 
 
 def _plain_text(tree: LexborHTMLParser) -> str:
