@@ -6,7 +6,10 @@ Four sets of real pages, every renderer in one process, side by side:
   scored against the visible text of each ``expected.html``;
 * ``cleaneval``, ``cleanportaleval``, ``l3s-gn1``: the human-labelled sets of the web content
   extraction benchmark (``../shared/corpus/extraction/``, see its README), scored against
-  each page's labelled plain text.
+  each page's labelled plain text;
+* ``wcxb-dev``: WCXB's development split, 1,497 pages of seven types, scored with that
+  benchmark's own word F1 (``benchmark_words``), per page type and on both halves of a fixed
+  hash split (``held_out``), with the number of pages each renderer left empty. No ROUGE.
 
 Quality, per page and averaged per set: precision, recall and F1 of ROUGE-LSum (the extraction
 benchmark's metric: whitespace tokens, punkt sentences; ``rouge_lsum``) and of words
@@ -15,7 +18,7 @@ shingle F1 the tests use (``shingle_f1``). Speed: MB of source HTML per second (
 ``--repeat`` interleaved passes) and the ratios to markdownify and trafilatura. Memory: extra
 peak RSS while rendering every selected page, each renderer in a fresh child process.
 
-    python bench/fetch_render.py [--sets cleaneval,l3s-gn1] [--limit 100] [--repeat 2]
+    python bench/fetch_render.py [--sets cleaneval,wcxb-dev] [--limit 100] [--repeat 2]
                                  [--only webreach] [--no-rouge] [--no-memory] [--worst 8]
 
 Renderers: webreach, trafilatura (Markdown with links, no comments), readability-lxml with
@@ -45,9 +48,13 @@ from fetch_render_metrics import (
     CORPUS,
     LABELLED_SETS,
     SETS,
+    WCXB,
+    WCXB_KINDS,
     Page,
     Scores,
     available_sets,
+    benchmark_words,
+    held_out,
     load_set,
     markdown_text,
     rouge_lsum,
@@ -183,19 +190,21 @@ def score(runs: dict[tuple[str, str], Run], sets: dict[str, list[Page]], jobs: i
     for (name, set_name), run in runs.items():
         pages = sets[set_name]
         got = texts[name, set_name]
-        run.words = [word_scores(words(t), p.expected) for t, p in zip(got, pages, strict=True)]
+        count = benchmark_words if set_name == WCXB else words
+        run.words = [word_scores(count(t), p.expected) for t, p in zip(got, pages, strict=True)]
         run.shingles = [shingle_f1(t, p.expected_text) for t, p in zip(got, pages, strict=True)]
     if not jobs:
         return
+    rouged = [key for key in texts if key[1] != WCXB]
     pairs = [
         (page.expected_text, text)
-        for (_, set_name), got in texts.items()
-        for page, text in zip(sets[set_name], got, strict=True)
+        for key in rouged
+        for page, text in zip(sets[key[1]], texts[key], strict=True)
     ]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         results = iter(pool.map(_rouge_job, pairs, chunksize=8))
-        for run in runs.values():
-            run.rouge = [next(results) for _ in run.outputs]
+        for key in rouged:
+            runs[key].rouge = [next(results) for _ in runs[key].outputs]
 
 
 def peak_rss_mb(name: str, argv: Sequence[str]) -> float | None:
@@ -266,6 +275,33 @@ def report_set(runs: dict[tuple[str, str], Run], set_name: str, pages: list[Page
         print(failure)
 
 
+def report_kinds(runs: dict[tuple[str, str], Run], pages: list[Page]) -> None:
+    """WCXB per page type: each renderer's word F1 on both halves, and its empty outputs."""
+    names = [name for name, set_name in runs if set_name == WCXB]
+    print(f"\n{WCXB} by page type (word F1 as evaluate.py; A: tuned on, B: held out)")
+    print(f"{'type':<14} {'pages':>5} " + " ".join(f"{name[:21]:>21}" for name in names))
+    print(f"{'':<14} {'':>5} " + " ".join(f"{'all     A     B':>21}" for _ in names))
+    for kind in (*WCXB_KINDS, "all"):
+        chosen = [i for i, page in enumerate(pages) if kind in ("all", page.kind)]
+        cells = []
+        for name in names:
+            f1 = [runs[name, WCXB].words[i].f1 for i in chosen]
+            halves = [
+                _mean(f for f, i in zip(f1, chosen, strict=True) if held_out(pages[i]) is side)
+                for side in (False, True)
+            ]
+            cells.append(f"{_mean(f1):.3f} {halves[0]:.3f} {halves[1]:.3f}")
+        print(f"{kind:<14} {len(chosen):>5} " + " ".join(f"{cell:>21}" for cell in cells))
+    for name in names:
+        empty = [
+            page.name
+            for page, output in zip(pages, runs[name, WCXB].outputs, strict=True)
+            if not benchmark_words(markdown_text(output))
+        ]
+        shown = ", ".join(empty[:12]) + (", …" if len(empty) > 12 else "")
+        print(f"{name}: {len(empty)} empty outputs{': ' + shown if empty else ''}")
+
+
 def report_overall(
     runs: dict[tuple[str, str], Run], sets: dict[str, list[Page]], memory: dict[str, float | None]
 ) -> None:
@@ -308,7 +344,9 @@ def report_worst(runs: dict[tuple[str, str], Run], sets: dict[str, list[Page]], 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--sets", help=f"comma-separated, of {', '.join(SETS)} (default all)")
+    parser.add_argument(
+        "--sets", help=f"comma-separated, of {', '.join((*SETS, WCXB))} (default all)"
+    )
     parser.add_argument("--limit", type=int, help="first N pages of each set")
     parser.add_argument("--repeat", type=int, default=2, help="timed passes per renderer")
     parser.add_argument(
@@ -320,8 +358,8 @@ def main() -> int:
     parser.add_argument("--worst", type=int, default=0, help="list webreach's N worst pages")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    wanted = args.sets.split(",") if args.sets else list(SETS)
-    unknown = set(wanted) - set(SETS)
+    wanted = args.sets.split(",") if args.sets else [*SETS, WCXB]
+    unknown = set(wanted) - {*SETS, WCXB}
     if unknown:
         parser.error(f"unknown sets: {', '.join(sorted(unknown))}")
     chosen = [name for name in wanted if name in available_sets()]
@@ -343,6 +381,8 @@ def main() -> int:
         memory = {name: peak_rss_mb(name, argv) for name in names}
     for set_name, pages in sets.items():
         report_set(runs, set_name, pages)
+        if set_name == WCXB:
+            report_kinds(runs, pages)
     report_overall(runs, sets, memory)
     if args.worst:
         print()

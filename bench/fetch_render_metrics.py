@@ -9,6 +9,7 @@ tests can import the rest without them.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 import sys
@@ -26,9 +27,13 @@ CORPUS = ROOT.parent / "shared" / "corpus" / "pages"
 EXTRACTION = ROOT.parent / "shared" / "corpus" / "extraction"
 LABELLED_SETS = ("cleaneval", "cleanportaleval", "l3s-gn1")
 SETS = ("readability", *LABELLED_SETS)
+# WCXB's development split, scored per page type with its own word F1 (`benchmark_words`).
+WCXB = "wcxb-dev"
+WCXB_KINDS = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 
 # A word is a run of letters or digits: "_" is Markdown emphasis syntax, not part of words.
 _WORD = re.compile(r"[^\W_]+")
+_BENCHMARK_WORD = re.compile(r"\w+")
 _IMAGE = re.compile(r"!\[((?:\\.|[^\]\\])*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)")
 _LINK = re.compile(r"\[((?:\\.|[^\]\\])*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+\"[^\"]*\")?\)")
 _AUTOLINK = re.compile(r"<(?:https?|mailto|ftp):[^>\s]*>")
@@ -67,6 +72,11 @@ def markdown_text(markdown: str) -> str:
 def words(text: str) -> Counter[str]:
     """Lowercased words of `text` as a multiset."""
     return Counter(_WORD.findall(text.lower()))
+
+
+def benchmark_words(text: str) -> Counter[str]:
+    """Words as WCXB's ``evaluate.py`` counts them: lowercased runs of ``\\w``."""
+    return Counter(_BENCHMARK_WORD.findall(text.lower()))
 
 
 def markdown_words(markdown: str) -> Counter[str]:
@@ -287,6 +297,8 @@ class Page:
     source: str
     expected_text: str
     expected: Counter[str] = field(compare=False)
+    kind: str = ""
+    """WCXB's page type; empty on the other sets."""
 
     @property
     def size(self) -> int:
@@ -318,10 +330,35 @@ def load_labelled(name: str, root: Path = EXTRACTION, limit: int | None = None) 
     return pages
 
 
+def load_wcxb(root: Path = EXTRACTION, limit: int | None = None) -> list[Page]:
+    """Read WCXB's development split, in id order, each page with its type."""
+    folder = root / WCXB
+    pages = []
+    for path in sorted((folder / "ground-truth").glob("*.json"))[:limit]:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        found = (data.get("_internal") or {}).get("page_type") or {}
+        kind = found.get("primary", "article") if isinstance(found, dict) else str(found)
+        truth = data.get("ground_truth") or {}
+        text = (truth.get("main_content") if isinstance(truth, dict) else "") or ""
+        with gzip.open(folder / "html" / f"{path.stem}.html.gz", "rb") as raw:
+            html = raw.read().decode("utf-8", errors="replace")
+        kind = "collection" if kind == "category" else kind
+        pages.append(Page(path.stem, html, text, benchmark_words(text), kind))
+    return pages
+
+
+def held_out(page: Page) -> bool:
+    """A fixed half of WCXB's pages (by a hash of the id) that tuning is checked against."""
+    return hashlib.md5(page.name.encode()).digest()[0] % 2 == 1
+
+
 def load_set(name: str, limit: int | None = None) -> list[Page]:
+    if name == WCXB:
+        return load_wcxb(limit=limit)
     return load_corpus(limit=limit) if name == "readability" else load_labelled(name, limit=limit)
 
 
 def available_sets() -> list[str]:
     found = ["readability"] if CORPUS.is_dir() else []
-    return found + [name for name in LABELLED_SETS if (EXTRACTION / name).is_dir()]
+    found += [name for name in LABELLED_SETS if (EXTRACTION / name).is_dir()]
+    return found + ([WCXB] if (EXTRACTION / WCXB).is_dir() else [])
