@@ -40,6 +40,7 @@ SLOW_MODULES = frozenset(
         "test_fetch_browser_guard",
         "test_mcp",
         "test_mcp_loopback",
+        "test_mcp_resume",
         "test_mcp_spec",
         "test_openresponses_suite",
         "test_openwebui",

@@ -63,6 +63,12 @@ class WebSettings(BaseModel):
     cache_ttl: Annotated[float, Field(ge=0)] = 600.0
     proxy: str | None = Field(None, examples=["http://proxy.example:3128"])
     mcp_calls_per_minute: PositiveInt = 60
+    mcp_event_store: str = Field("memory", examples=["memory", "none", "redis://cache:6379/0"])
+    """Where ``webreach mcp --http`` keeps its SSE streams' events, so a client whose stream
+    dropped resumes it with ``Last-Event-ID``: ``memory``, ``none`` or a ``redis://`` URL."""
+    mcp_events_per_stream: PositiveInt = 256
+    mcp_event_streams: PositiveInt = 1024
+    mcp_event_ttl: Annotated[float, Field(gt=0)] = 600.0
     render_processes: Annotated[int, Field(ge=0)] = Field(
         default_factory=lambda: default_render_processes()
     )
@@ -110,6 +116,20 @@ class WebSettings(BaseModel):
 
         if value is not None:
             check_store_url(value.strip())
+        return value
+
+    @field_validator("mcp_event_store")
+    @classmethod
+    def _event_store(cls, value: str) -> str:
+        """Memory, none or Redis (SQLite is not shared by replicas and would only be slower)."""
+        from .cache.urls import REDIS_SCHEMES, check_store_url
+
+        value = value.strip()
+        if value.partition("://")[0] == "sqlite":
+            raise ValueError("must be memory, none or a redis:// URL, not sqlite")
+        check_store_url(value)
+        if value not in ("memory", "none") and value.partition("://")[0] not in REDIS_SCHEMES:
+            raise ValueError("must be memory, none or a redis:// URL")
         return value
 
     def tool_options(self) -> ToolOptions:

@@ -111,6 +111,7 @@ def mcp(
     check_providers(settings, need=None, warn_unavailable=True)
     from .. import __version__
     from ..config import build_runtime
+    from ..tools.mcp_events import event_store_for
     from ..tools.mcp_server import DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, serve_http, serve_stdio
 
     def open_runtime() -> WebRuntime:
@@ -148,6 +149,13 @@ def mcp(
                 sock=sock,
                 keys=settings.api_keys(),
                 calls_per_minute=settings.mcp_calls_per_minute,
+                shutdown_timeout=settings.shutdown_timeout,
+                event_store=event_store_for(
+                    settings.mcp_event_store,
+                    per_stream=settings.mcp_events_per_stream,
+                    streams=settings.mcp_event_streams,
+                    ttl=settings.mcp_event_ttl,
+                ),
                 started=lambda: print(f"webreach: MCP server on {url}", file=sys.stderr),
             )
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import socket
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -19,6 +20,7 @@ import mcp.types as types
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http import EventStore
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
@@ -34,6 +36,7 @@ from .mcp_calls import (
     rate_limited_text,
     with_progress,
 )
+from .mcp_events import RETRY_MS, session_scoped
 from .prompt import web_tools_prompt
 
 __all__ = [
@@ -275,18 +278,25 @@ async def serve_http(
     keys: Sequence[str] = (),
     started: Callable[[], None] | None = None,
     calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
+    event_store: EventStore | None = None,
+    shutdown_timeout: float = 10.0,
 ) -> None:
-    """Serve streamable HTTP at ``http://host:port/path`` until interrupted.
+    """Serve streamable HTTP at ``http://host:port/path`` until interrupted: a first Ctrl-C or
+    SIGTERM gives running calls ``shutdown_timeout`` seconds, a second stops at once.
 
     ``sock``, when given, is the socket already bound to that address (so a busy port was the
     caller's one clear error); ``keys``, when given, are the bearer tokens every request must
-    carry; ``started`` is called once the server listens. On a loopback host the SDK also
+    carry; ``started`` is called once the server listens; ``event_store``, when given, keeps
+    each SSE stream's events so a client resumes a dropped one (a priming event with an id and
+    ``retry`` opens each stream). On a loopback host the SDK also
     rejects requests whose Host is not that address and port (421) or whose Origin is not its
     own (403): DNS rebinding protection, for every loopback address.
     """
     import uvicorn
 
-    class Server(uvicorn.Server):
+    from .stopping import StoppingServer
+
+    class Server(StoppingServer):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             if started is not None and not self.should_exit:
@@ -295,8 +305,14 @@ async def serve_http(
     server = create_server(runtime, options, version=version, calls_per_minute=calls_per_minute)
     bound = sock.getsockname()[1] if sock is not None else port
     app: ASGIApp = server.streamable_http_app(
-        streamable_http_path=path, host=host, transport_security=transport_security(host, bound)
+        streamable_http_path=path,
+        host=host,
+        transport_security=transport_security(host, bound),
+        event_store=event_store,
+        retry_interval=RETRY_MS if event_store is not None else None,
     )
+    if event_store is not None:
+        app = session_scoped(app)
     if any(keys):
         app = _BearerKeys(app, keys)
     config = uvicorn.Config(
@@ -305,6 +321,15 @@ async def serve_http(
         port=port,
         log_level="warning",
         lifespan="on",
-        timeout_graceful_shutdown=3,
     )
-    await Server(config).serve(sockets=[sock] if sock is not None else None)
+    stopping = Server(config, shutdown_timeout=shutdown_timeout, say=_say)
+    try:
+        await stopping.serve(sockets=[sock] if sock is not None else None)
+    finally:
+        close = getattr(event_store, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def _say(line: str) -> None:
+    print(f"webreach: {line}", file=sys.stderr, flush=True)
