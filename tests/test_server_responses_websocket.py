@@ -5,6 +5,7 @@ leaves mid-turn."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -227,3 +228,25 @@ def test_no_message_carries_a_secret_the_server_holds(upstream: ScriptedUpstream
     assert refused[-1]["type"] == "error"
     for event in (*said, *refused):
         assert "cret-7731" not in json.dumps(event)
+
+
+def test_each_turn_has_its_access_line(
+    upstream: ScriptedUpstream, webreach_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="webreach.access")
+    upstream.queue(Step(content="hello"), Step(hang=True))
+    with _open(webreach_url) as ws:
+        assert _turn(ws, model="m", input="hi")[-1]["type"] == "response.completed"
+        assert _turn(ws, model="m", input="hi", background=True)[-1]["type"] == "error"
+        ws.send(json.dumps({"type": "response.create", "model": "m", "input": "hi"}))
+        _until(lambda: upstream.waiting == 1)
+
+    def lines() -> list[dict[str, Any]]:
+        return [r.fields for r in caplog.records if getattr(r, "event", None) == "access"]  # type: ignore[attr-defined]
+
+    _until(lambda: len(lines()) == 3)
+    fields = lines()
+    assert [f["method"] for f in fields] == ["WEBSOCKET"] * 3
+    assert [f["status"] for f in fields] == [200, 400, 499]
+    assert {f["path"] for f in fields} == {"/v1/responses"}
+    assert fields[1]["note"].startswith("background:")

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from starlette.types import Scope
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ...seam import cancel_and_wait
@@ -30,6 +32,7 @@ from ..core.protocol_common import dumps, error_type
 from ..core.turn import JSON, Turn
 from ..core.turn_limits import TurnLimits
 from ..endpoints import CANNOT_CONTINUE_HERE, _citation_style
+from ..middleware import CLIENT_LEFT, _write_access, access_logger
 from ..socket_denial import KEY_NAME, TENANTS
 from ..tenants import Refusal, Tenants
 from .socket_codec import LineCodec, messages_of
@@ -92,6 +95,8 @@ class _Connection:
         self.key_name: str | None = websocket.scope.get(KEY_NAME)
         self.last: _Last | None = None
         self.pending: asyncio.Queue[object] = asyncio.Queue(PENDING_TURNS)
+        scope = websocket.scope
+        self.access_scope = {"method": "WEBSOCKET", "path": scope["path"], **_client(scope)}
 
     async def serve(self) -> None:
         reader = asyncio.create_task(self._read(), name="webreach-socket-read")
@@ -141,26 +146,37 @@ class _Connection:
         await self.socket.send_text(dumps(event))
 
     async def _turn(self, raw: bytes) -> None:
-        """One ``response.create``: admitted and counted against the key like a request."""
+        """One ``response.create``: admitted, counted against the key and logged (one access
+        line, method ``WEBSOCKET``) like a request."""
         record, token = begin_request("responses")
         record.key, record.stream = self.key_name, True
         tenants, name = self.tenants, self.key_name
+        started = time.perf_counter()
+        status = CLIENT_LEFT
         try:
             quota = NO_QUOTA
             if tenants is not None and name is not None:
                 admitted = await tenants.admit(name)
                 if isinstance(admitted, Refusal):
                     record.note = admitted.message
+                    status = 429
                     await self._send(_refused(429, admitted.message))
                     return
                 quota = admitted.quota
-            await self._answer(raw, quota, record)
+            status = await self._answer(raw, quota, record)
+        except asyncio.CancelledError:
+            record.note = record.note or "client left mid-turn"
+            raise
         finally:
             end_request(token)
             if tenants is not None and name is not None:
                 await tenants.spent(name, *record.spent(), *record.tokens())
+            if access_logger.isEnabledFor(logging.INFO):
+                elapsed = time.perf_counter() - started
+                _write_access(self.access_scope, record, status, True, elapsed)
 
-    async def _answer(self, raw: bytes, quota: KeyQuota, record: RequestLog) -> None:
+    async def _answer(self, raw: bytes, quota: KeyQuota, record: RequestLog) -> int:
+        """The turn, and the status its access line shows (200 once it streams, as over SSE)."""
         previous: str | None = None
         try:
             body = self._request(raw)
@@ -175,13 +191,14 @@ class _Connection:
             code = failure.code if isinstance(failure, RequestError) else None
             param = failure.param if isinstance(failure, RequestError) else None
             await self._send(_refused(failure.status, failure.message, code=code, param=param))
-            return
+            return failure.status
         if reply is None:
             self._forget(previous)
-            return
+            return 200
         identity = reply.get("id")
         if isinstance(identity, str):
             self.last = _Last(identity, _conversation(body, reply))
+        return 200
 
     def _request(self, raw: bytes) -> JSON:
         settings = self.context.settings
@@ -261,6 +278,11 @@ class _Connection:
         """A continuation that failed evicts the response it named."""
         if previous is not None and self.last is not None and self.last.id == previous:
             self.last = None
+
+
+def _client(scope: Scope) -> dict[str, object]:
+    client = scope.get("client")
+    return {"client": client} if client else {}
 
 
 def _previous_id(body: JSON) -> str | None:
