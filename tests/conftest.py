@@ -63,6 +63,7 @@ SLOW_MODULES = frozenset(
         "test_server_chat_schema",
         "test_server_coding_agents",
         "test_server_connections",
+        "test_serve_stopping",
         "test_server_continue",
         "test_server_cross_site",
         "test_server_debug_logs",

@@ -29,6 +29,7 @@ from .core.readiness import Readiness
 from .core.review import ModerationReviewer
 from .core.secrets import Redactor
 from .core.store import ResponseStore
+from .core.turn_limits import Stopping
 from .core.upstream import Upstream
 from .cross_site import CrossOrigin, JsonBodies, LoopbackOnly
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint, readyz
@@ -185,9 +186,11 @@ def create_app(
         )
         middleware.append(inbound)
     not_routed = {404: shapes.not_routed, 405: shapes.not_routed}
-    return Starlette(
+    app = Starlette(
         routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=not_routed
     )
+    app.state.stopping = Stopping()
+    return app
 
 
 def _context_opener(

@@ -131,6 +131,9 @@ class ServerSettings(BaseModel):
     """Upstream calls per request: at the cap one forced answer, then the protocol's error."""
     turn_timeout: Seconds = 900.0
     """Seconds for one request's whole turn; past it the protocol's error (504-class)."""
+    shutdown_timeout: Seconds = 10.0
+    """Seconds running requests have to finish once the server is told to stop (Ctrl-C,
+    SIGTERM); then each turn ends with the protocol's error."""
     ready_window: Seconds = 60.0
     """``/readyz`` is 200 while the upstream answered within this many seconds; it is asked
     every half window when no request had an answer."""

@@ -34,7 +34,7 @@ from .core.relay_usage import asking_usage
 from .core.streaming import server_timing, with_keepalive
 from .core.turn import JSON, CitationStyle, Turn
 from .core.turn_debug import relayed
-from .core.turn_limits import TurnLimits, TurnTimedOut, Waits, within
+from .core.turn_limits import Stopping, TurnLimits, TurnTimedOut, Waits, within
 
 __all__ = ["ProtocolEndpoint", "healthz", "json_response", "models_endpoint", "readyz"]
 
@@ -90,7 +90,8 @@ class ProtocolEndpoint:
         started = time.perf_counter()
         context: ServerContext = request.app.state.context
         settings = context.settings
-        limits = TurnLimits.starting_now(settings.max_steps, settings.turn_timeout)
+        stopping: Stopping | None = getattr(request.app.state, "stopping", None)
+        limits = TurnLimits.starting_now(settings.max_steps, settings.turn_timeout, stopping)
         try:
             raw = await read_body(request, settings.server_max_body_bytes)
             body = parse_json(raw)

@@ -8,10 +8,10 @@ import logging
 import socket
 from typing import Any
 
-import uvicorn
-
+from ..tools.stopping import StoppingServer
 from .binding import CannotListen, listen
 from .config import ServerSettings
+from .core.turn_limits import Stopping
 from .heap import settle_heap
 from .limits import ConnectionLimits, LimitedConfig, connection_capacity, on_loop_error
 from .logs import announce
@@ -19,11 +19,21 @@ from .logs import announce
 __all__ = ["CannotListen", "listen", "serve"]
 
 
-class _Server(uvicorn.Server):
+logger = logging.getLogger("webreach.server")
+
+
+def _say(line: str) -> None:
+    logger.info(line, extra={"event": "stopping"})
+
+
+class _Server(StoppingServer):
     """uvicorn's server, announcing the address once startup (lifespan, listen) succeeded."""
 
-    def __init__(self, config: LimitedConfig, url: str) -> None:
-        super().__init__(config)
+    def __init__(
+        self, config: LimitedConfig, url: str, timeout: float, stopping: Stopping | None
+    ) -> None:
+        ends = stopping.end_turns if stopping is not None else None
+        super().__init__(config, shutdown_timeout=timeout, say=_say, end_turns=ends)
         self._url = url
         self._limits = config.limits
 
@@ -43,14 +53,16 @@ def serve(app: Any, sock: socket.socket, url: str, settings: ServerSettings | No
     At most ``settings.server_max_connections`` (default 1000, fewer if the open-file limit
     cannot hold them) are served at once; a client must send its request headers within
     ``server_header_timeout`` seconds and its body within ``server_body_timeout`` seconds more
-    (:mod:`.limits`)."""
+    (:mod:`.limits`). A first Ctrl-C or SIGTERM gives running turns ``shutdown_timeout``
+    seconds, then ends them with their protocol's error (``app.state.stopping``)."""
     settings = settings if settings is not None else ServerSettings()
     most, said = connection_capacity(settings.server_max_connections)
     if said:
         level = logging.INFO if said.startswith("raised") else logging.WARNING
-        logging.getLogger("webreach.server").log(level, said)
+        logger.log(level, said)
     limits = ConnectionLimits(most, settings.server_header_timeout, settings.server_body_timeout)
     config = LimitedConfig(
         app, limits, log_config=None, log_level=None, access_log=False, lifespan="on"
     )
-    _Server(config, url).run(sockets=[sock])
+    stopping: Stopping | None = getattr(getattr(app, "state", None), "stopping", None)
+    _Server(config, url, settings.shutdown_timeout, stopping).run(sockets=[sock])

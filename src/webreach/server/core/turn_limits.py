@@ -5,7 +5,7 @@ request, its searches and the client's connection for ever."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TypeVar
@@ -14,7 +14,29 @@ from .errors import ServerFailure
 
 T = TypeVar("T")
 
-__all__ = ["TurnLimits", "TurnTimedOut", "Waits", "Within", "within"]
+__all__ = ["Stopping", "TurnLimits", "TurnTimedOut", "Waits", "Within", "within"]
+
+
+class Stopping:
+    """The server's stop as the turns see it: once :meth:`end_turns` runs, every running turn's
+    deadline is now, so each ends the way a timed-out turn does, with the protocol's error."""
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self._enders: set[Callable[[], None]] = set()
+
+    def watch(self, end: Callable[[], None]) -> None:
+        self._enders.add(end)
+        if self.reason is not None:
+            end()
+
+    def forget(self, end: Callable[[], None]) -> None:
+        self._enders.discard(end)
+
+    def end_turns(self, reason: str) -> None:
+        self.reason = reason
+        for end in list(self._enders):
+            end()
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,10 +46,14 @@ class TurnLimits:
     timeout: float = 900.0
     deadline: float | None = None
     """When the turn ends, in event-loop time; None never."""
+    stopping: Stopping | None = None
+    """The server's stop, which brings the deadline forward to the moment it ends turns."""
 
     @classmethod
-    def starting_now(cls, max_steps: int, timeout: float) -> TurnLimits:
-        return cls(max_steps, timeout, asyncio.get_running_loop().time() + timeout)
+    def starting_now(
+        cls, max_steps: int, timeout: float, stopping: Stopping | None = None
+    ) -> TurnLimits:
+        return cls(max_steps, timeout, asyncio.get_running_loop().time() + timeout, stopping)
 
     def steps_spent(self, calls: int) -> str:
         return (
@@ -40,7 +66,12 @@ class TurnTimedOut(ServerFailure):
     """The turn's deadline passed: a 504 before the reply started, its error event after."""
 
     def __init__(self, limits: TurnLimits) -> None:
-        super().__init__(504, f"turn timed out after {limits.timeout:g} s (WEBREACH_TURN_TIMEOUT)")
+        stopped = limits.stopping.reason if limits.stopping is not None else None
+        if stopped is not None:
+            super().__init__(503, stopped)
+        else:
+            why = f"turn timed out after {limits.timeout:g} s (WEBREACH_TURN_TIMEOUT)"
+            super().__init__(504, why)
 
 
 def within(limits: TurnLimits) -> Within:
@@ -61,6 +92,12 @@ class Within:
 
     async def __aenter__(self) -> None:
         await self._timer.__aenter__()
+        if self._limits.stopping is not None:
+            self._limits.stopping.watch(self._end_now)
+
+    def _end_now(self) -> None:
+        if not self._timer.expired():
+            self._timer.reschedule(asyncio.get_running_loop().time())
 
     async def __aexit__(
         self,
@@ -68,6 +105,8 @@ class Within:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        if self._limits.stopping is not None:
+            self._limits.stopping.forget(self._end_now)
         try:
             await self._timer.__aexit__(kind, error, traceback)
         except TimeoutError:
@@ -98,6 +137,8 @@ class Waits:
         if self._armed is None and self._limits.deadline is not None:
             loop = asyncio.get_running_loop()
             self._armed = loop.call_at(self._limits.deadline, self._expire)
+            if self._limits.stopping is not None:
+                self._limits.stopping.watch(self._expire)
         task = self._task = asyncio.current_task()
         try:
             return await anext(items, None)
@@ -109,6 +150,8 @@ class Waits:
             self._task = None
 
     def _expire(self) -> None:
+        if self.expired:
+            return
         self.expired = True
         if self._task is not None:
             self._cancelled = True
@@ -118,3 +161,5 @@ class Waits:
         armed, self._armed = self._armed, None
         if armed is not None:
             armed.cancel()
+        if self._limits.stopping is not None:
+            self._limits.stopping.forget(self._expire)

@@ -1,0 +1,171 @@
+"""Stopping ``webreach serve`` with real signals: the first Ctrl-C or SIGTERM says how many
+requests it waits for and gives them ``WEBREACH_SHUTDOWN_TIMEOUT``, then ends each with its
+protocol's error; a second Ctrl-C stops at once in one line; never a traceback."""
+
+from __future__ import annotations
+
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import openai
+import pytest
+
+from cli_helpers import clean_env
+from scripted_upstream import ScriptedUpstream, Step
+from test_cli_serve import free_port, start_serving
+
+WAIT = 60.0
+STOPPING = "stopping: waiting for"
+
+
+class Served:
+    """A ``webreach serve`` process whose stderr lines are read as they come."""
+
+    def __init__(self, upstream: ScriptedUpstream, **env: str) -> None:
+        self.port = free_port()
+        settings = clean_env(WEBREACH_UPSTREAM_BASE_URL=upstream.url, **env)
+        self.process = start_serving(settings, self.port)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def wait_for(self, text: str) -> str:
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            line = self.lines.get(timeout=WAIT)
+            if line is None:
+                pytest.fail(f"the server ended before saying {text!r}: {''.join(self.seen)}")
+            self.seen.append(line)
+            if text in line:
+                return line
+        pytest.fail(f"the server never said {text!r}: {''.join(self.seen)}")
+
+    def ended(self) -> tuple[int, str]:
+        """The exit status, and everything it wrote to stderr."""
+        code = self.process.wait(timeout=WAIT)
+        while (line := self.lines.get(timeout=WAIT)) is not None:
+            self.seen.append(line)
+        return code, "".join(self.seen)
+
+
+@pytest.fixture
+def held(upstream: ScriptedUpstream) -> Iterator[threading.Event]:
+    release = threading.Event()
+    upstream.queue(Step(content="never sent", hold=release))
+    yield release
+    release.set()
+
+
+def _stream_in_background(url: str) -> tuple[threading.Thread, list[BaseException]]:
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=WAIT)
+        try:
+            stream = client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+            for _ in stream:
+                pass
+        except BaseException as error:  # what the client saw is the test's to judge
+            failures.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, failures
+
+
+def _until_upstream_asked(upstream: ScriptedUpstream) -> None:
+    deadline = time.monotonic() + WAIT
+    while not upstream.requests:
+        assert time.monotonic() < deadline, "the turn never reached the upstream"
+        time.sleep(0.02)
+
+
+def test_ctrl_c_on_an_idle_server_exits_cleanly(upstream: ScriptedUpstream) -> None:
+    served = Served(upstream)
+    served.wait_for("serving on")
+    served.process.send_signal(signal.SIGINT)
+    code, err = served.ended()
+    assert code == 0, err
+    assert "stopping: waiting for 0 requests (Ctrl-C again to stop now)" in err
+    assert "Traceback" not in err
+    assert " ERROR " not in err
+
+
+def test_sigterm_ends_a_held_streaming_turn_with_the_protocols_error(
+    upstream: ScriptedUpstream, held: threading.Event
+) -> None:
+    served = Served(upstream, WEBREACH_SHUTDOWN_TIMEOUT="1")
+    served.wait_for("serving on")
+    client, failures = _stream_in_background(served.url)
+    _until_upstream_asked(upstream)
+    served.process.send_signal(signal.SIGTERM)
+    said = served.wait_for(STOPPING)
+    assert "stopping: waiting for 1 request (Ctrl-C again to stop now)" in said
+    client.join(WAIT)
+    assert not client.is_alive()
+    assert len(failures) == 1
+    assert isinstance(failures[0], openai.APIError)
+    assert "the server is stopping" in str(failures[0])
+    assert "WEBREACH_SHUTDOWN_TIMEOUT" in str(failures[0])
+    code, err = served.ended()
+    assert code == 0, err
+    assert "Traceback" not in err
+
+
+def test_a_second_ctrl_c_stops_at_once_in_one_line(
+    upstream: ScriptedUpstream, held: threading.Event
+) -> None:
+    served = Served(upstream)  # the default timeout: the turn would be waited for
+    served.wait_for("serving on")
+    client, _ = _stream_in_background(served.url)
+    _until_upstream_asked(upstream)
+    served.process.send_signal(signal.SIGINT)
+    served.wait_for(STOPPING)
+    before = len(served.seen)
+    served.process.send_signal(signal.SIGINT)
+    code, err = served.ended()
+    assert code == 130, err
+    assert [line.strip() for line in served.seen[before:]] == ["webreach: stopped now"]
+    assert "Traceback" not in err
+    client.join(WAIT)
+
+
+def test_mcp_over_http_stops_cleanly_on_ctrl_c() -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "webreach", "mcp", "--http", "--port", str(port)],
+        env=clean_env(WEBREACH_SEARCH_PROVIDER="exa", EXA_API_KEY="x"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if "MCP server on" in line:
+                break
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=WAIT)
+        err = process.stderr.read()
+    finally:
+        process.kill()
+    assert code == 0, err
+    assert "webreach: stopping: waiting for 0 requests (Ctrl-C again to stop now)" in err
+    assert "Traceback" not in err
