@@ -22,7 +22,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ...seam import cancel_and_wait
 from ..core.budgets import NO_QUOTA, KeyQuota, allowed_for_key
-from ..core.codec import Reply, stream_frames
+from ..core.codec import INTERNAL, Reply, stream_frames
 from ..core.context import ServerContext
 from ..core.errors import RequestError, ServerFailure
 from ..core.inbound import parse_json
@@ -192,6 +192,15 @@ class _Connection:
             param = failure.param if isinstance(failure, RequestError) else None
             await self._send(_refused(failure.status, failure.message, code=code, param=param))
             return failure.status
+        except WebSocketDisconnect:
+            raise
+        except Exception:
+            # What HTTP answers 500 for: this turn fails, the connection and its next turns go on.
+            logger.exception("a WebSocket turn failed")
+            record.note = INTERNAL
+            self._forget(previous)
+            await self._send(_refused(500, INTERNAL))
+            return 500
         if reply is None:
             self._forget(previous)
             return 200
