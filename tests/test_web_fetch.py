@@ -105,7 +105,7 @@ async def test_a_body_cut_by_the_fetcher_is_announced() -> None:
     fetcher = page("https://example.com/big.txt", TextBody("partial"), truncated=True)
     result = await tool_over(fetcher).execute({"url": "https://example.com/big.txt"})
     assert result.data.truncated
-    assert "[The document was larger than the fetch limit" in result.text
+    assert "[The document was larger than a fetch limit" in result.text
 
 
 async def test_start_past_the_end_is_invalid() -> None:

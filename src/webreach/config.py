@@ -363,6 +363,7 @@ def _context(settings: Settings, runtime: WebRuntime) -> ProviderContext:
         proxy=settings.proxy,
         fetch_timeout=settings.fetch_timeout,
         fetch_max_bytes=settings.fetch_max_bytes,
+        fetch_max_body_chars=settings.fetch_max_body_chars,
         fetch_allow=settings.fetch_allow,
         fetch_user_agent=settings.fetch_user_agent,
         fetch_proxy=settings.fetch_proxy,

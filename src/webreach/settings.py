@@ -45,6 +45,9 @@ class WebSettings(BaseModel):
     fetch_max_chars: PositiveInt = 40_000
     fetch_timeout: Annotated[float, Field(gt=0)] = 30.0
     fetch_max_bytes: PositiveInt = 10 * 1024 * 1024
+    fetch_max_body_chars: PositiveInt = 2_000_000
+    """Characters of decoded document (text, HTML, PDF text) a fetch keeps; past it the page
+    is cut and says so."""
     image_search_provider: str | None = None
     image_search_timeout: Annotated[float, Field(gt=0)] = 60.0
     fetch_allow: str | None = Field(None, examples=["127.0.0.1,localhost:8080,10.0.0.0/8"])

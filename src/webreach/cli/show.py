@@ -106,6 +106,8 @@ def fetch_text(piece: FetchToolResult, *, cached: bool, raw: bool = False) -> Te
     """The page's text under a short header, and a note for every cut, naming ``--start``."""
     from rich.text import Text
 
+    from ..tools.fetch import limit_words
+
     out = Text()
     if piece.title:
         out.append(_one_line(piece.title) + "\n", style="bold")
@@ -131,8 +133,8 @@ def fetch_text(piece: FetchToolResult, *, cached: bool, raw: bool = False) -> Te
         )
     if piece.body_truncated:
         out.append(
-            "\n\n[Only the first part of the document was read: it is larger than the fetch "
-            "limit (WEBREACH_FETCH_MAX_BYTES).]",
+            "\n\n[Only the first part of the document was read: it is larger than "
+            f"{limit_words(piece)}.]",
             style="yellow",
         )
     return out

@@ -341,7 +341,13 @@ def fetch(
 
     By default a page is read over HTTP and drawn in the headless browser only when it is an
     app shell (its text is drawn by scripts); --browser draws it there in any case."""
-    from ..tools.fetch import format_fetch, page_piece, parse_fetch_arguments, read_page
+    from ..tools.fetch import (
+        format_fetch,
+        limit_words,
+        page_piece,
+        parse_fetch_arguments,
+        read_page,
+    )
 
     form = _format(output, as_json)
     as_json = form is Format.json
@@ -388,7 +394,7 @@ def fetch(
         if piece.body_truncated:
             print(
                 "webreach: note: only the first part of the document was read; it is larger "
-                "than WEBREACH_FETCH_MAX_BYTES",
+                f"than {limit_words(piece)}",
                 file=sys.stderr,
             )
     else:

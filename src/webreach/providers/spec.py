@@ -118,6 +118,8 @@ class ProviderContext:
     fetch_timeout: float
     fetch_max_bytes: int
     fetch_allow: str | None
+    fetch_max_body_chars: int = 2_000_000
+    """``WEBREACH_FETCH_MAX_BODY_CHARS``: characters of decoded document a fetch keeps."""
     fetch_user_agent: str | None = None
     """``WEBREACH_FETCH_USER_AGENT``: the fetcher's own product name; None is webreach's."""
     fetch_proxy: str | None = None

@@ -128,6 +128,8 @@ def encode(result: SearchResult | FetchResult | ImageSearchResult) -> bytes:
             "body": _body_json(result.body),
             "truncated": result.truncated,
         }
+        if result.truncated_by is not None:
+            data["truncated_by"] = result.truncated_by
         if result.rendered_by is not None:
             data["rendered_by"] = result.rendered_by
             data["render_reason"] = result.render_reason
@@ -177,6 +179,7 @@ def _fetch_from(data: dict[str, Any]) -> FetchResult:
         truncated=data["truncated"],
         rendered_by=data.get("rendered_by"),
         render_reason=data.get("render_reason"),
+        truncated_by=data.get("truncated_by"),
     )
 
 

@@ -273,6 +273,9 @@ class FetchResult:
     render_reason: str | None = None
     """Why it was drawn that way (``app shell: 12 readable characters, 3 scripts``), when a
     provider chose between the two."""
+    truncated_by: str | None = None
+    """When ``truncated``, the limit that cut the body, in words a reader can act on
+    (``2,000,000 characters (WEBREACH_FETCH_MAX_BODY_CHARS)``); None when not cut or unsaid."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,8 @@ class FetchToolResult:
     """The page was not read whole: the body hit a fetch cap, or this piece ends before the page."""
     body_truncated: bool
     provider: str | None = None
+    body_truncated_by: str | None = None
+    """The limit that cut the body, when the provider named it (``2,000,000 characters …``)."""
     rendered_by: str | None = None
     """``http`` (the document as served) or ``browser`` (drawn by a headless browser)."""
     render_reason: str | None = None
@@ -277,6 +279,7 @@ def page_piece(
         total_chars=total,
         truncated=result.truncated or next_start is not None,
         body_truncated=result.truncated,
+        body_truncated_by=result.truncated_by if result.truncated else None,
         provider=result.provider,
         rendered_by=result.rendered_by,
         render_reason=result.render_reason,
@@ -307,9 +310,15 @@ def format_fetch(piece: FetchToolResult) -> str:
         )
     if piece.body_truncated:
         parts.append(
-            "[The document was larger than the fetch limit; only its first part was read.]"
+            f"[The document was larger than {limit_words(piece)}; only its first part was read.]"
         )
     return "\n\n".join(parts)
+
+
+def limit_words(piece: FetchToolResult) -> str:
+    """The limit that cut the piece's body, as a truncation note names it."""
+    by = piece.body_truncated_by
+    return f"the fetch limit of {by}" if by else "a fetch limit"
 
 
 def _tool_error(error: WebError) -> ToolError:

@@ -26,7 +26,7 @@ from ...seam import FetchResult, HtmlBody
 from ._browser_launch import BrowserSource, find_browser, launch, refusing_port
 from ._browser_page import ContextStuck, NotDrawn, render_page
 from ._guard_proxy import GuardProxy
-from .http import HttpFetchProvider
+from .http import HttpFetchProvider, chars_limit
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Playwright
@@ -201,11 +201,18 @@ class BrowserEngine:
             notes.append("drawn as it was at the deadline")
         if proxy.over_budget:
             notes.append(f"the page's byte budget ({self.limits.max_bytes} bytes) was spent")
+        by = result.truncated_by
+        if cut:
+            by = chars_limit(self._max_chars)
+        elif proxy.over_budget:
+            spent = self.limits.max_bytes
+            by = f"{spent:,} bytes a drawn page may pull in (WEBREACH_BROWSER_MAX_BYTES)"
         return FetchResult(
             url=rendered.url,
             status_code=result.status_code,
             body=HtmlBody(html[: self._max_chars]),
             truncated=result.truncated or cut or proxy.over_budget,
+            truncated_by=by,
             rendered_by="browser",
             render_reason="; ".join(notes),
         )

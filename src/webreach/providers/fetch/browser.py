@@ -161,6 +161,7 @@ def engine_for(context: ProviderContext, settings: BrowserSettings | None) -> Br
         own,
         timeout=context.fetch_timeout,
         max_bytes=context.fetch_max_bytes,
+        max_chars=context.fetch_max_body_chars,
         allow=context.fetch_allow or "",
         provisional=settings is None,
         user_agent=context.fetch_user_agent,

@@ -196,7 +196,8 @@ class HttpFetchProvider:
         if declared_length is not None and declared_length > self._max_bytes:
             raise WebError(
                 WebErrorCode.WEB_FETCH_TOO_LARGE,
-                f"{url} declares {declared_length} bytes; the limit is {self._max_bytes}",
+                f"{url} declares {declared_length} bytes; the limit is "
+                f"{bytes_limit(self._max_bytes)}",
                 status=response.status_code,
             )
         media = media_type(response.headers.get("content-type"))
@@ -222,7 +223,8 @@ class HttpFetchProvider:
         if cut and kind is Kind.PDF:
             raise WebError(
                 WebErrorCode.WEB_FETCH_TOO_LARGE,
-                f"the PDF at {url} is larger than {self._max_bytes} bytes; a part cannot be read",
+                f"the PDF at {url} is larger than {bytes_limit(self._max_bytes)}; "
+                "a part cannot be read",
                 status=response.status_code,
             )
         body_value, truncated = await self._represent(bytes(body), kind, charset, complete=not cut)
@@ -230,11 +232,13 @@ class HttpFetchProvider:
             check_bot_wall(
                 str(url), response.status_code, response.headers, body_value.content, self.id
             )
+        by = chars_limit(self._max_chars) if truncated else bytes_limit(self._max_bytes)
         return FetchResult(
             url=str(url),
             status_code=response.status_code,
             body=body_value,
             truncated=truncated or cut,
+            truncated_by=by if truncated or cut else None,
         )
 
     async def _represent(
@@ -247,6 +251,16 @@ class HttpFetchProvider:
             data, charset, kind, complete=complete, max_chars=self._max_chars
         )
         return (HtmlBody(text) if kind is Kind.HTML else TextBody(text)), truncated
+
+
+def bytes_limit(max_bytes: int) -> str:
+    """The byte cap named as a truncated result names it: the setting that raises it."""
+    return f"{max_bytes:,} bytes (WEBREACH_FETCH_MAX_BYTES)"
+
+
+def chars_limit(max_chars: int) -> str:
+    """The decoded-character cap named as a truncated result names it."""
+    return f"{max_chars:,} characters (WEBREACH_FETCH_MAX_BODY_CHARS)"
 
 
 def _scope(
@@ -386,6 +400,7 @@ def _create(_settings: NoSettings, context: ProviderContext) -> HttpFetchProvide
     return HttpFetchProvider(
         timeout=context.fetch_timeout,
         max_bytes=context.fetch_max_bytes,
+        max_chars=context.fetch_max_body_chars,
         allow=context.fetch_allow or (),
         user_agent=context.fetch_user_agent,
         proxy=context.fetch_proxy,
