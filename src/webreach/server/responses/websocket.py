@@ -265,7 +265,13 @@ class _Connection:
         """The turn's events as messages; its reply when it finished well, else None."""
         context = self.context
         settings = context.settings
-        limits = TurnLimits.starting_now(settings.max_steps, settings.turn_timeout, self.stopping)
+        steps, timeout, stopping = settings.max_steps, settings.turn_timeout, self.stopping
+        # An app without the server's stop (one built without it) bounds turns by time alone.
+        limits = (
+            TurnLimits.starting_now(steps, timeout)
+            if stopping is None
+            else TurnLimits.starting_now(steps, timeout, stopping)
+        )
         runner = TurnRunner(turn, context, limits)
         record.usage = runner.usage
         finished: list[Reply] = []
