@@ -214,6 +214,7 @@ def test_the_status_line_counts_the_seconds_it_has_waited(tmp_path: Path) -> Non
     assert process.returncode == 0
     assert "Searching the web: python 3.13 … 0 s" in shown
     assert "Searching the web: python 3.13 … 1 s" in shown
+    assert stdout.startswith('2 sources for "python 3.13" (duckduckgo)\n')
 
 
 def test_format_tool_prints_exactly_what_the_model_gets(replay: ReplayServer) -> None:
