@@ -23,6 +23,7 @@ from ..core.fields import (
     validate,
     when_missing,
 )
+from ..core.openrouter_tools import OPENROUTER_FETCH, OPENROUTER_TOOLS, openrouter_tool
 from ..core.protocol_common import (
     CANNOT_CONTINUE,
     DEEPSEEK_READ_URL,
@@ -121,7 +122,11 @@ class ChatRequest(Request):
 
 
 def _web_tool(kind: str) -> bool:
-    return kind in DEEPSEEK_TOOLS or OPENAI_SEARCH_TOOLS.fullmatch(kind) is not None
+    return (
+        kind in DEEPSEEK_TOOLS
+        or kind in OPENROUTER_TOOLS
+        or OPENAI_SEARCH_TOOLS.fullmatch(kind) is not None
+    )
 
 
 def needs_loop(body: JSON) -> bool:
@@ -161,7 +166,7 @@ def _web_tools(tools: list[JSON]) -> tuple[WebTools, list[ClientTool]]:
     search: SearchSpec | None = None
     read_url: ReadUrlSpec | None = None
     client: list[ClientTool] = []
-    for tool in tools:
+    for index, tool in enumerate(tools):
         kind = _type_of(tool)
         if not _web_tool(kind):
             if kind in _CLIENT_TOOL_TYPES or ("function" in tool and not kind):
@@ -169,9 +174,16 @@ def _web_tools(tools: list[JSON]) -> tuple[WebTools, list[ClientTool]]:
             continue  # another server's own tool type: ignored, as the reference does
         if kind == DEEPSEEK_SEARCH:
             refuse_deepseek_fields(tool, kind)
-        if (kind != DEEPSEEK_READ_URL and search) or (kind == DEEPSEEK_READ_URL and read_url):
+        reads = kind in (DEEPSEEK_READ_URL, OPENROUTER_FETCH)
+        if (not reads and search) or (reads and read_url):
             raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
-        if kind == DEEPSEEK_READ_URL:
+        if kind in OPENROUTER_TOOLS:
+            declared = openrouter_tool(kind, tool, f"tools.{index}")
+            if isinstance(declared, SearchSpec):
+                search = declared
+            else:
+                read_url = declared
+        elif kind == DEEPSEEK_READ_URL:
             read_url = ReadUrlSpec(kind, kind, domains=DomainFilter())
         else:
             search = SearchSpec(kind if kind == DEEPSEEK_SEARCH else "web_search", kind)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from ...tools import SearchFilters
 from ..core.errors import RequestError
 from ..core.fields import Request, validate
+from ..core.openrouter_tools import OPENROUTER_TOOLS, openrouter_tool
 from ..core.protocol_common import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
 from ..core.search_filters import Approximate, checked_filters, context_size, location_hint
 from ..core.turn import (
@@ -105,6 +106,14 @@ def _declared(raw: Sequence[object] | None) -> tuple[WebTools, list[ClientTool]]
             client_tools.append(_client_tool(tool, None))
         elif kind == "namespace":
             client_tools.extend(_namespace(tool))
+        elif kind in OPENROUTER_TOOLS:
+            declared = openrouter_tool(kind, tool, f"tools.{index}")
+            if (search if isinstance(declared, SearchSpec) else read_url) is not None:
+                raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
+            if isinstance(declared, SearchSpec):
+                search = declared
+            else:
+                read_url = declared
         elif kind == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(kind):
             if search is not None:
                 raise RequestError(f"tools: `{kind}` can only be declared once", param="tools")
