@@ -15,7 +15,6 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from starlette.types import Scope
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -30,15 +29,12 @@ from ..core.loop import TurnRunner
 from ..core.operator_log import RequestLog, begin_request, end_request
 from ..core.protocol_common import dumps, error_type
 from ..core.turn import JSON, Turn
-from ..core.turn_limits import TurnLimits
+from ..core.turn_limits import Stopping, TurnLimits
 from ..endpoints import CANNOT_CONTINUE_HERE, _citation_style
 from ..middleware import CLIENT_LEFT, _write_access, access_logger
 from ..socket_denial import KEY_NAME, TENANTS
 from ..tenants import Refusal, Tenants
 from .socket_codec import LineCodec, messages_of
-
-if TYPE_CHECKING:
-    from ..core.turn_limits import Stopping
 
 __all__ = ["CONNECTION_LIMIT_SECONDS", "LIMIT_REACHED", "responses_socket"]
 
@@ -265,13 +261,7 @@ class _Connection:
         """The turn's events as messages; its reply when it finished well, else None."""
         context = self.context
         settings = context.settings
-        steps, timeout, stopping = settings.max_steps, settings.turn_timeout, self.stopping
-        # An app without the server's stop (one built without it) bounds turns by time alone.
-        limits = (
-            TurnLimits.starting_now(steps, timeout)
-            if stopping is None
-            else TurnLimits.starting_now(steps, timeout, stopping)
-        )
+        limits = TurnLimits.starting_now(settings.max_steps, settings.turn_timeout, self.stopping)
         runner = TurnRunner(turn, context, limits)
         record.usage = runner.usage
         finished: list[Reply] = []
