@@ -2,8 +2,9 @@
 front of the scripted upstream, with the real Exa provider searching a replay server.
 
 A question shows its search while the search still runs, then the answer with its cited span
-linked to a page that opens, and the usage; the search tab lists the sources; a server with
-inbound keys serves the page but its calls need the key the page asks for.
+linked to a page that opens, and the usage; the search tab lists the sources and the fetch tab
+shows a page; a server with inbound keys serves the page but its calls need the key the page
+asks for.
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def test_a_question_shows_its_live_search_then_the_cited_answer_and_usage(
         assert "web_search" in [t["function"]["name"] for t in first["tools"]]
 
 
-def test_the_search_tab_lists_the_sources_after_the_key_the_page_asks_for(
+def test_the_search_and_fetch_tabs_answer_after_the_key_the_page_asks_for(
     browser: Any, replay: ReplayServer, pages: str
 ) -> None:
     replay.route("POST", "/search", exa_results(pages))
@@ -161,6 +162,15 @@ def test_the_search_tab_lists_the_sources_after_the_key_the_page_asks_for(
         ]
         assert page.locator("#error").is_hidden()
         assert [r.path for r in replay.requests] == ["/search"]
+
+        page.click("#tab-fetch")
+        assert page.locator("#panel-search").is_hidden()
+        page.fill("#fetch-url", f"{pages}/tree")
+        page.click("#fetch-form button")
+        meta = page.locator("#fetch-meta")
+        meta.filter(has_text="HTTP").wait_for(timeout=WAIT_MS)
+        assert meta.inner_text() == "HTTP 200 · Hyperion, the tallest tree"
+        assert "116 m." in page.locator("#fetch-content").inner_text()
 
 
 def test_the_page_is_served_under_a_strict_policy_and_not_at_all_when_turned_off(
