@@ -17,6 +17,7 @@ from .types import (
 __all__ = [
     "CacheScoped",
     "CallTimeout",
+    "DocumentReader",
     "Explained",
     "FetchPrecheck",
     "FetchProvider",
@@ -127,6 +128,21 @@ class FetchPrecheck(Protocol):
     """
 
     def precheck(self, request: FetchRequest) -> None: ...
+
+
+@runtime_checkable
+class DocumentReader(Protocol):
+    """Optional for a fetch provider: read a document the caller already holds (a file a
+    client uploaded) the way its fetches read a body of that type, within the same limits.
+
+    ``read_document(data, media_type, name)`` returns the result a fetch of it would (``url``
+    is ``name``): PDF text, or HTML or text. Past the provider's byte limit it raises
+    ``WEB_FETCH_TOO_LARGE``; a type it cannot read, ``WEB_UNSUPPORTED_CONTENT_TYPE``.
+    """
+
+    async def read_document(
+        self, data: bytes, media_type: str | None, name: str
+    ) -> FetchResult: ...
 
 
 @runtime_checkable

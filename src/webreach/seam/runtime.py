@@ -27,6 +27,7 @@ from .pacing import Pace, attempt_within, shared_pace
 from .protocols import (
     CacheScoped,
     CallTimeout,
+    DocumentReader,
     FetchPrecheck,
     FetchProvider,
     ImageSearchProvider,
@@ -259,6 +260,24 @@ class WebRuntime:
                 result = checked_page(await provider.fetch(request), provider.id)
                 if self._cache is not None and self._cache.active:
                     await self._cache.set(store_key(keys, request, result), encode(result))
+            return dataclasses.replace(result, provider=provider.id)
+
+        self._refuse_if_closed()
+        return await await_cleanly(self._fetch.run(call))
+
+    async def read_document(self, data: bytes, media_type: str | None, name: str) -> FetchResult:
+        """A document the caller holds, read by the selected fetch provider as its fetches read
+        a body (:class:`DocumentReader`); a provider that cannot is
+        ``WEB_UNSUPPORTED_CONTENT_TYPE``. Nothing is cached: the bytes are the caller's."""
+
+        async def call(provider: FetchProvider) -> FetchResult:
+            if not isinstance(provider, DocumentReader):
+                raise WebError(
+                    WebErrorCode.WEB_UNSUPPORTED_CONTENT_TYPE,
+                    f"the fetch provider {provider.id} cannot read files",
+                    provider=provider.id,
+                )
+            result = await provider.read_document(data, media_type, name)
             return dataclasses.replace(result, provider=provider.id)
 
         self._refuse_if_closed()

@@ -109,6 +109,10 @@ class BrowserFetchProvider:
     async def aclose(self) -> None:
         await self._engine.release()
 
+    async def read_document(self, data: bytes, media_type: str | None, name: str) -> FetchResult:
+        """Read by the HTTP fetcher this provider draws on: a held file has no page to render."""
+        return await self._engine.http.read_document(data, media_type, name)
+
     async def fetch(self, request: FetchRequest) -> FetchResult:
         started = time.monotonic()
         result = replace(await self._engine.http.fetch(request), rendered_by="http")

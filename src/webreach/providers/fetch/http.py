@@ -36,6 +36,7 @@ from ...seam import (
 )
 from ..spec import NoSettings, ProviderContext, ProviderSpec
 from ._content import SNIFF_BYTES, Kind, declared_kind, decode_text, final_kind, media_type
+from ._content import media_type as media_type_of
 from ._decoding import ACCEPT_ENCODING, BodyDecoder
 from ._pdf import extract_pdf_text
 
@@ -240,6 +241,19 @@ class HttpFetchProvider:
             truncated=truncated or cut,
             truncated_by=by if truncated or cut else None,
         )
+
+    async def read_document(self, data: bytes, media_type: str | None, name: str) -> FetchResult:
+        """A document held in memory, read as a fetched body of ``media_type`` (sniffed when
+        missing or wrong), within the same byte and character limits."""
+        if len(data) > self._max_bytes:
+            raise WebError(
+                WebErrorCode.WEB_FETCH_TOO_LARGE,
+                f"{name} is {len(data)} bytes; the limit is {self._max_bytes}",
+            )
+        media = media_type_of(media_type)
+        kind = final_kind(declared_kind(media), media, data[:SNIFF_BYTES], None)
+        body, truncated = await self._represent(data, kind, None, complete=True)
+        return FetchResult(url=name, status_code=200, body=body, truncated=truncated)
 
     async def _represent(
         self, data: bytes, kind: Kind, charset: str | None, *, complete: bool

@@ -39,6 +39,7 @@ from .events import (
     WebCallCompleted,
     WebCallStarted,
 )
+from .files import read_files
 from .plans import Done, Planned, StepCalls, plan_calls
 from .reviewed_answer import reviewed, turn_review
 from .reviewed_input import review_input, round_input
@@ -150,6 +151,7 @@ class TurnRunner:
             raise
 
     async def _start(self) -> None:
+        self._messages = await read_files(self._messages, self.context.runtime)
         if self._review is not None:
             said = round_input(self._messages, continued=self.turn.continued)
             await review_input(said, self._review)

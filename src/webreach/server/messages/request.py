@@ -34,6 +34,7 @@ from ..core.turn import (
     Turn,
     WebTools,
 )
+from .documents import document_part
 from .settings import answer_format, effort, refuse_unhonoured, thinking, upstream_params
 from .shapes_in import (
     ClientDeclared,
@@ -262,6 +263,8 @@ class _History:
                 parts.append({"type": "text", "text": _text(block, where)})
             elif kind == "image":
                 parts.append(_image_part(block, where))
+            elif kind == "document":
+                parts.append(document_part(block, where))
             elif kind == "tool_result":
                 message, images = _tool_result(block, where)
                 tools.append(message)

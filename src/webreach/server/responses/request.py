@@ -15,6 +15,7 @@ from ..core.fields import validate
 from ..core.protocol_common import dumps
 from ..core.turn import JSON, PageRef, Turn
 from .echo import echo_of
+from .input_files import input_file
 from .shapes_in import (
     AdditionalToolsItem,
     CustomToolCallItem,
@@ -35,6 +36,7 @@ from .shapes_in import (
     WebSearchCallItem,
     read,
 )
+from .text_format import answer_format
 from .tools import (
     TOOL_SEARCH,
     custom_arguments,
@@ -43,7 +45,6 @@ from .tools import (
     parse_tools,
     upstream_name,
 )
-from .text_format import answer_format
 from .whole_input import InputItem, InputMessage, Part, read_items
 
 __all__ = ["parse_request"]
@@ -370,6 +371,8 @@ def _part(part: object) -> JSON:
         return {"type": "text", "text": read(TextPart, part, _TEXT_PROBLEM).text}
     if kind == "refusal":
         return {"type": "text", "text": read(RefusalPart, part, _TEXT_PROBLEM).refusal}
+    if kind == "input_file":
+        return input_file(part)
     if kind == "input_image":
         image = read(
             ImagePart,
