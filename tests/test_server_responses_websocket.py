@@ -14,7 +14,7 @@ import pytest
 from websockets.exceptions import ConnectionClosedOK, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
-from scripted_upstream import ScriptedUpstream, Step
+from scripted_upstream import ScriptedUpstream, Step, TricklingUpstream
 from server_harness import LiveServer
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
@@ -250,3 +250,22 @@ def test_each_turn_has_its_access_line(
     assert [f["status"] for f in fields] == [200, 400, 499]
     assert {f["path"] for f in fields} == {"/v1/responses"}
     assert fields[1]["note"].startswith("background:")
+
+
+def test_a_client_that_leaves_mid_stream_ends_the_upstream_stream() -> None:
+    with TricklingUpstream(pace=0.05, lasts=300) as trickling:
+        settings = ServerSettings(
+            upstream_base_url=trickling.url,
+            upstream_api_key="upstream-key",
+            signing_key="test-signing-key-of-32-bytes-or-more",
+        )
+        app = create_app(settings, WebRuntime(), ToolOptions(), store=MemoryStore())
+        with LiveServer(app) as server:
+            ws = _open(server.url + "/v1")
+            ws.send(json.dumps({"type": "response.create", "model": "m", "input": "hi"}))
+            while json.loads(ws.recv(timeout=60))["type"] != "response.output_text.delta":
+                pass
+            assert trickling.open == 1
+            ws.close()
+            _until(lambda: trickling.open == 0)
+    assert len(trickling.closed) == 1
