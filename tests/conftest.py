@@ -71,6 +71,7 @@ SLOW_MODULES = frozenset(
         "test_server_debug_logs",
         "test_server_deep_search",
         "test_server_disconnects",
+        "test_server_ollama",
         "test_server_files",
         "test_server_image_search",
         "test_server_input_review",

@@ -27,7 +27,7 @@ from .errors import UpstreamError
 from .events import Usage
 from .secrets import Redactor
 from .turn import JSON
-from .upstream_failures import passed_headers, status_error, translate
+from .upstream_failures import no_api_at, passed_headers, status_error, translate
 
 __all__ = ["Completion", "RawUpstreamResponse", "Upstream", "thinking_params"]
 
@@ -253,7 +253,8 @@ class Upstream:
             response = await self._http.send(request, stream=True)
         except Exception as error:
             raise translate(error, self.redactor, self.where) from None
-        if _answers(response.status_code):
+        if _answers(response.status_code) and response.status_code != 404:
+            # A 404 does not show a server that serves: it is what a URL without /v1 answers.
             self.answered_at = time.monotonic()
         try:
             yield RawUpstreamResponse(
@@ -267,7 +268,8 @@ class Upstream:
 
     async def probe(self, seconds: float) -> str | None:
         """Ask ``GET /models``, the cheapest request every OpenAI-compatible server answers:
-        None when it answered, else why not, in words a client may read (no key, no address).
+        None when it answered, else why not, in words a client may read (no key, no address,
+        a 404 or a web page where the API should be).
         Nothing is logged here: the caller logs only when readiness changes."""
         request = self._http.build_request(
             "GET",
@@ -287,6 +289,10 @@ class Upstream:
         status = response.status_code
         if status in (401, 403):
             return f"the upstream refused the server's credentials (HTTP {status} to GET /models)"
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if status == 404 or (_answers(status) and kind == "text/html"):
+            # An API root one level up (Ollama's without /v1) or a web page, not an API.
+            return no_api_at("/models")
         if not _answers(status):
             return f"the upstream answered HTTP {status} to GET /models"
         self.answered_at = time.monotonic()

@@ -7,6 +7,7 @@ an error: a client and the log see the upstream's words, never a key.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 
 import openai
@@ -117,6 +118,22 @@ def _words(body: object, content_type: str, redactor: Redactor) -> tuple[str, bo
     return excerpt(json.dumps(body, ensure_ascii=False), content_type, redactor), False
 
 
+_TOOLS = re.compile(r"\btools?\b|\btool[ _-]?(calling|use|choice|call)|function[ _-]?calling")
+
+
+def no_api_at(path: str) -> str:
+    """What a 404 (or a web page) where the API should be most often means: a base URL
+    without its ``/v1`` (Ollama's is ``http://host:11434/v1``). No address: clients read it;
+    the operator's log line adds it."""
+    return f"the upstream has no {path}: does WEBREACH_UPSTREAM_BASE_URL end in /v1?"
+
+
+def refuses_tools(said: str) -> bool:
+    """Whether an upstream's refusal is about tools, as a model without tool calling is
+    refused (Ollama: "registry.ollama.ai/library/gemma3:4b does not support tools")."""
+    return _TOOLS.search(said.lower()) is not None
+
+
 def refused(
     status: int,
     body: object,
@@ -132,9 +149,15 @@ def refused(
     HTML page, a plain-text 502) becomes "upstream answered HTTP <status>: <its first words>".
     """
     said, is_json = _words(body, content_type, redactor)
-    failure = status_error(
-        status, said if is_json else f"upstream answered HTTP {status}: {said}", headers, redactor
-    )
+    message = said if is_json else f"upstream answered HTTP {status}: {said}"
+    if status == 404 and not is_json:
+        message = f"{no_api_at('/chat/completions')} ({message})"
+    elif status == 400 and refuses_tools(said):
+        message = (
+            "the upstream model refused tool calling, which web search needs: choose a model "
+            f"that supports tool calling (the upstream said: {said})"
+        )
+    failure = status_error(status, message, headers, redactor)
     detail = f"upstream {where or '?'} answered HTTP {status}: {said}"
     if status in (401, 403, 407):
         detail = f"{failure.message}; {detail}"
