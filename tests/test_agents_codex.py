@@ -53,10 +53,12 @@ def codex() -> Path:
 
 
 def config(here: World, model: str | None, provider_extra: str = "") -> str:
-    """``config.toml``: webreach as the model provider, Responses wire API, nothing else
-    (one retry at most, so a failing server fails the test fast)."""
+    """``config.toml``: webreach as the model provider, Responses wire API, live web search
+    (Codex's default, ``cached``, asks for ``external_web_access: false``: the cache only), nothing
+    else (one retry at most, so a failing server fails the test fast)."""
     chosen = f'model = "{model}"\n' if model else ""
     return f"""{chosen}model_provider = "webreach"
+web_search = "live"
 check_for_update_on_startup = false
 
 [model_providers.webreach]
