@@ -63,3 +63,16 @@ async def test_the_store_is_bounded_by_events_streams_and_age(
     assert await replayed(store, first) == (None, []), "the least recently written went"
     now[0] += 61
     assert await replayed(store, other) == (None, []), "past its age a stream is gone"
+
+
+@pytest.mark.parametrize("where", ["sqlite:///tmp/events.db", "memcached://cache", "bogus"])
+def test_an_event_store_other_than_memory_none_or_redis_is_refused(where: str) -> None:
+    from pydantic import ValidationError
+
+    from webreach.settings import WebSettings
+
+    with pytest.raises(ValidationError, match="must be memory, none or a redis:// URL"):
+        WebSettings(mcp_event_store=where)
+    assert WebSettings(mcp_event_store=" redis://127.0.0.1:6379/0 ").mcp_event_store == (
+        "redis://127.0.0.1:6379/0"
+    )

@@ -128,11 +128,11 @@ class WebSettings(BaseModel):
         from .cache.urls import REDIS_SCHEMES, check_store_url
 
         value = value.strip()
-        if value.partition("://")[0] == "sqlite":
-            raise ValueError("must be memory, none or a redis:// URL, not sqlite")
-        check_store_url(value)
-        if value not in ("memory", "none") and value.partition("://")[0] not in REDIS_SCHEMES:
+        if value in ("memory", "none"):
+            return value
+        if value.partition("://")[0] not in REDIS_SCHEMES:
             raise ValueError("must be memory, none or a redis:// URL")
+        check_store_url(value)  # the redis extra is installed
         return value
 
     def tool_options(self) -> ToolOptions:
