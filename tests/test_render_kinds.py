@@ -125,3 +125,15 @@ def test_page_kinds_are_read_from_what_the_page_declares() -> None:
     assert kind('<meta property="og:type" content="product">') is Kind.PRODUCT
     assert kind('<script type="application/ld+json">{"@type": "Product"}</script>') is Kind.PRODUCT
     assert kind('<meta property="og:type" content="article">') is Kind.ARTICLE
+
+
+def test_a_cookie_banner_is_not_the_content() -> None:
+    notice = (
+        "<p>We, and our partners, use cookies and similar methods to recognise visitors, "
+        "remember their preferences, measure campaigns, and analyse traffic, as explained at "
+        "length in our policy, which you should read.</p>"
+    )
+    banner = f"<div id='onetrust-banner-sdk'>{notice * 6}</div>"
+    markdown = render_html(f"<html><body>{banner}<div>{prose(4)}</div></body></html>")
+    assert "Post 1, again." in markdown
+    assert "partners" not in markdown

@@ -20,11 +20,13 @@ def words(text: str) -> frozenset[str]:
 UNLIKELY_WORDS: Final = words(
     "ai2html banner breadcrumbs combx comment community disqus extra footer gdpr header "
     "legends menu related remark replies rss shoutbox sidebar skyscraper social sponsor "
-    "supplemental agegate pagination pager popup"
+    "supplemental agegate pagination pager popup cookie cookies consent onetrust"
 )
 # Names that only furniture carries (gallery legends, ad slots): dropped even when they hold most
 # of the page's text, which the common layout names are not.
-UNLIKELY_SURE: Final = words("ai2html combx legends shoutbox skyscraper agegate gdpr disqus")
+UNLIKELY_SURE: Final = words(
+    "ai2html combx legends shoutbox skyscraper agegate gdpr disqus cookie cookies consent onetrust"
+)
 # Matched as substrings of the lowercased class/id string.
 UNLIKELY_PHRASES: Final = ("-ad-", "cover-wrap", "ad-break", "yom-remote")
 MAYBE_CANDIDATE: Final = re.compile(r"article|body|column|content|main|mathjax|shadow")
