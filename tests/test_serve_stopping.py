@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from cli_helpers import clean_env
 from scripted_upstream import ScriptedUpstream, Step
@@ -71,16 +72,23 @@ def held(upstream: ScriptedUpstream) -> Iterator[threading.Event]:
     release.set()
 
 
-def _stream_in_background(url: str) -> tuple[threading.Thread, list[BaseException]]:
+def _stream_in_background(
+    url: str, *, stream: bool = True, search: bool = False
+) -> tuple[threading.Thread, list[BaseException]]:
     failures: list[BaseException] = []
+    extra: dict[str, object] = {"web_search_options": {}} if search else {}
 
     def run() -> None:
         client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=WAIT)
+        messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
         try:
-            stream = client.chat.completions.create(
-                model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+            if not stream:
+                client.chat.completions.create(model="m", messages=messages, extra_body=extra)
+                return
+            chunks = client.chat.completions.create(
+                model="m", messages=messages, stream=True, extra_body=extra
             )
-            for _ in stream:
+            for _ in chunks:
                 pass
         except BaseException as error:  # what the client saw is the test's to judge
             failures.append(error)
@@ -124,6 +132,27 @@ def test_sigterm_ends_a_held_streaming_turn_with_the_protocols_error(
     assert isinstance(failures[0], openai.APIError)
     assert "the server is stopping" in str(failures[0])
     assert "WEBREACH_SHUTDOWN_TIMEOUT" in str(failures[0])
+    code, err = served.ended()
+    assert code == 0, err
+    assert "Traceback" not in err
+
+
+def test_sigterm_ends_a_held_whole_search_turn_with_its_error_body(
+    upstream: ScriptedUpstream, held: threading.Event
+) -> None:
+    served = Served(upstream, WEBREACH_SHUTDOWN_TIMEOUT="1")
+    served.wait_for("serving on")
+    client, failures = _stream_in_background(served.url, stream=False, search=True)
+    _until_upstream_asked(upstream)
+    assert upstream.requests[0].get("tools")  # the loop's step, not a relay
+    served.process.send_signal(signal.SIGTERM)
+    served.wait_for("stopping: waiting for 1 request (Ctrl-C again to stop now)")
+    client.join(WAIT)
+    assert not client.is_alive()
+    assert len(failures) == 1
+    assert isinstance(failures[0], openai.APIStatusError)
+    assert failures[0].status_code == 503
+    assert "the server is stopping" in failures[0].message
     code, err = served.ended()
     assert code == 0, err
     assert "Traceback" not in err
