@@ -446,7 +446,7 @@ def test_an_input_that_continues_a_reply_is_refused(last: dict[str, Any], messag
         ),
         (
             {"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]},
-            "input: content part type `input_file` is not supported",
+            "input: `input_file` with a `file_id` is not supported",
         ),
         ({"input": [{"role": "critic", "content": "x"}]}, "input: message role `critic`"),
         ({"input": None}, "input: required"),
