@@ -262,3 +262,18 @@ def test_responses_read_link_item(
     assert data["page"]["title"] == "Release notes"
     assert data["signature"]
     assert final.output_text == "A faster interpreter."
+
+
+def test_a_page_cut_by_a_fetch_limit_names_it_to_the_model(
+    upstream: ScriptedUpstream, webreach_url: str, fetcher: ScriptedFetch
+) -> None:
+    by = "2,000,000 characters (WEBREACH_FETCH_MAX_BODY_CHARS)"
+    fetcher.pages[ARTICLE_URL] = FetchResult(
+        ARTICLE_URL, 200, TextBody("The first part."), truncated=True, truncated_by=by
+    )
+    upstream.queue(read_step(), Step(content="Read."))
+    client(webreach_url).chat.completions.create(model="m", messages=ASK, tools=READ)  # type: ignore[arg-type]
+    page = upstream.requests[1]["messages"][-1]["content"]
+    assert f"[The page is longer than the fetch limit of {by}; only its first part is shown.]" in (
+        page
+    )

@@ -40,6 +40,7 @@ __all__ = [
     "RenderedBody",
     "body_kind",
     "format_fetch",
+    "limit_words",
     "page_piece",
     "parse_fetch_arguments",
     "parse_max_age",

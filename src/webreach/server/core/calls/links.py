@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from ....seam import FetchRequest, WebError, WebRuntime
 from ....tools import ToolError, fence, render_fetched
-from ....tools.fetch import page_piece
+from ....tools.fetch import limit_words, page_piece
 from ..display import published, site_icon, site_name
 from ..events import Billing, CallFailed, Outcome, PageOutcome, ReadLinkAction, WebSource
 from ..operator_log import web_failure
@@ -124,7 +124,10 @@ async def run_read_call(
     page = ReadPage(result.url, rendered.title, date, piece.content)
     outcome = PageOutcome(result.url, rendered.title, date, cipher.encrypt(page))
     number = numbered_page(page, sources)
-    return outcome, page_text(page, cut=piece.truncated, number=number), 1
+    cut = limit_words(piece) if piece.body_truncated else ""
+    if not cut and piece.truncated:
+        cut = "the room for pages in one step (WEBREACH_FETCH_MAX_CHARS)"
+    return outcome, page_text(page, cut=cut, number=number), 1
 
 
 async def _refused(url: str, text: str, review: ReviewText) -> tuple[Outcome, str, int] | None:
@@ -163,16 +166,17 @@ def numbered_page(page: ReadPage, sources: SourceRegistry | None) -> int | None:
     return sources.add(source).number
 
 
-def page_text(page: ReadPage, *, cut: bool = False, number: int | None = None) -> str:
+def page_text(page: ReadPage, *, cut: str = "", number: int | None = None) -> str:
     """A read page as the model sees it, now and, without a number, when restored in a later
-    round; its number and date stand outside the fence, as the server's own words."""
+    round; its number and date stand outside the fence, as the server's own words. ``cut``
+    names the limit that cut it, when one did."""
     head = [f"Page: {page.url}"]
     if number is not None:
         head.append(f"Source number: [{number}]")
     if page.published_at:
         head.append(f"Published: {page.published_at}")
     inside = f"Title: {page.title}\n\n{page.text}" if page.title else page.text
-    note = "\n\n[The page is longer; only its first part is shown.]" if cut else ""
+    note = f"\n\n[The page is longer than {cut}; only its first part is shown.]" if cut else ""
     if number is not None:
         note += f"\n\nCite this page as 【{number}】 right after the statements it supports."
     lines = "\n".join(head)

@@ -161,7 +161,7 @@ async def run_open_call(
         return _unopened(url, error)
     shown = opened.text[:max_chars]
     page = ReadPage(opened.url, opened.title, opened.published_at, shown)
-    note = len(shown) < len(opened.text)
+    note = "the room for a page (WEBREACH_FETCH_MAX_CHARS)" if len(shown) < len(opened.text) else ""
     outcome = PageOutcome(opened.url, opened.title, opened.published_at)
     number = numbered_page(page, sources)
     return outcome, page_text(page, cut=note, number=number), int(fetched)
