@@ -125,6 +125,8 @@ def test_page_kinds_are_read_from_what_the_page_declares() -> None:
     assert kind('<meta property="og:type" content="product">') is Kind.PRODUCT
     assert kind('<script type="application/ld+json">{"@type": "Product"}</script>') is Kind.PRODUCT
     assert kind('<meta property="og:type" content="article">') is Kind.ARTICLE
+    listing = '<script type="application/ld+json">[{"@type": "Product"}, {"@type": "Product"}]'
+    assert kind(listing + "</script>") is Kind.ARTICLE
 
 
 def test_a_cookie_banner_is_not_the_content() -> None:

@@ -40,10 +40,10 @@ def page_kind(tree: LexborHTMLParser) -> Kind:
     if _FORUM_TYPES.search(data) or _FORUM_ITEMTYPE.search(itemtypes):
         return Kind.FORUM
     og = tree.css_first('meta[property="og:type"]')
-    if (
-        _PRODUCT_TYPES.search(data)
-        or _PRODUCT_ITEMTYPE.search(itemtypes)
-        or (og is not None and (og.attrs.sget("content") or "").startswith("product"))
+    # One product is a product page; many are a listing of them, read as other pages are.
+    products = len(_PRODUCT_TYPES.findall(data)) + len(_PRODUCT_ITEMTYPE.findall(itemtypes))
+    if products == 1 or (
+        not products and og is not None and (og.attrs.sget("content") or "").startswith("product")
     ):
         return Kind.PRODUCT
     return Kind.ARTICLE
