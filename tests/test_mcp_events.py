@@ -76,3 +76,24 @@ def test_an_event_store_other_than_memory_none_or_redis_is_refused(where: str) -
     assert WebSettings(mcp_event_store=" redis://127.0.0.1:6379/0 ").mcp_event_store == (
         "redis://127.0.0.1:6379/0"
     )
+
+
+async def test_redis_down_loses_the_way_back_not_the_call() -> None:
+    import socket
+
+    from webreach.tools.mcp_events import RedisEventStore
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    store = RedisEventStore(f"redis://127.0.0.1:{port}/0", timeout=2.0)
+    try:
+        priming = await store.store_event("1", None)
+        await store.store_event("1", note(1))
+
+        async def send(event: EventMessage) -> None:
+            raise AssertionError("nothing to replay")
+
+        assert await store.replay_events_after(priming, send) is None
+    finally:
+        await store.aclose()

@@ -10,6 +10,7 @@ session, and a session replays only its own streams.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections import OrderedDict, deque
@@ -40,6 +41,8 @@ DEFAULT_EVENT_TTL_S = 600.0
 """Seconds a stream's events are kept after its last one: time enough to reconnect."""
 RETRY_MS = 1000
 """The ``retry`` a stream's priming event asks of a client before it reconnects."""
+
+logger = logging.getLogger("webreach.mcp")
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 _MESSAGE = types.jsonrpc_message_adapter
@@ -183,7 +186,9 @@ class RedisEventStore(EventStore):
         timeout: float = 2.0,
     ) -> None:
         from redis.asyncio import Redis
+        from redis.exceptions import RedisError
 
+        self._failures: tuple[type[Exception], ...] = (RedisError, OSError)
         self.per_stream, self.ttl, self._prefix = per_stream, ttl, prefix
         self._client: Any = Redis.from_url(
             url, socket_timeout=timeout, socket_connect_timeout=timeout
@@ -201,10 +206,17 @@ class RedisEventStore(EventStore):
             else message.model_dump_json(by_alias=True, exclude_unset=True).encode()
         )
         key = self._key(stream_id)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.xadd(key, {"m": body}, maxlen=self.per_stream, approximate=False)
-            pipe.pexpire(key, max(1, int(self.ttl * 1000)))
-            replies = await pipe.execute()
+        try:
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.xadd(key, {"m": body}, maxlen=self.per_stream, approximate=False)
+                pipe.pexpire(key, max(1, int(self.ttl * 1000)))
+                replies = await pipe.execute()
+        except self._failures as error:
+            # The call goes on without a way back: Redis down never fails a search.
+            logger.warning(
+                "MCP event not stored on Redis (%s): a dropped stream cannot resume", error
+            )
+            return _event_id(stream_id, f"unstored-{uuid.uuid4().hex}")
         entry = replies[0]
         return _event_id(stream_id, entry.decode() if isinstance(entry, bytes) else str(entry))
 
@@ -216,9 +228,14 @@ class RedisEventStore(EventStore):
             return None
         stream_id, place = parsed
         key = self._key(stream_id)
-        if not await self._client.exists(key):
+        try:
+            entries = await self._client.xrange(key, min=f"({place}")
+            if not entries and not await self._client.exists(key):
+                return None
+        except self._failures as error:
+            logger.warning("MCP events not read from Redis (%s): the stream cannot resume", error)
             return None
-        for entry, fields in await self._client.xrange(key, min=f"({place}"):
+        for entry, fields in entries:
             body = fields.get(b"m", b"")
             if body:
                 message = _MESSAGE.validate_json(body)
