@@ -247,6 +247,7 @@ def test_the_budget_forces_an_answer_with_an_iteration_local_nudge(
     )
     assert reply.usage is not None
     assert reply.usage.model_extra["server_tool_use"]["web_search_requests"] == 5
+    assert "provider" not in (reply.model_extra or {})  # OpenRouter's field, for its dialect
 
 
 def test_no_nudge_when_no_search_really_ran_and_one_retry_for_an_empty_answer(

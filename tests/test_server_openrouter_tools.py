@@ -66,6 +66,7 @@ def test_chat_openrouter_web_search(
     assert {call["type"] for call in calls} == {"openrouter:web_search"}
     (done,) = [call for call in calls if call["status"] == "completed"]
     assert len(done["sources"]) == 2  # max_results
+    assert reply.model_extra is not None and reply.model_extra["provider"] == "webreach"
     assert_searched_as_declared(search, upstream)
 
 
@@ -153,11 +154,6 @@ def test_bad_parameters_are_400s_naming_them(
     assert upstream.requests == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pydantic-ai's OpenRouterModel requires OpenRouter's top-level `provider` field in "
-    "every completion, which webreach's Chat responses do not carry",
-)
 async def test_pydantic_ai_openrouter_model_searches_through_webreach(
     upstream: ScriptedUpstream, webreach_url: str, search: ScriptedSearch
 ) -> None:

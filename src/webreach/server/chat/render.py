@@ -334,7 +334,7 @@ class ChatRenderer:
             message["tool_calls"] = [
                 {k: v for k, v in call.items() if k != "index"} for call in answer.tool_calls
             ]
-        return {
+        body: JSON = {
             "id": self._id,
             "object": "chat.completion",
             "created": self._created,
@@ -344,3 +344,20 @@ class ChatRenderer:
             ],
             "usage": usage_json(self._usage),
         }
+        if _openrouter_dialect(self._turn):
+            body["provider"] = PROVIDER_NAME
+        return body
+
+
+PROVIDER_NAME = "webreach"
+"""OpenRouter's completions name the provider that served them; its clients (pydantic-ai's
+``OpenRouterModel``) refuse a completion without one."""
+_OPENROUTER_DECLARED = frozenset({"plugins.web", ":online", "openrouter:web_search"})
+
+
+def _openrouter_dialect(turn: Turn) -> bool:
+    """Whether the request asked for the web OpenRouter's way (its tools, plugin or suffix)."""
+    search, read_url = turn.web.search, turn.web.read_url
+    return (search is not None and search.declared_type in _OPENROUTER_DECLARED) or (
+        read_url is not None and read_url.declared_type.startswith("openrouter:")
+    )
