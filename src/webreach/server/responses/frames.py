@@ -55,7 +55,7 @@ class Frames:
     def _emit(self, event: StreamEvent) -> None:
         """``event`` carries the next ``sequence_number`` (``self._seq``) and is counted here."""
         if self._frames:
-            self._out.append(sse_frame(dumps(event), event["type"]))
+            self._out.append(self._framed(event["type"], dumps(event)))
         self._seq += 1
 
     def _emit_delta(
@@ -70,11 +70,17 @@ class Frames:
         """Hot path: text and reasoning deltas are formatted without building a dict."""
         if self._frames:
             self._out.append(
-                f'event: {kind}\ndata: {{"type":"{kind}","sequence_number":{self._seq},'
-                f'"item_id":"{item_id}","output_index":{index},"{position}":0,'
-                f'"delta":{dumps(text)}{tail}}}\n\n'
+                self._framed(
+                    kind,
+                    f'{{"type":"{kind}","sequence_number":{self._seq},"item_id":"{item_id}",'
+                    f'"output_index":{index},"{position}":0,"delta":{dumps(text)}{tail}}}',
+                )
             )
         self._seq += 1
+
+    def _framed(self, kind: str, payload: str) -> str:
+        """One event as it goes on the wire: an SSE frame (the WebSocket mode frames its own)."""
+        return sse_frame(payload, kind)
 
     def _take(self) -> str:
         out = "".join(self._out)

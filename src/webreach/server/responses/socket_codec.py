@@ -8,12 +8,10 @@ their ``sequence_number`` are the stream's own.
 from __future__ import annotations
 
 from ..core.codec import Reply
-from ..core.protocol_common import dumps
 from ..core.store import ResponseStore
 from ..core.turn import JSON, Turn
 from .codec import ResponsesCodec
 from .render import ResponseRenderer
-from .shapes_stream import StreamEvent
 
 __all__ = ["LineCodec", "messages_of"]
 
@@ -21,24 +19,8 @@ __all__ = ["LineCodec", "messages_of"]
 class _LineRenderer(ResponseRenderer):
     """Each event as ``{json}\\n`` instead of an SSE frame."""
 
-    def _emit(self, event: StreamEvent) -> None:
-        self._out.append(dumps(event) + "\n")
-        self._seq += 1
-
-    def _emit_delta(
-        self,
-        kind: str,
-        item_id: str,
-        index: int,
-        text: str,
-        tail: str,
-        position: str = "content_index",
-    ) -> None:
-        self._out.append(
-            f'{{"type":"{kind}","sequence_number":{self._seq},"item_id":"{item_id}",'
-            f'"output_index":{index},"{position}":0,"delta":{dumps(text)}{tail}}}\n'
-        )
-        self._seq += 1
+    def _framed(self, kind: str, payload: str) -> str:
+        return payload + "\n"
 
 
 class LineCodec:
