@@ -66,10 +66,12 @@ async def test_rendering_a_40k_deep_page_in_a_thread_does_not_stall_the_loop() -
     html = HOSTILE["divs-40k"]
     started = time.monotonic()
     page, gap = await _with_ticker(lambda: render_page(html))
+    took = time.monotonic() - started
     assert TEXT in page.markdown
-    assert time.monotonic() - started < 30
-    # Before the fix, 8+ s with the GIL held; the bench (bench/hostile.py) holds it to 250 ms.
-    assert gap < 1.0, f"the event loop stalled {gap:.2f} s"
+    # Before the fix the GIL was held for the whole render (the loop's longest gap was the
+    # render's whole time, 8+ s); the bench (bench/hostile.py) holds it to 250 ms. Read against
+    # the render's own time, so a loaded machine that slows both does not fail it.
+    assert gap < 1.0 or gap < took / 3, f"the event loop stalled {gap:.2f} s of {took:.2f} s"
 
 
 def test_a_spent_budget_gives_the_plain_text() -> None:
@@ -109,9 +111,9 @@ _UNCAPPED = {
 
 @pytest.mark.parametrize("shape", sorted(_UNCAPPED))
 def test_passes_stay_linear_past_the_cap(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the depth cap lifted, 6,000 levels render in well under a second: each pass visits
-    a node a bounded number of times. Before, these took 6-22 s (each level walked or measured
-    all the levels around it); the bound is generous so that a loaded machine passes."""
+    """With the depth cap lifted, 6,000 levels render in well under a second of CPU: each pass
+    visits a node a bounded number of times. Before, these took 6-22 s (each level walked or
+    measured all the levels around it)."""
     from selectolax.lexbor import LexborHTMLParser
 
     from webreach.tools.render import page as page_module
@@ -122,8 +124,9 @@ def test_passes_stay_linear_past_the_cap(shape: str, monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(page_module, "parse_capped", uncapped)
     html = f"<html><body>{_UNCAPPED[shape](6_000)}</body></html>"
-    started = time.monotonic()
+    started = time.thread_time()
     page = render_page(html, time_budget=None)
-    elapsed = time.monotonic() - started
+    spent = time.thread_time() - started
     assert "Some words of text" in page.markdown or TEXT in page.markdown
-    assert elapsed < 4.0, f"{shape}: {elapsed:.1f} s for 6,000 levels"
+    # CPU time of this thread, which other processes on a busy machine do not inflate.
+    assert spent < 4.0, f"{shape}: {spent:.1f} s of CPU for 6,000 levels"
