@@ -57,7 +57,10 @@ def test_auto_moves_past_a_failing_provider(replay: ReplayServer, brave: ReplayS
     done = run_cli("search", "python 3.13", env=keys(replay, brave))
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith('3 sources for "python 3.13" (brave)')
-    assert (len(replay.requests), len(brave.requests)) == (1, 1)  # exa first, in 004's order
+    assert (len(replay.requests), len(brave.requests)) == (
+        1,
+        1,
+    )  # exa first, as the auto chain orders keyed providers
     as_json = run_cli("search", "python 3.13", "--json", env=keys(replay, brave))
     assert json.loads(as_json.stdout)["provider"] == "brave"
     assert not leaks(done.stdout, done.stderr, as_json.stdout, as_json.stderr)
@@ -73,7 +76,10 @@ def test_when_all_fail_one_line_names_each_reason(
     assert done.stdout == ""
     assert done.stderr.splitlines() == [
         "webreach: WEB_PROVIDER_ERROR: all providers failed: exa: authorization failed "
-        "(HTTP 401), check the API key; brave: rate limited (HTTP 429), retry after 7 s"
+        "(HTTP 401), check the API key; brave: rate limited (HTTP 429), retry after 7 s",
+        "webreach: hint: try another provider with --provider ID, or a list tried in order "
+        "(--provider brave,duckduckgo); `webreach config` lists every provider and the key it "
+        "needs",
     ]
     as_json = run_cli("search", "q", "--json", env=keys(replay, brave))
     assert as_json.returncode == 1
@@ -175,7 +181,8 @@ def test_auto_with_everything_excluded_is_unavailable(
     env = keys(replay, brave, WEBREACH_SEARCH_EXCLUDE="exa,brave,duckduckgo")
     done = run_cli("search", "q", env=env)
     assert done.returncode == 1
-    (line,) = done.stderr.splitlines()
+    line, hint = done.stderr.splitlines()
+    assert hint.startswith("webreach: hint: ")
     assert line.startswith(
         "webreach: WEB_PROVIDER_UNAVAILABLE: no search provider is available for "
         "WEBREACH_SEARCH_PROVIDER=auto ("

@@ -138,7 +138,10 @@ def test_a_json_error_without_a_message_is_shown_as_its_text(
     upstream.queue(Step(status=404, raw_body=b'{"detail": "Not Found"}'))
     with pytest.raises(openai.NotFoundError) as caught:
         _ask(webreach_url, "chat", False)
-    assert _said(caught.value) == 'upstream answered HTTP 404: {"detail": "Not Found"}'
+    assert _said(caught.value) == (
+        "the upstream has no /chat/completions: does WEBREACH_UPSTREAM_BASE_URL end in /v1? "
+        '(upstream answered HTTP 404: {"detail": "Not Found"})'
+    )
 
 
 def test_a_json_error_with_a_message_still_passes_as_the_upstream_wrote_it(
