@@ -31,14 +31,22 @@ EXTRA_OF_PATH = {
     "server": "server",  # webreach/server/**
     "tools/mcp_server.py": "mcp",
     "tools/mcp_calls.py": "mcp",  # the MCP server's progress and rate limit
+    "tools/mcp_events.py": "mcp",  # the MCP server's event store, for resumed streams
+    "tools/stopping.py": "mcp",  # uvicorn's server as both servers stop it (in [server] too)
     "cache/redis.py": "redis",
     # The browser's modules import Playwright only when a page is drawn (or for type checks).
     "providers/fetch/_browser_engine.py": "browser",
     "providers/fetch/_browser_launch.py": "browser",
     "providers/fetch/_browser_page.py": "browser",
 }
-# The command line loads a command's extra inside that command only.
-EXTRA_OF_CLI_COMMAND = {"serve": "server", "mcp": "mcp"}
+# Declared for another dependency to load, never imported by webreach itself.
+LOADED_BY_ANOTHER = {"websockets": "uvicorn's WebSocket protocol, for /v1/responses over a socket"}
+# The command line loads a command's extra inside that command only; a few functions load an
+# extra of their own when a setting names it.
+EXTRA_OF_FUNCTION = {
+    "cli": {"serve": "server", "mcp": "mcp"},
+    "tools/mcp_events.py": {"__init__": "redis"},  # the Redis event store, when configured
+}
 
 
 def _requirements(extra: str | None) -> list[Requirement]:
@@ -68,6 +76,8 @@ def _third_party_imports() -> list[tuple[str, str | None, str]]:
     for path in sorted(SRC.rglob("*.py")):
         tree = ast.parse(path.read_text(), filename=str(path))
         area = _area(path)
+        relative = path.relative_to(SRC).as_posix()
+        own_extras = EXTRA_OF_FUNCTION.get(relative) or EXTRA_OF_FUNCTION.get(path.parent.name, {})
         functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -77,11 +87,10 @@ def _third_party_imports() -> list[tuple[str, str | None, str]]:
             else:
                 continue
             extra = area
-            if path.parent.name == "cli":  # a command's function needs its command's extra
-                for function in functions:
-                    inside = function.lineno <= node.lineno <= (function.end_lineno or 0)
-                    if inside and function.name in EXTRA_OF_CLI_COMMAND:
-                        extra = EXTRA_OF_CLI_COMMAND[function.name]
+            for function in functions:
+                inside = function.lineno <= node.lineno <= (function.end_lineno or 0)
+                if inside and function.name in own_extras:
+                    extra = own_extras[function.name]
             for name in names:
                 top = name.split(".")[0]
                 if top not in sys.stdlib_module_names and top != "webreach":
@@ -107,7 +116,7 @@ def test_every_declared_runtime_dependency_is_imported() -> None:
     providers = packages_distributions()
     used = {canonicalize_name(d) for module in imported for d in providers.get(module, [])}
     for extra in (None, *RUNTIME_EXTRAS):
-        unused = _distributions(extra) - used
+        unused = _distributions(extra) - used - LOADED_BY_ANOTHER.keys()
         assert not unused, f"declared in {extra or 'dependencies'} but never imported: {unused}"
 
 
