@@ -20,7 +20,7 @@ ABANDON_MARKERS = {
 """What each protocol's stream shows once a web call has started."""
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
     """Poll ``condition`` until it holds or ``timeout`` passes; say which."""
     deadline = time.monotonic() + timeout
     while not condition():

@@ -56,7 +56,7 @@ class FakeOllama:
 
     def __enter__(self) -> FakeOllama:
         self._thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while not self._server.started:
             if time.monotonic() > deadline:
                 raise RuntimeError("the fake Ollama did not start")

@@ -171,7 +171,7 @@ def test_the_start_event_arrives_while_the_search_is_still_running(
                 if event:
                     seen.append(event["type"])
                     if event["type"] == "call_started":
-                        deadline = time.monotonic() + 10
+                        deadline = time.monotonic() + 60
                         while search.in_flight == 0 and time.monotonic() < deadline:
                             time.sleep(0.01)
                         assert search.in_flight == 1  # running, held by the gate
@@ -205,7 +205,7 @@ def test_several_calls_in_one_step_run_concurrently(
     assert fallback is not None
 
     async def together(request: SearchRequest) -> SearchResult:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while search.max_in_flight < 2 and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         return await fallback(request)
@@ -436,7 +436,7 @@ def test_a_client_that_goes_away_cancels_the_search(
             for line in response.iter_lines():
                 if "call_started" in line:
                     break
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while not search.cancelled and time.monotonic() < deadline:
             time.sleep(0.02)
         assert search.cancelled == ["abandoned"]
@@ -509,7 +509,7 @@ def test_a_non_streaming_client_that_goes_away_cancels_the_search(
             {"model": "m", "messages": USER, "tools": WEB},
             until=lambda: search.in_flight == 1,
         )
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while not search.cancelled and time.monotonic() < deadline:
             time.sleep(0.02)
         assert search.cancelled == ["abandoned"]

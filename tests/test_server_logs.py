@@ -91,7 +91,7 @@ class Served:
     def wait_line(self, *needles: str) -> str:
         """The first line holding every needle, once the server wrote it (an access line is
         written after the client has its answer)."""
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while True:
             found = [line for line in self.lines() if all(n in line for n in needles)]
             if found:

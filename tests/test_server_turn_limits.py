@@ -218,7 +218,7 @@ def test_a_client_tool_call_at_the_cap_still_reaches_the_client() -> None:
 # --- WEBREACH_TURN_TIMEOUT ---------------------------------------------------------------------
 
 
-def wait_until(check: Any, within: float = 5.0) -> bool:
+def wait_until(check: Any, within: float = 30.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if check():
