@@ -198,6 +198,37 @@ async def test_concurrent_pages_of_one_site_read_robots_txt_once() -> None:
     assert paths(srv).count("/robots.txt") == 1
 
 
+async def test_pages_asking_while_robots_txt_is_read_share_that_read_with_no_ttl() -> None:
+    async with site(text(RULES)) as srv, runtime(cache_ttl=0) as rt:
+        pages = ["/public", "/private/open/page", "/public", "/doc.pdf", "/private/page"] * 4
+        results = await asyncio.gather(
+            *(rt.fetch(FetchRequest(srv.url(p), obey_robots=True)) for p in pages),
+            return_exceptions=True,
+        )
+        assert [type(r).__name__ for r in results] == (["FetchResult"] * 3 + ["WebError"] * 2) * 4
+        assert paths(srv).count("/robots.txt") == 1
+        await rt.fetch(FetchRequest(srv.url("/public"), obey_robots=True))
+    assert paths(srv).count("/robots.txt") == 2, "with no TTL, a later page reads it again"
+
+
+async def test_a_robots_read_nobody_waits_for_any_more_stops() -> None:
+    asked, hung_up = asyncio.Event(), asyncio.Event()
+
+    async def silent(exchange: Exchange) -> None:
+        asked.set()
+        await exchange.reader.read()  # b"" once the reader closes its connection
+        hung_up.set()
+
+    async with site(silent) as srv, runtime(cache_ttl=0) as rt:
+        page = asyncio.create_task(rt.fetch(FetchRequest(srv.url("/public"), obey_robots=True)))
+        await asyncio.wait_for(asked.wait(), 60)
+        page.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await page
+        await asyncio.wait_for(hung_up.wait(), 60)
+    assert paths(srv) == ["/robots.txt"]
+
+
 async def test_a_cached_page_is_not_served_against_robots_txt() -> None:
     """A person read the page (no robots.txt); a model asking for it later is refused."""
     async with site(text(RULES)) as srv, runtime(cache=MemoryStore()) as rt:

@@ -68,9 +68,10 @@ class RobotsRules:
         self.token = token
         self._ttl = ttl
         self._parsed: OrderedDict[str, tuple[float, Protego | None, str]] = OrderedDict()
-        self._reading: OrderedDict[str, asyncio.Lock] = OrderedDict()
-        """One lock per origin: concurrent pages of one site (a search's passages) wait for
-        the first read of its robots.txt instead of each reading it."""
+        self._reading: dict[str, _SharedRead] = {}
+        """The read in progress per origin: concurrent pages of one site (a search's passages)
+        share the first read of its robots.txt instead of each reading it, even with no TTL to
+        keep its answer for."""
 
     async def check(
         self,
@@ -112,12 +113,16 @@ class RobotsRules:
         known = self._known(where)
         if known is not None:
             return known
-        lock = _recent(self._reading, where, self._reading.get(where) or asyncio.Lock())
-        async with lock:
-            known = self._known(where)
-            if known is not None:
-                return known
-            return await self._read_rules(where, fetch, load, keep)
+        shared = self._reading.get(where)
+        if shared is None:
+            read = asyncio.ensure_future(self._read_rules(where, fetch, load, keep))
+            shared = self._reading[where] = _SharedRead(read)
+            read.add_done_callback(lambda _: self._forget(where, shared))
+        return await shared.wait()
+
+    def _forget(self, where: str, shared: _SharedRead) -> None:
+        if self._reading.get(where) is shared:
+            del self._reading[where]
 
     def _known(self, where: str) -> tuple[Protego | None, str] | None:
         known = self._parsed.get(where)
@@ -143,6 +148,24 @@ class RobotsRules:
         if self._ttl > 0:
             _recent(self._parsed, where, (time.monotonic() + self._ttl, rules, text))
         return rules, text
+
+
+class _SharedRead:
+    """One robots.txt read awaited by every page of its origin that asked while it ran; the
+    read stops when the last of them gives up, so none is left running for nobody."""
+
+    def __init__(self, read: asyncio.Future[tuple[Protego | None, str]]) -> None:
+        self._read = read
+        self._waiting = 0
+
+    async def wait(self) -> tuple[Protego | None, str]:
+        self._waiting += 1
+        try:
+            return await asyncio.shield(self._read)
+        finally:
+            self._waiting -= 1
+            if self._waiting == 0 and not self._read.done():
+                self._read.cancel()
 
 
 def _recent(table: OrderedDict[str, V], key: str, value: V) -> V:
