@@ -44,6 +44,7 @@ SLOW_MODULES = frozenset(
         "test_mcp_loopback",
         "test_mcp_resume",
         "test_mcp_spec",
+        "test_mcp_stopping",
         "test_openresponses_suite",
         "test_openwebui",
         "test_operator_errors",

@@ -37,6 +37,7 @@ from .mcp_calls import (
     with_progress,
 )
 from .mcp_events import RETRY_MS, session_scoped
+from .mcp_stopping import CallsInFlight
 from .prompt import web_tools_prompt
 
 __all__ = [
@@ -136,11 +137,14 @@ def create_server(
     *,
     version: str = "",
     calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
+    calls: CallsInFlight | None = None,
 ) -> Server[Any]:
     """A low-level MCP server offering the enabled web tools, ready for any SDK transport;
-    each MCP session may make ``calls_per_minute`` tool calls in any minute."""
+    each MCP session may make ``calls_per_minute`` tool calls in any minute. ``calls``, when
+    given, is how the server's stop ends the tool calls still running."""
     options = options or ToolOptions()
     limit = CallRateLimit(calls_per_minute)
+    running = calls if calls is not None else CallsInFlight()
 
     @asynccontextmanager
     async def lifespan(_server: Server[_Tools]) -> AsyncIterator[_Tools]:
@@ -172,8 +176,11 @@ def create_server(
         async def call() -> ToolResult:
             return await toolkit.call(params.name, params.arguments or {})
 
+        async def reported() -> ToolResult:
+            return await with_progress(call, ctx.session.report_progress, params.name)
+
         try:
-            result = await with_progress(call, ctx.session.report_progress, params.name)
+            result = await running.run(reported)
         except ToolError as error:
             return _error_result(tool_error_text(params.name, error), error.to_json())
         return types.CallToolResult(
@@ -302,7 +309,14 @@ async def serve_http(
             if started is not None and not self.should_exit:
                 started()
 
-    server = create_server(runtime, options, version=version, calls_per_minute=calls_per_minute)
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            calls.stopping()
+            await super().shutdown(sockets)
+
+    calls = CallsInFlight()
+    server = create_server(
+        runtime, options, version=version, calls_per_minute=calls_per_minute, calls=calls
+    )
     bound = sock.getsockname()[1] if sock is not None else port
     app: ASGIApp = server.streamable_http_app(
         streamable_http_path=path,
@@ -315,6 +329,7 @@ async def serve_http(
         app = session_scoped(app)
     if any(keys):
         app = _BearerKeys(app, keys)
+    app = calls.counted(app)
     config = uvicorn.Config(
         app,
         host=host,
@@ -322,9 +337,17 @@ async def serve_http(
         log_level="warning",
         lifespan="on",
     )
-    stopping = Server(config, shutdown_timeout=shutdown_timeout, say=_say)
+    stopping = Server(
+        config,
+        shutdown_timeout=shutdown_timeout,
+        say=_say,
+        end_turns=calls.end,
+        running=lambda: calls.requests,
+        turn="call",
+    )
     try:
-        await stopping.serve(sockets=[sock] if sock is not None else None)
+        with calls.serving():
+            await stopping.serve(sockets=[sock] if sock is not None else None)
     finally:
         close = getattr(event_store, "aclose", None)
         if close is not None:

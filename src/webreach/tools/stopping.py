@@ -26,7 +26,9 @@ cancels what is left."""
 class StoppingServer(uvicorn.Server):
     """uvicorn's server with webreach's stop. ``say`` writes the one line the first signal
     prompts; ``end_turns``, when given, is called with the reason once the timeout passed, so
-    running turns end with their protocol's error rather than a cut connection."""
+    running turns end with their protocol's error rather than a cut connection. ``running``,
+    when given, counts the requests waited for (else every connection's running task); ``turn``
+    names what the reason says was ended."""
 
     def __init__(
         self,
@@ -35,6 +37,8 @@ class StoppingServer(uvicorn.Server):
         shutdown_timeout: float,
         say: Callable[[str], None],
         end_turns: Callable[[str], None] | None = None,
+        running: Callable[[], int] | None = None,
+        turn: str = "turn",
     ) -> None:
         backstop = BACKSTOP_SECONDS if end_turns is not None else 0.0
         config.timeout_graceful_shutdown = int(shutdown_timeout + backstop + 0.999)
@@ -42,6 +46,8 @@ class StoppingServer(uvicorn.Server):
         self._timeout = shutdown_timeout
         self._say = say
         self._end_turns = end_turns
+        self._running = running
+        self._turn = turn
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """The first signal starts the stop; the next ends the process now. The signal is not
@@ -52,12 +58,12 @@ class StoppingServer(uvicorn.Server):
         self.should_exit = True
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        running = len(self.server_state.tasks)
+        running = self._running() if self._running is not None else len(self.server_state.tasks)
         noun = "request" if running == 1 else "requests"
         self._say(f"stopping: waiting for {running} {noun} (Ctrl-C again to stop now)")
         if self._end_turns is not None:
             reason = (
-                f"the server is stopping: the turn was ended after {self._timeout:g} s "
+                f"the server is stopping: the {self._turn} was ended after {self._timeout:g} s "
                 "(WEBREACH_SHUTDOWN_TIMEOUT)"
             )
             asyncio.get_running_loop().call_later(self._timeout, self._end_turns, reason)
