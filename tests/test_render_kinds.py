@@ -48,6 +48,57 @@ def test_a_streamed_react_chunk_takes_its_placeholder() -> None:
     assert "Loading the story" not in markdown
 
 
+def test_streamed_chunks_numbered_in_hexadecimal_fill_segments_and_boundaries() -> None:
+    specs = "<dl><dt>Seat height</dt><dd>20 to 23 inches, adjustable with a gas lift</dd></dl>"
+    html = (
+        "<html><body><main><h1>Executive chair</h1><template id='P:2e'></template>"
+        "<!--$?--><template id='B:1f'></template><p>Loading reviews…</p><!--/$--></main>"
+        f"<div hidden id='S:2e'><section>{prose(4)}{specs}</section></div>"
+        "<div hidden id='S:1f'><p>Sturdy and comfortable, say the reviews of this chair, which"
+        " most buyers put together in under an hour.</p></div></body></html>"
+    )
+    markdown = render_html(html)
+    assert "Post 3, again." in markdown
+    assert "20 to 23 inches" in markdown
+    assert "Sturdy and comfortable" in markdown
+    assert "Loading reviews" not in markdown
+
+
+def test_a_streamed_chunk_without_its_placeholder_is_shown_where_it_is() -> None:
+    """A browser whose scripts did not run leaves the chunks in place, still hidden."""
+    html = (
+        f"<html><body><div id='root'><h1>Executive chair</h1><div>{prose(3)}</div>"
+        "<div hidden id='S:1a'><section><p>Specifications: the seat rises from 20 to 23"
+        " inches, the base is 27 inches wide, and the chair weighs 58 pounds.</p></section>"
+        "</div></div></body></html>"
+    )
+    markdown = render_html(html)
+    assert "Post 2, again." in markdown
+    assert "the seat rises from 20 to 23 inches" in markdown
+
+
+def test_a_folded_accordion_panel_is_read() -> None:
+    details = "".join(
+        f"<li>Detail {n}: the frame is manufactured wood, the seat is upholstered, and the arms"
+        " are fixed to the base.</li>"
+        for n in range(6)
+    )
+    html = (
+        f"<html><body><main><h1>Executive chair</h1>{prose(3)}"
+        "<button aria-expanded='false'>Specifications</button>"
+        "<div id='react-collapsed-panel-:r4:' role='region' aria-hidden='true'"
+        f" style='display:none;height:0px'><ul>{details}</ul></div>"
+        f"<div class='accordion__body' hidden><p>Care: spot clean only, with a damp cloth"
+        " and no solvent, as the vinyl cracks.</p></div>"
+        "<div hidden><p>A hidden promotion nobody is shown, with its own long text that a"
+        " reader never sees on this page.</p></div></main></body></html>"
+    )
+    markdown = render_html(html)
+    assert "Detail 5:" in markdown
+    assert "spot clean only" in markdown
+    assert "hidden promotion" not in markdown
+
+
 def test_class_names_match_whole_words() -> None:
     assert is_unlikely("site-footer")
     assert is_unlikely("commentList")

@@ -1,7 +1,8 @@
 """Pruning before scoring: what Readability removes while it walks the page.
 
-Hidden elements, modal dialogs, unlikely candidates (by class/id and ARIA role), the byline and
-the heading that repeats the title. Selectors narrow each concern down inside lexbor so that
+Hidden elements (but for folded accordion and tab panels, whose text is the page's), modal
+dialogs, unlikely candidates (by class/id and ARIA role), the byline and the heading that
+repeats the title. Selectors narrow each concern down inside lexbor so that
 Python only looks at the few elements it may drop.
 """
 
@@ -41,13 +42,15 @@ _AFFIX_MIN: Final = 4
 # A block holding more than this share of the page's text is the page, whatever its class says.
 _MOST_OF_PAGE: Final = 0.5
 _PROSE_LINK_DENSITY: Final = 0.25
+_FOLDED_ROLES: Final = frozenset({"region", "tabpanel"})
+_FOLDED_NAMES: Final = patterns.words("accordion collapse collapsible collapsed tabpanel")
 
 
 def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
     """Drop, in place, what cannot be main content; `strip_unlikely` is relaxed on retries."""
     for node in body.css(_HIDDEN):
         attrs = node.attributes
-        if _is_hidden(attrs) or (
+        if (_is_hidden(attrs) and not _is_folded(attrs)) or (
             attrs.get("role") == "dialog" and attrs.get("aria-modal") == "true"
         ):
             node.decompose(recursive=False)
@@ -155,6 +158,15 @@ def _names_any(names: frozenset[str], vocabulary: frozenset[str]) -> bool:
         for known in vocabulary
         if len(known) >= _AFFIX_MIN
     )
+
+
+def _is_folded(attrs: dict[str, str | None]) -> bool:
+    """Tell whether a hidden element is a folded panel (an accordion's or a tab's), whose
+    text is the page's own: a product's specifications, a document's other tab."""
+    if attrs.get("role") in _FOLDED_ROLES:
+        return True
+    match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+    return bool(class_words(match) & _FOLDED_NAMES)
 
 
 def _is_hidden(attrs: dict[str, str | None]) -> bool:

@@ -1,10 +1,13 @@
 """Content a reader without JavaScript receives but a browser's scripts would move into place.
 
 A Discourse thread ships its posts inside ``<noscript>``; React's streaming server rendering
-sends each late chunk as ``<div hidden id="S:n">`` for a script to swap in at
-``<template id="B:n">``. Both are real content, so they are revealed before anything is judged
-invisible. ``<noscript>`` also carries tracking pixels and "enable JavaScript" notices, so it
-is opened only when the rest of the page has next to no text.
+sends each late chunk as ``<div hidden id="S:n">`` (``n`` in hexadecimal) for a script to swap
+in at ``<template id="B:n">`` (a Suspense boundary, whose fallback it replaces) or
+``<template id="P:n">`` (a segment, which has none); a browser that ran no such script (a page
+drawn without the page's own scripts) leaves the chunks hidden where they are. Both are real
+content, so they are revealed before anything is judged invisible. ``<noscript>`` also carries
+tracking pixels and "enable JavaScript" notices, so it is opened only when the rest of the page
+has next to no text.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from .density import text_length
 _EMPTY_PAGE: Final = 500
 _NOSCRIPT_SHARE: Final = 3
 _NOSCRIPT_MIN: Final = 200
-_STREAMED: Final = re.compile(r"S:(\d+)")
+_STREAMED: Final = re.compile(r"S:([0-9a-f]+)")
 _INVISIBLE: Final = "script,style,template"
 
 
@@ -49,18 +52,28 @@ def _text_outside(body: LexborNode, noscript: int) -> int:
 
 def _settle_streamed(body: LexborNode) -> None:
     """Move each streamed chunk to its placeholder, or show it where it is when there is none."""
-    for chunk in body.css('div[hidden][id^="S:"]'):
+    chunks = body.css('div[hidden][id^="S:"]')
+    if not chunks:
+        return
+    placeholders = {
+        node.attrs.sget("id") or "": node
+        for node in body.css('template[id^="B:"],template[id^="P:"]')
+    }
+    for chunk in chunks:
         found = _STREAMED.fullmatch(chunk.attrs.sget("id") or "")
         if found is None:
             continue
-        placeholder = body.css_first(f'template[id="B:{found.group(1)}"]')
+        number = found.group(1)
+        boundary = placeholders.get(f"B:{number}")
+        placeholder = placeholders.get(f"P:{number}") if boundary is None else boundary
         if placeholder is None:
             del chunk.attrs["hidden"]
             continue
         for child in list(chunk.iter(include_text=True)):
             placeholder.insert_before(child, move=True)
         chunk.decompose(recursive=False)
-        _drop_fallback(placeholder)
+        if boundary is not None:
+            _drop_fallback(boundary)
 
 
 def _drop_fallback(placeholder: LexborNode) -> None:
