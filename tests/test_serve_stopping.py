@@ -10,8 +10,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+import anthropic
 import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
@@ -24,6 +25,19 @@ WAIT = 60.0
 STOPPING = "stopping: waiting for"
 
 
+_STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _reaped() -> Iterator[None]:
+    """A server a failed test left running is killed and reaped."""
+    yield
+    while _STARTED:
+        process = _STARTED.pop()
+        process.kill()
+        process.wait()
+
+
 class Served:
     """A ``webreach serve`` process whose stderr lines are read as they come."""
 
@@ -31,6 +45,7 @@ class Served:
         self.port = free_port()
         settings = clean_env(WEBREACH_UPSTREAM_BASE_URL=upstream.url, **env)
         self.process = start_serving(settings, self.port)
+        _STARTED.append(self.process)
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -198,3 +213,124 @@ def test_mcp_over_http_stops_cleanly_on_ctrl_c() -> None:
     assert code == 0, err
     assert "webreach: stopping: waiting for 0 requests (Ctrl-C again to stop now)" in err
     assert "Traceback" not in err
+
+
+REASON = "the server is stopping: the turn was ended after 1 s (WEBREACH_SHUTDOWN_TIMEOUT)"
+
+
+def _responses_stream(url: str) -> str:
+    client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=WAIT)
+    for event in client.responses.create(model="m", input="hi", stream=True):
+        if event.type == "response.failed":
+            assert event.response.error is not None
+            return f"response.failed: {event.response.error.message}"
+    return "the stream ended without response.failed"
+
+
+def _responses_whole(url: str) -> str:
+    client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=WAIT)
+    try:
+        client.responses.create(model="m", input="hi", tools=[{"type": "web_search"}])
+    except openai.APIStatusError as error:
+        body = error.body  # the error object of the body
+        assert isinstance(body, dict)
+        return f"{error.status_code}: {body['message']}"
+    return "answered"
+
+
+def _messages_client(url: str) -> anthropic.Anthropic:
+    return anthropic.Anthropic(
+        base_url=url.removesuffix("/v1"), api_key="x", max_retries=0, timeout=WAIT
+    )
+
+
+def _messages_stream(url: str) -> str:
+    messages: list[anthropic.types.MessageParam] = [{"role": "user", "content": "hi"}]
+    try:
+        with _messages_client(url).messages.stream(
+            model="m", max_tokens=100, messages=messages
+        ) as stream:
+            for _ in stream:
+                pass
+    except anthropic.APIStatusError as error:
+        body = error.body
+        assert isinstance(body, dict)
+        return f"{body['type']} {body['error']['type']}: {body['error']['message']}"
+    return "the stream ended without an error event"
+
+
+def _messages_whole(url: str) -> str:
+    messages: list[anthropic.types.MessageParam] = [{"role": "user", "content": "hi"}]
+    try:
+        _messages_client(url).messages.create(
+            model="m",
+            max_tokens=100,
+            messages=messages,
+            tools=[{"type": "web_search_20250305", "name": "web_search"}],
+        )
+    except anthropic.APIStatusError as error:
+        body = error.body
+        assert isinstance(body, dict)
+        return f"{error.status_code} {body['error']['type']}: {body['error']['message']}"
+    return "answered"
+
+
+@pytest.mark.parametrize(
+    ("turn", "seen"),
+    [
+        (_responses_stream, f"response.failed: {REASON}"),
+        (_responses_whole, f"503: {REASON}"),
+        (_messages_stream, f"error api_error: {REASON}"),
+        (_messages_whole, f"503 api_error: {REASON}"),
+    ],
+    ids=["responses-stream", "responses-whole", "messages-stream", "messages-whole"],
+)
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_each_protocol_sees_its_own_error_when_the_stop_ends_its_turn(
+    upstream: ScriptedUpstream,
+    held: threading.Event,
+    turn: Callable[[str], str],
+    seen: str,
+    sig: signal.Signals,
+) -> None:
+    served = Served(upstream, WEBREACH_SHUTDOWN_TIMEOUT="1")
+    served.wait_for("serving on")
+    outcome: list[str] = []
+    client = threading.Thread(target=lambda: outcome.append(turn(served.url)), daemon=True)
+    client.start()
+    _until_upstream_asked(upstream)
+    served.process.send_signal(sig)
+    served.wait_for("stopping: waiting for 1 request (Ctrl-C again to stop now)")
+    client.join(WAIT)
+    assert outcome == [seen]
+    code, err = served.ended()
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert " ERROR " not in err
+
+
+def test_a_turn_that_ends_within_the_timeout_brings_its_answer(
+    upstream: ScriptedUpstream, held: threading.Event
+) -> None:
+    served = Served(upstream)  # the default timeout, 10 s
+    served.wait_for("serving on")
+    answer: list[str] = []
+
+    def run() -> None:
+        client = openai.OpenAI(base_url=served.url, api_key="x", max_retries=0, timeout=WAIT)
+        messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
+        chunks = client.chat.completions.create(model="m", messages=messages, stream=True)
+        answer.append("".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
+
+    client = threading.Thread(target=run, daemon=True)
+    client.start()
+    _until_upstream_asked(upstream)
+    served.process.send_signal(signal.SIGINT)
+    served.wait_for("stopping: waiting for 1 request (Ctrl-C again to stop now)")
+    held.set()
+    client.join(WAIT)
+    assert answer == ["never sent"]
+    code, err = served.ended()
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert " ERROR " not in err
