@@ -3,7 +3,10 @@ server's words at the field itself, whatever pydantic says underneath."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
+from pydantic import StrictStr
 
 from webreach.server.core.errors import RequestError
 from webreach.server.core.fields import (
@@ -14,6 +17,7 @@ from webreach.server.core.fields import (
     PositiveInt,
     Request,
     StringList,
+    checked,
     validate,
     when_missing,
 )
@@ -56,3 +60,28 @@ def test_values_are_taken_exactly_as_sent() -> None:
     shape = validate(Shape, {"model": "m", "count": 3, "ratio": 1, "flag": False, "names": []})
     assert (shape.count, shape.ratio, shape.flag, shape.names) == (3, 1, False, [])
     assert type(shape.ratio) is int
+
+
+class Branches(Request):
+    """Unions whose branches pydantic names in an error's location (``function-before[…]``,
+    ``list[str]``): no place in the request, so never in a refusal."""
+
+    words: Annotated[list[StrictStr], checked(bool, "must be a list of words")] | None = None
+    either: list[StrictStr] | Annotated[StrictStr, checked(bool, "must be a word")] | None = None
+    shapes: list[Shape] | None = None
+
+
+@pytest.mark.parametrize(
+    ("body", "refusal"),
+    [
+        ({"words": []}, "words: must be a list of words"),
+        ({"words": ["a", 1]}, "words.1: Input should be a valid string"),
+        ({"either": 5}, "either: Input should be a valid list"),
+        ({"shapes": [{"model": "m"}, {"count": 1}]}, "shapes.1.model: Field required"),
+        ({"shapes": [{"model": "m", "count": 0}]}, "shapes.0.count: must be a positive integer"),
+    ],
+)
+def test_a_refusal_names_no_branch_of_a_union(body: object, refusal: str) -> None:
+    with pytest.raises(RequestError) as refused:
+        validate(Branches, body)
+    assert str(refused.value) == refusal

@@ -134,6 +134,23 @@ class Request(BaseModel):
         return value
 
 
+def _path_through(value: object, loc: tuple[int | str, ...]) -> list[str]:
+    """The fields and indices of ``loc`` that ``value`` has. pydantic also names, in the
+    location, the branch of a union it tried (``function-after[…]``, a model's name), which is
+    no place in the request: a part the value does not have is such a name, unless it is the
+    last (a field that is missing)."""
+    parts: list[str] = []
+    for place, part in enumerate(loc):
+        last = place == len(loc) - 1
+        if isinstance(value, dict) and isinstance(part, str) and (part in value or last):
+            value = value.get(part)
+            parts.append(part)
+        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+            value = value[part]
+            parts.append(str(part))
+    return parts
+
+
 def validate(shape: type[M], value: object, path: str = "") -> M:
     """``value`` as ``shape``, or the first refusal as a :class:`RequestError` naming its path
     (below ``path`` when the value is a part of the request)."""
@@ -142,7 +159,7 @@ def validate(shape: type[M], value: object, path: str = "") -> M:
     except ValidationError as error:
         first = error.errors(include_url=False, include_input=False)[0]
         parts = [path] if path else []
-        parts += [str(part) for part in first["loc"]]
+        parts += _path_through(value, first["loc"])
         # worded() and checked() raise ValueError; its text is the problem, in the server's words.
         cause = first.get("ctx", {}).get("error")
         if isinstance(cause, ValueError):
