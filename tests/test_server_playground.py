@@ -4,7 +4,8 @@ front of the scripted upstream, with the real Exa provider searching a replay se
 A question shows its search while the search still runs, then the answer with its cited span
 linked to a page that opens, and the usage; the search tab lists the sources and the fetch tab
 shows a page; a server with inbound keys serves the page but its calls need the key the page
-asks for.
+asks for. A second question carries the first turn; a stream cut midway shows its error and
+leaves the box usable; bad input to the tabs shows the server's structured error.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from webreach.server.playground import CONTENT_SECURITY_POLICY
 from webreach.tools import ToolOptions
 
 pytestmark = needs_browser
-KEY = "playground-key"
+KEY = "inbound-key-of-the-page-test"
+"""Not a piece of the page's own text: the server redacts its keys from every body it sends."""
 WAIT_MS = 60_000
 """How long an element may take to appear on a busy machine, not a measurement."""
 
@@ -147,7 +149,7 @@ def test_the_search_and_fetch_tabs_answer_after_the_key_the_page_asks_for(
         page.click("#search-form button")
         error = page.locator("#error")
         error.wait_for(timeout=WAIT_MS)
-        assert error.inner_text().startswith("HTTP 401: ")
+        assert error.inner_text().startswith("HTTP 401 UNAUTHORIZED: ")
         assert replay.requests == []
 
         page.fill("#key", KEY)
@@ -189,3 +191,146 @@ def test_the_page_is_served_under_a_strict_policy_and_not_at_all_when_turned_off
     assert '<script src="/playground/playground.js"' in page.text
     assert script.headers["content-type"].startswith("text/javascript")
     assert gone.status_code == 404
+
+
+def conversation_of(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (role, text) of each message the upstream was sent, the server's own system ones out."""
+    return [
+        (message["role"], message["content"])
+        for message in body["messages"]
+        if message["role"] in ("user", "assistant") and isinstance(message["content"], str)
+    ]
+
+
+def test_a_second_question_carries_the_first_turn_as_context(
+    browser: Any, replay: ReplayServer
+) -> None:
+    with ScriptedUpstream() as upstream, serve(upstream, replay) as server:
+        upstream.queue(
+            Step(content=["Hyperion is ", "the tallest tree."]),
+            Step(content="It is 116 m tall."),
+        )
+        page = browser.new_page()
+        page.goto(server.url + "/")
+        page.fill("#question", "Which tree is the tallest?")
+        page.click("#send")
+        page.locator(".usage").filter(has_text="Usage").wait_for(timeout=WAIT_MS)
+        page.fill("#question", "How tall is it?")
+        page.click("#send")
+        page.locator(".usage").nth(1).filter(has_text="Usage").wait_for(timeout=WAIT_MS)
+
+        assert page.locator(".turn .question").all_inner_texts() == [
+            "Which tree is the tallest?",
+            "How tall is it?",
+        ]
+        assert page.locator(".answer").all_inner_texts() == [
+            "Hyperion is the tallest tree.",
+            "It is 116 m tall.",
+        ]
+        assert len(upstream.requests) == 2
+        assert conversation_of(upstream.requests[1]) == [
+            ("user", "Which tree is the tallest?"),
+            ("assistant", "Hyperion is the tallest tree."),
+            ("user", "How tall is it?"),
+        ]
+
+
+def test_a_stream_that_fails_midway_shows_the_error_and_the_box_works_again(
+    browser: Any, replay: ReplayServer
+) -> None:
+    with ScriptedUpstream() as upstream, serve(upstream, replay) as server:
+        upstream.queue(
+            Step(content=["Hyperion ", "is ", "the ", "tallest."], break_after=3),
+            Step(content="Hyperion, 116 m."),
+        )
+        page = browser.new_page()
+        page.goto(server.url + "/")
+        page.fill("#question", "Which tree is the tallest?")
+        page.click("#send")
+        error = page.locator("#error")
+        error.wait_for(timeout=WAIT_MS)
+        page.locator("#send:enabled").wait_for(timeout=WAIT_MS)
+        assert error.inner_text() == "upstream: the stream was cut (connection closed)"
+        assert page.locator(".turn.failed .answer").inner_text() == "Hyperion is"
+        assert page.locator(".usage").inner_text() == ""
+
+        # The box is usable again, and the failed turn is no context for the next one.
+        page.fill("#question", "Which tree is the tallest, again?")
+        page.click("#send")
+        page.locator(".usage").filter(has_text="Usage").wait_for(timeout=WAIT_MS)
+        assert error.is_hidden()
+        assert page.locator(".answer").nth(1).inner_text() == "Hyperion, 116 m."
+        assert conversation_of(upstream.requests[1]) == [
+            ("user", "Which tree is the tallest, again?")
+        ]
+
+
+def test_bad_input_to_the_search_and_fetch_tabs_shows_the_structured_error(
+    browser: Any, replay: ReplayServer, pages: str
+) -> None:
+    replay.route("POST", "/search", exa_results(pages))
+    with ScriptedUpstream() as upstream, serve(upstream, replay) as server:
+        page = browser.new_page()
+        page.goto(server.url + "/")
+        page.click("#tab-search")
+        page.fill("#search-query", "tallest tree")
+        page.click("#search-form button")
+        page.locator("#search-results li").nth(2).wait_for(timeout=WAIT_MS)
+
+        page.fill("#search-query", "   ")  # the field is filled, but with nothing to search
+        page.click("#search-form button")
+        error = page.locator("#error")
+        error.wait_for(timeout=WAIT_MS)
+        assert error.inner_text() == (
+            "HTTP 400 INVALID_ARGUMENTS (queries): queries: every query must be a non-empty string"
+        )
+        assert page.locator("#search-results li").count() == 0, "no stale results under it"
+        assert [r.path for r in replay.requests] == ["/search"]
+
+        page.click("#tab-fetch")
+        assert error.is_hidden(), "a tab's error stays with its tab"
+        page.fill("#fetch-url", f"{pages}/tree")
+        page.click("#fetch-form button")
+        page.locator("#fetch-meta").filter(has_text="HTTP 200").wait_for(timeout=WAIT_MS)
+        page.fill("#fetch-url", "file:///etc/passwd")  # a URL to the browser, not to the server
+        page.click("#fetch-form button")
+        error.wait_for(timeout=WAIT_MS)
+        assert error.inner_text() == (
+            "HTTP 400 WEB_INVALID_URL (url): URL scheme 'file' is not supported; use http or https"
+        )
+        assert page.locator("#fetch-meta").inner_text() == ""
+        assert page.locator("#fetch-content").inner_text() == ""
+
+
+def test_with_inbound_keys_the_chat_asks_for_the_key_and_keeps_the_question(
+    browser: Any, replay: ReplayServer
+) -> None:
+    with ScriptedUpstream() as upstream, serve(upstream, replay, server_api_keys=KEY) as server:
+        upstream.queue(Step(content="Hyperion."))
+        page = browser.new_page()
+        page.goto(server.url + "/")
+        page.locator("#key-needed").wait_for(timeout=WAIT_MS)
+        assert page.locator("#model").input_value() == "", "the model list needs the key too"
+        page.fill("#question", "Which tree is the tallest?")
+        page.click("#send")
+        error = page.locator("#error")
+        error.wait_for(timeout=WAIT_MS)
+        assert error.inner_text().startswith("HTTP 401")
+        assert upstream.requests == []
+        assert page.locator("#question").input_value() == "Which tree is the tallest?"
+        assert page.locator(".turn").count() == 0
+
+        page.fill("#key", KEY)
+        page.dispatch_event("#key", "change")
+        page.locator("#key-needed").wait_for(state="hidden", timeout=WAIT_MS)
+        page.wait_for_function(
+            "() => document.querySelector('#model').value !== ''", timeout=WAIT_MS
+        )
+        page.click("#send")
+        page.locator(".usage").filter(has_text="Usage").wait_for(timeout=WAIT_MS)
+        assert page.locator(".answer").inner_text() == "Hyperion."
+        assert error.is_hidden()
+        assert page.evaluate("sessionStorage.getItem('webreach-playground-key')") == KEY
+        page.reload()
+        assert page.locator("#key").input_value() == KEY, "the tab keeps it across a reload"
+        assert page.locator("#key-needed").is_hidden()

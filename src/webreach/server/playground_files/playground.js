@@ -34,36 +34,47 @@ function showError(message) {
   $("error").hidden = !message;
 }
 
+// An error body as one line: its status, its code (or type) and the field it names, then
+// its message, so a refused field reads as such: "HTTP 400 INVALID_ARGUMENTS (queries): …".
 async function failure(response) {
   if (response.status === 401) $("key-needed").hidden = false;
   const text = await response.text();
+  let error;
   try {
-    const error = JSON.parse(text).error;
-    return `HTTP ${response.status}: ${error.message || JSON.stringify(error)}`;
+    error = JSON.parse(text).error;
   } catch {
-    return `HTTP ${response.status}: ${text.slice(0, 300)}`;
+    error = undefined;
   }
+  if (!error || typeof error !== "object") return `HTTP ${response.status}: ${text.slice(0, 300)}`;
+  const code = error.code || error.type;
+  const head = [`HTTP ${response.status}`, code, error.param && `(${error.param})`];
+  return `${head.filter(Boolean).join(" ")}: ${error.message || JSON.stringify(error)}`;
 }
 
 // Server-sent events, read from the fetch body: events end at a blank line, and each
 // `data:` line of one event is joined with "\n"; comments (": keep-alive") are skipped.
+// A reader left early (an error event) is cancelled, so the connection is not held open.
 async function* sseEvents(body) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value.replace(/\r\n?/g, "\n");
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = block
-        .split("\n")
-        .filter((line) => line.startsWith("data:"))
-        .map((line) => line.slice(5).replace(/^ /, ""));
-      if (data.length) yield JSON.parse(data.join("\n"));
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value.replace(/\r\n?/g, "\n");
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = block
+          .split("\n")
+          .filter((line) => line.startsWith("data:"))
+          .map((line) => line.slice(5).replace(/^ /, ""));
+        if (data.length) yield JSON.parse(data.join("\n"));
+      }
     }
+  } finally {
+    reader.cancel().catch(() => {});
   }
 }
 
@@ -105,18 +116,13 @@ function usageLine(usage) {
   return "Usage: " + parts.join(" · ");
 }
 
+// One turn: the whole conversation so far goes as the input (the server keeps nothing between
+// turns). A turn refused before it starts leaves the question in its box; one that fails on the
+// way stays on the page, marked failed, and is not sent as context again.
 async function ask(question) {
-  const turn = el("div", "turn");
-  const steps = el("ul", "steps");
-  const answer = el("div", "answer");
-  const sources = el("ol", "sources");
-  const usage = el("p", "usage");
-  turn.append(el("p", "question", question), steps, answer, sources, usage);
-  $("conversation").append(turn);
-  turns.push({ role: "user", content: question });
   const body = {
     model: $("model").value.trim() || "default",
-    input: turns,
+    input: [...turns, { role: "user", content: question }],
     stream: true,
     tools: [{ type: "web_search" }],
   };
@@ -125,10 +131,26 @@ async function ask(question) {
     headers: headers(),
     body: JSON.stringify(body),
   });
-  if (!response.ok) {
-    turns.pop();
-    throw new Error(await failure(response));
+  if (!response.ok) throw new Error(await failure(response));
+  $("question").value = "";
+  const turn = el("div", "turn");
+  const steps = el("ul", "steps");
+  const answer = el("div", "answer");
+  const sources = el("ol", "sources");
+  const usage = el("p", "usage");
+  turn.append(el("p", "question", question), steps, answer, sources, usage);
+  $("conversation").append(turn);
+  try {
+    const text = await readTurn(response, { steps, answer, sources, usage });
+    turns.push({ role: "user", content: question }, { role: "assistant", content: text });
+  } catch (error) {
+    turn.classList.add("failed");
+    throw error;
   }
+}
+
+// The turn's events onto the page; the answer's text once the response completed.
+async function readTurn(response, { steps, answer, sources, usage }) {
   const calls = new Map();
   let text = "";
   let annotations = [];
@@ -158,15 +180,17 @@ async function ask(question) {
       renderAnswer(answer, text, annotations, listed);
     } else if (event.type === "response.completed") {
       usage.textContent = usageLine(event.response.usage);
+      return text;
     } else if (event.type === "response.failed" || event.type === "error") {
       const error = event.response ? event.response.error : event;
       throw new Error((error && error.message) || "the response failed");
     }
   }
-  turns.push({ role: "assistant", content: text });
+  throw new Error("the stream ended before the response completed");
 }
 
 async function search(query) {
+  $("search-results").replaceChildren();
   const response = await fetch("/v1/search", {
     method: "POST",
     headers: headers(),
@@ -174,11 +198,12 @@ async function search(query) {
   });
   if (!response.ok) throw new Error(await failure(response));
   const result = await response.json();
-  $("search-results").replaceChildren();
   sourceList(result.sources, $("search-results"));
 }
 
 async function fetchPage(url) {
+  $("fetch-meta").textContent = "";
+  $("fetch-content").textContent = "";
   const response = await fetch("/v1/fetch", {
     method: "POST",
     headers: headers(),
@@ -211,6 +236,7 @@ function choose(tab) {
     $("tab-" + name).setAttribute("aria-selected", String(name === tab));
     $("panel-" + name).hidden = name !== tab;
   }
+  showError("");
 }
 
 async function firstModel() {
@@ -231,11 +257,7 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const name of ["chat", "search", "fetch"]) {
     $("tab-" + name).addEventListener("click", () => choose(name));
   }
-  handle("chat-form", async () => {
-    const question = $("question").value.trim();
-    $("question").value = "";
-    await ask(question);
-  });
+  handle("chat-form", () => ask($("question").value.trim()));
   handle("search-form", () => search($("search-query").value.trim()));
   handle("fetch-form", () => fetchPage($("fetch-url").value.trim()));
   firstModel().catch(() => {});
