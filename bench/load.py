@@ -10,8 +10,8 @@ requests overlap and they are never the bottleneck.
 
 * Load mode (default): for each variant of the server (``--variants``, each with processes of
   its own, ``load_waves.py``): ``low``; the server's default ``medium``, whose searches read five
-  pages for passages, with the sources' pages on a port nothing listens on (every read fails at
-  once); ``medium`` with them served on 127.0.0.1 (``load_pages.py``: real pages of the
+  pages for passages, with the sources' pages on a hundred ports nothing listens on (every read
+  fails at once); ``medium`` with them served on 127.0.0.1 (``load_pages.py``: real pages of the
   corpus's median size); and ``medium`` with pages unreachable and a 2 s turn deadline
   (``WEBREACH_TURN_TIMEOUT``), which most of the wave's turns meet, to see how late past it
   their clients hear so. One streamed web-search request at a time (the median of a few per
@@ -158,7 +158,11 @@ def run_rig(
     try:
         rig = start_rig(args, workdir / variant.name, children, variant)
         size = variant.context_size or "the default (medium)"
-        pages = "served on 127.0.0.1" if variant.served else "on a port nothing listens on"
+        pages = (
+            "served on 127.0.0.1 (100 origins)"
+            if variant.served
+            else "on 100 ports nothing listens on"
+        )
         print(
             f"== {variant.label}: webreach serve (pid {rig.server_pid}, one uvicorn worker) at "
             f"{rig.webreach}; context size {size}, the sources' pages {pages}; upstream "

@@ -7,8 +7,8 @@
   when it was closed.
 * ``provider``: an Exa-shaped search provider that answers after ``--seconds``; a query that
   starts with ``abandon`` is held until webreach closes the connection (or 60 s pass). Its five
-  sources are ``<--pages>/page/1`` to ``/page/5`` (the page server of ``load_pages.py``, or a
-  port nothing listens on).
+  sources are ``/page/1`` to ``/page/5``, each on the next of the ``--pages`` origins (the page
+  server of ``load_pages.py`` on as many ports, or ports nothing listens on).
 
 Both are asyncio servers, so hundreds of their requests overlap and they are never the
 bottleneck. Both serve ``GET /stats`` and ``POST /stats/reset`` (a :class:`Gauge`).
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import time
 import uuid
@@ -254,11 +255,13 @@ def run_upstream(port: int, latency: float) -> None:
 # --- role: the Exa-shaped provider --------------------------------------------------------------
 
 
-def exa_results(query: str, pages: str) -> dict[str, Any]:
+def exa_results(query: str, origins: list[str], search: int = 0) -> dict[str, Any]:
+    """Five results, each on the next of ``origins`` in turn (search ``search``'s pages start
+    where the previous search's ended), as a search's sources are on sites of their own."""
     return {
         "results": [
             {
-                "url": f"{pages}/page/{rank}",
+                "url": f"{origins[(search * 5 + rank) % len(origins)]}/page/{rank}",
                 "title": f"Result {rank} for {query[:40]}",
                 "highlights": [f"Iceland had about 390,000 inhabitants in 2024 (source {rank})."],
                 "publishedDate": "2024-06-01T00:00:00.000Z",
@@ -287,8 +290,9 @@ async def hold(request: web.Request, gauge: Gauge) -> None:
         gauge.held -= 1
 
 
-def run_provider(port: int, latency: float, pages: str) -> None:
+def run_provider(port: int, latency: float, origins: list[str]) -> None:
     gauge = Gauge()
+    searches = itertools.count()
 
     async def search(request: web.Request) -> web.Response:
         with gauge.serving():
@@ -299,7 +303,7 @@ def run_provider(port: int, latency: float, pages: str) -> None:
                 await hold(request, gauge)
             else:
                 await asyncio.sleep(latency)
-            return web.json_response(exa_results(query, pages))
+            return web.json_response(exa_results(query, origins, next(searches)))
 
     app = web.Application()
     app.add_routes([web.post("/search", search), *stats_routes(gauge)])
@@ -311,12 +315,14 @@ def main() -> None:
     parser.add_argument("role", choices=("provider", "upstream"))
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seconds", type=float, required=True, help="latency of each answer")
-    parser.add_argument("--pages", default="https://example.com", help="the sources' origin")
+    parser.add_argument(
+        "--pages", default="https://example.com", help="the sources' origins, comma-separated"
+    )
     args = parser.parse_args()
     if args.role == "upstream":
         run_upstream(args.port, args.seconds)
     else:
-        run_provider(args.port, args.seconds, args.pages.rstrip("/"))
+        run_provider(args.port, args.seconds, [o.rstrip("/") for o in args.pages.split(",")])
 
 
 if __name__ == "__main__":

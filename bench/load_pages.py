@@ -4,9 +4,10 @@ rendering them costs, and how late the server's page reads ended.
 * The pages: the five pages of Mozilla Readability's test corpus (``../shared/corpus/pages/``,
   read at run time) whose sizes sit at the corpus's median, so a turn reads pages of a
   realistic size; without the corpus, five generated articles of about 100 KB.
-* ``python bench/load_pages.py --port 8003``: an asyncio server that answers ``GET /page/<n>``
-  (n from 1) at once with page n, so it is never the bottleneck, and closes the connection: real
-  sources are on as many hosts, so each read connects anew and resolves the host's name.
+* ``python bench/load_pages.py --port 8003 [--port 8004 ...]``: an asyncio server that answers
+  ``GET /page/<n>`` (n from 1) on every port given at once with page n, so it is never the
+  bottleneck, and closes the connection: real sources are on as many hosts, so each read
+  connects anew and resolves the host's name, and each port is an origin of its own.
 * :func:`render_cpu`: the CPU seconds webreach's own renderer spends on each page, in this
   process, the reference for the server's CPU per turn.
 * :func:`passage_reads`: the server's ``passages_read`` debug lines (one per search that read
@@ -16,6 +17,7 @@ rendering them costs, and how late the server's page reads ended.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import re
 import time
 from dataclasses import dataclass
@@ -61,7 +63,7 @@ def generated(seed: int, paragraphs: int = 220) -> str:
     )
 
 
-def serve_pages(port: int) -> None:
+def serve_pages(ports: list[int]) -> None:
     pages = [html.encode() for _, html in corpus_pages()]
 
     async def page(request: web.Request) -> web.Response:
@@ -74,7 +76,18 @@ def serve_pages(port: int) -> None:
 
     app = web.Application()
     app.add_routes([web.get("/page/{number:\\d+}", page)])
-    web.run_app(app, host=HOST, port=port, print=None, access_log=None, backlog=4096)
+    asyncio.run(_serve(app, ports))
+
+
+async def _serve(app: web.Application, ports: list[int]) -> None:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    for port in ports:
+        await web.TCPSite(runner, HOST, port, backlog=4096).start()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
 
 
 def render_cpu(rounds: int = 3) -> dict[str, float]:
@@ -133,7 +146,7 @@ def ranking(line: str) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="The page server of bench/load.py.")
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int, action="append", required=True)
     serve_pages(parser.parse_args().port)
 
 

@@ -1,8 +1,8 @@
 """The processes of ``bench/load.py``: the two fakes (``bench/load_fakes.py``), the page server
 (``bench/load_pages.py``) when the variant serves pages, and the real server,
 ``python -m webreach serve`` (one uvicorn worker, default settings but for its upstream, its Exa
-provider, the cache off, a fixed signing key, the page server's port allowed and the debug log,
-which says how long each search's page reads took), each started in a fresh directory with
+provider, the cache off, a fixed signing key, the pages' host allowed on every port and the debug
+log, which says how long each search's page reads took), each started in a fresh directory with
 proxies and webreach settings removed from its environment; what /proc says about the server;
 its log's distinct errors; and stopping them all.
 """
@@ -29,12 +29,15 @@ FAKES = Path(__file__).resolve().with_name("load_fakes.py")
 PAGE_SERVER = Path(__file__).resolve().with_name("load_pages.py")
 PAGE_HOST = "localhost"
 """The sources' host: a name, so each page read resolves it as a real source's would."""
+PAGE_ORIGINS = 100
+"""Ports the sources' pages are on, each an origin of its own: a search's five pages are on
+five sites, and 200 turns' 1,000 reads on a hundred, not all on one."""
 
 
 @dataclass(frozen=True)
 class Variant:
     """One server configuration of the load: its context size (None for the server's default,
-    ``medium``), whether the sources' pages are served, or on a port nothing listens on, and its
+    ``medium``), whether the sources' pages are served, or on ports nothing listens on, and its
     turn deadline."""
 
     name: str
@@ -118,6 +121,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def free_ports(count: int, taken: set[int]) -> list[int]:
+    """``count`` distinct free ports, none of ``taken``."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port not in taken and port not in ports:
+            ports.append(port)
+    return ports
+
+
 def wait_listening(port: int, child: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -189,22 +202,24 @@ def server_log_summary(log: Path) -> list[str]:
 def start_rig(
     args: argparse.Namespace, workdir: Path, children: list[Any], variant: Variant
 ) -> Rig:
-    up_port, prov_port, web_port, page_port = free_port(), free_port(), free_port(), free_port()
+    up_port, prov_port, web_port = free_port(), free_port(), free_port()
+    page_ports = free_ports(PAGE_ORIGINS, {up_port, prov_port, web_port})
     latency = str(args.latency / 1000)
     workdir.mkdir(parents=True, exist_ok=True)
     logs = [workdir / "upstream.log", workdir / "provider.log", workdir / "server.log"]
-    pages = f"http://{PAGE_HOST}:{page_port}"
+    pages = ",".join(f"http://{PAGE_HOST}:{port}" for port in page_ports)
     for role, port, log in zip(("upstream", "provider"), (up_port, prov_port), logs, strict=False):
         command = [sys.executable, str(FAKES), role, "--port", str(port), "--seconds", latency]
         children.append(spawn([*command, "--pages", pages], child_env({}), log))
     ports = [up_port, prov_port]
     if variant.served:
         logs.insert(2, workdir / "pages.log")
-        command = [sys.executable, str(PAGE_SERVER), "--port", str(page_port)]
+        command = [sys.executable, str(PAGE_SERVER)]
+        command += [arg for port in page_ports for arg in ("--port", str(port))]
         children.append(spawn(command, child_env({}), logs[2]))
-        ports.append(page_port)
+        ports.append(page_ports[-1])
     settings = {
-        "WEBREACH_FETCH_ALLOW": f"{PAGE_HOST}:{page_port}",
+        "WEBREACH_FETCH_ALLOW": PAGE_HOST,
         **({"WEBREACH_SEARCH_CONTEXT_SIZE": variant.context_size} if variant.context_size else {}),
         **({"WEBREACH_TURN_TIMEOUT": str(variant.turn_timeout)} if variant.turn_timeout else {}),
     }

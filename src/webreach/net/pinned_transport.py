@@ -1,4 +1,5 @@
-"""The fetcher's httpx2 transport: httpcore2's pool, dialling through the pinning backend.
+"""The fetcher's httpx2 transport: httpcore2's pools, one per origin, dialling through the
+pinning backend.
 
 httpx2's ``AsyncHTTPTransport`` takes no network backend, but httpcore2's
 ``AsyncConnectionPool`` does, publicly; this transport is the thin layer between the two that
@@ -17,14 +18,12 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterator
 import httpcore2
 import httpx2
 
+from .origin_pools import PER_ORIGIN, TOTAL, OriginPools
 from .pinning import PinningBackend
 from .tls import ssl_context_for
 
-__all__ = ["FETCH_LIMITS", "PinnedTransport"]
+__all__ = ["PinnedTransport"]
 
-FETCH_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
-"""The fetcher's pool: requests past 100 open connections wait for one (httpcore2's queue is
-linear in its length); 20 idle ones are kept for the next page on the same host."""
 
 _FAILURES: tuple[tuple[type[Exception], type[httpx2.TransportError]], ...] = (
     (httpcore2.ConnectTimeout, httpx2.ConnectTimeout),
@@ -75,23 +74,19 @@ class _Body(httpx2.AsyncByteStream):
 
 
 class PinnedTransport(httpx2.AsyncBaseTransport):
-    """An httpx2 transport whose pool (HTTP/1.1, no proxy) dials only through ``backend``."""
+    """An httpx2 transport whose pools (one per origin, HTTP/1.1, no proxy) dial only through
+    ``backend``."""
 
     def __init__(
         self,
         backend: PinningBackend,
         *,
         verify: ssl.SSLContext | bool = True,
-        limits: httpx2.Limits = FETCH_LIMITS,
+        per_origin: int = PER_ORIGIN,
+        total: int = TOTAL,
     ) -> None:
-        self._pool = httpcore2.AsyncConnectionPool(
-            ssl_context=ssl_context_for(verify),
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            http1=True,
-            http2=False,
-            network_backend=backend,
+        self._pools = OriginPools(
+            backend, ssl_context_for(verify), per_origin=per_origin, total=total
         )
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -109,7 +104,7 @@ class PinnedTransport(httpx2.AsyncBaseTransport):
             extensions=request.extensions,
         )
         with _as_httpx2_errors():
-            response = await self._pool.handle_async_request(core_request)
+            response = await self._pools.handle_async_request(core_request)
         assert isinstance(response.stream, AsyncIterable)
         return httpx2.Response(
             status_code=response.status,
@@ -119,4 +114,4 @@ class PinnedTransport(httpx2.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        await self._pool.aclose()
+        await self._pools.aclose()
