@@ -32,6 +32,7 @@ EXTRA_OF_PATH = {
     "tools/mcp_server.py": "mcp",
     "tools/mcp_calls.py": "mcp",  # the MCP server's progress and rate limit
     "tools/mcp_events.py": "mcp",  # the MCP server's event store, for resumed streams
+    "tools/mcp_stopping.py": "mcp",  # how the MCP server ends its calls and streams as it stops
     "tools/stopping.py": "mcp",  # uvicorn's server as both servers stop it (in [server] too)
     "cache/redis.py": "redis",
     # The browser's modules import Playwright only when a page is drawn (or for type checks).
