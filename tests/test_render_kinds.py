@@ -180,6 +180,62 @@ def test_page_kinds_are_read_from_what_the_page_declares() -> None:
     assert kind(listing + "</script>") is Kind.ARTICLE
 
 
+def test_a_page_of_linked_item_titles_is_a_listing() -> None:
+    from selectolax.lexbor import LexborHTMLParser
+
+    from webreach.tools.render.kinds import Kind, page_kind
+
+    def kind(head: str, body: str = "") -> Kind:
+        return page_kind(LexborHTMLParser(f"<html><head>{head}</head><body>{body}</body></html>"))
+
+    items = "".join(f"<h3><a href='/story/{n}'>Story {n}</a></h3><p>Teaser.</p>" for n in range(7))
+    anchors = "".join(f"<h3><a href='#part-{n}'>Part {n}</a></h3><p>Text.</p>" for n in range(7))
+    assert kind("", items) is Kind.LISTING
+    assert kind('<meta property="og:type" content="article">', items) is Kind.ARTICLE
+    assert kind("", anchors) is Kind.ARTICLE
+    collection = '<script type="application/ld+json">{"@type": "CollectionPage"}</script>'
+    assert kind(collection) is Kind.LISTING
+
+
+def listing_page() -> str:
+    """Eight story cards in two sections of a front page, each a linked title and a teaser."""
+    cards = [
+        f"<div class='card'><h3><a href='/story/{n}'>Story {n} of the day</a></h3>"
+        f"<p>{SENTENCE} Teaser {n}, in short.</p></div>"
+        for n in range(8)
+    ]
+    return (
+        "<html><body><nav><a href='/'>Home</a> <a href='/world'>World</a></nav><main>"
+        f"<section class='top'>{''.join(cards[:4])}</section>"
+        f"<section class='more'><h2>More stories</h2>{''.join(cards[4:])}</section>"
+        "</main><footer><p>Copyright the newspaper, all rights kept, since long ago.</p>"
+        "</footer></body></html>"
+    )
+
+
+def test_every_item_of_a_listing_is_kept() -> None:
+    markdown = render_html(listing_page())
+    assert all(f"Teaser {n}, in short." in markdown for n in range(8))
+    assert "[Story 7 of the day](" in markdown
+    assert "Copyright" not in markdown
+
+
+def test_the_posts_of_a_thread_are_other_blocks_than_the_best_posts_wrappers() -> None:
+    """A long first post, wrapped in blocks that score nearly as high as it does, does not hide
+    the short replies: the wrappers are the same post, not other posts."""
+    posts = "".join(
+        f"<article class='message'><div class='message-user'><a href='/u/{n}'>user{n}</a>"
+        "</div><div class='message-cell'><div class='message-content'><div class='message-body'>"
+        f"<div class='bbWrapper'>{prose(8 if n == 0 else 2)}<p>Reply {n} says more, so.</p>"
+        "</div></div></div></div></article>"
+        for n in range(4)
+    )
+    head = '<meta name="generator" content="XenForo 2.2">'
+    html = f"<html><head>{head}</head><body><div class='block-body'>{posts}</div></body></html>"
+    markdown = render_html(html)
+    assert all(f"Reply {n} says more, so." in markdown for n in range(4))
+
+
 def test_a_cookie_banner_is_not_the_content() -> None:
     notice = (
         "<p>We, and our partners, use cookies and similar methods to recognise visitors, "

@@ -47,12 +47,20 @@ class Widening:
     ranked: int = _TOP_CANDIDATES
     share: float = _ALTERNATIVE_SHARE
     needed: int = 3
+    disjoint: bool = False
+    """Alternatives must be other blocks than the best one: not its wrappers, not its parts."""
 
 
 ARTICLE_WIDENING: Final = Widening()
 # A thread is many posts of similar weight, a product page a description beside its specs and
-# its buy box: every block, not the best one, is the content.
-MANY_BLOCKS_WIDENING: Final = Widening(ranked=12, share=0.2, needed=2)
+# its buy box, a listing its items: every block, not the best one, is the content.
+MANY_BLOCKS_WIDENING: Final = Widening(ranked=12, share=0.2, needed=2, disjoint=True)
+_WIDENING: Final = {
+    Kind.ARTICLE: ARTICLE_WIDENING,
+    Kind.FORUM: MANY_BLOCKS_WIDENING,
+    Kind.PRODUCT: MANY_BLOCKS_WIDENING,
+    Kind.LISTING: MANY_BLOCKS_WIDENING,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +130,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
     parses fast enough that this is cheaper than cloning.
     """
     best: Article | None = None
-    widening = ARTICLE_WIDENING if page_kind(tree) is Kind.ARTICLE else MANY_BLOCKS_WIDENING
+    widening = _WIDENING[page_kind(tree)]
     for attempt, flags in enumerate(ATTEMPTS):
         check()
         if attempt:
@@ -334,11 +342,16 @@ def _top_candidate(body: LexborNode, scoring: _Scoring, widening: Widening) -> L
     node = best.node
     best_score = best.score
 
-    alternatives = [
-        _ancestor_ids(c.node)
-        for c in top[1:]
-        if best_score and c.score / best_score >= widening.share
-    ]
+    similar = [c for c in top[1:] if best_score and c.score / best_score >= widening.share]
+    alternatives = [_ancestor_ids(c.node) for c in similar]
+    if widening.disjoint:
+        # Other blocks, not the best one's own wrappers or parts: those are the same block.
+        around = _ancestor_ids(node)
+        alternatives = [
+            ids
+            for c, ids in zip(similar, alternatives, strict=True)
+            if node.mem_id not in ids and c.node.mem_id not in around
+        ]
     if len(alternatives) >= widening.needed:
         parent = node.parent
         while parent is not None and parent.tag not in _ROOTS:

@@ -1,9 +1,11 @@
 """What kind of page this is, read from what the page says of itself.
 
-A forum thread is many posts of similar weight, where an article is one; the kind decides
-whether the renderer keeps one best block or the container of every post. Only what a page
-declares is trusted: schema.org types in JSON-LD, microdata and Open Graph, and the generator
-of known forum software. A page that declares nothing is read as an article.
+A forum thread is many posts of similar weight, a listing many items, where an article is one;
+the kind decides whether the renderer keeps one best block or the container of every post or
+item. Forum threads and products are read from what the page declares: schema.org types in
+JSON-LD, microdata and Open Graph, and the generator of known forum software. A listing
+declares a collection, or shows it: most of its headings link to other pages (each an item's
+title), and it declares no article. Any other page is read as an article.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ import re
 from enum import Enum
 from typing import Final
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 
 class Kind(Enum):
     ARTICLE = "article"
     FORUM = "forum"
     PRODUCT = "product"
+    LISTING = "listing"
 
 
 _FORUM_TYPES: Final = re.compile(r'"@type"\s*:\s*"(?:DiscussionForumPosting|QAPage)"')
@@ -46,4 +49,44 @@ def page_kind(tree: LexborHTMLParser) -> Kind:
         not products and og is not None and (og.attrs.sget("content") or "").startswith("product")
     ):
         return Kind.PRODUCT
+    if _is_listing(tree, data, og):
+        return Kind.LISTING
     return Kind.ARTICLE
+
+
+_LISTING_TYPES: Final = re.compile(
+    r'"@type"\s*:\s*"(?:CollectionPage|ItemList|SearchResultsPage|OfferCatalog)"'
+)
+_ARTICLE_TYPES: Final = re.compile(
+    r'"@type"\s*:\s*"(?:Article|NewsArticle|BlogPosting|ReportageNewsArticle|TechArticle)"'
+)
+_HEADINGS: Final = "h2,h3,h4"
+_LINK_ABOVE: Final = 3
+_MIN_LINKED_HEADINGS: Final = 6
+
+
+def _is_listing(tree: LexborHTMLParser, data: str, og: LexborNode | None) -> bool:
+    """A page of many items: it declares a collection, or most of its headings link elsewhere
+    (each the title of an item), and it declares itself no article."""
+    if _ARTICLE_TYPES.search(data):
+        return False
+    if og is not None and (og.attrs.sget("content") or "").startswith("article"):
+        return False
+    if _LISTING_TYPES.search(data):
+        return True
+    headings = tree.css(_HEADINGS)
+    linked = sum(map(_links_away, headings))
+    return linked >= _MIN_LINKED_HEADINGS and 2 * linked > len(headings)
+
+
+def _links_away(heading: LexborNode) -> bool:
+    """Tell whether a heading is a link to another page (not an anchor within this one)."""
+    link = heading.css_first("a[href]")
+    node: LexborNode | None = heading
+    for _ in range(_LINK_ABOVE):
+        if link is not None or node is None:
+            break
+        node = node.parent
+        if node is not None and node.tag == "a":
+            link = node
+    return link is not None and not (link.attrs.sget("href") or "#").startswith("#")
