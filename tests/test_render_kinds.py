@@ -246,3 +246,24 @@ def test_a_cookie_banner_is_not_the_content() -> None:
     markdown = render_html(f"<html><body>{banner}<div>{prose(4)}</div></body></html>")
     assert "Post 1, again." in markdown
     assert "partners" not in markdown
+
+
+def test_a_consent_managers_banner_stays_out_when_the_page_is_all_links() -> None:
+    """Relaxed retries, run when the first pass finds too little text on a page of links, still
+    drop what only a consent banner is named."""
+    notice = (
+        "<p>We and our partners store and access information on your device, such as cookies, "
+        "to measure audiences and personalise what you see, as our notice explains.</p>"
+    )
+    items = "".join(
+        f"<li><h3><a href='/story/{n}'>A story about valves, number {n}</a></h3>"
+        "<p>Why it sticks.</p></li>"
+        for n in range(6)
+    )
+    html = (
+        f"<html><body><div id='fides-banner' class='fides-banner'>{notice * 5}</div>"
+        f"<main><ul>{items}</ul></main></body></html>"
+    )
+    markdown = render_html(html)
+    assert "number 5" in markdown
+    assert "partners" not in markdown

@@ -25,7 +25,8 @@ UNLIKELY_WORDS: Final = words(
 # Names that only furniture carries (gallery legends, ad slots): dropped even when they hold most
 # of the page's text, which the common layout names are not.
 UNLIKELY_SURE: Final = words(
-    "ai2html combx legends shoutbox skyscraper agegate gdpr disqus cookie cookies consent onetrust"
+    "ai2html combx legends shoutbox skyscraper agegate gdpr disqus cookie cookies consent onetrust "
+    "fides cookiebot usercentrics didomi trustarc truste osano"
 )
 # Matched as substrings of the lowercased class/id string.
 UNLIKELY_PHRASES: Final = ("-ad-", "cover-wrap", "ad-break", "yom-remote")

@@ -54,26 +54,24 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
             attrs.get("role") == "dialog" and attrs.get("aria-modal") == "true"
         ):
             node.decompose(recursive=False)
-    if strip_unlikely:
-        # Pages repeat a few class names on thousands of elements: match each string once.
-        unlikely: dict[str, _Verdict] = {}
-        spared = Within(lambda node: node.tag in _SPARED_INSIDE)
-        most = _MOST_OF_PAGE * text_length(body)
-        for node in body.css("[class],[id]"):
-            check()
-            if node.tag in _NOT_DROPPED_FOR_CLASS:
-                continue
-            attrs = node.attributes
-            match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-            found = unlikely.get(match)
-            if found is None:
-                found = unlikely[match] = _verdict(match)
-            if (
-                found is not _Verdict.KEPT
-                and not spared(node)
-                and (found is _Verdict.SURE or not _is_the_page(node, most))
-            ):
-                node.decompose(recursive=False)
+    # Pages repeat a few class names on thousands of elements: match each string once.
+    unlikely: dict[str, _Verdict] = {}
+    spared = Within(lambda node: node.tag in _SPARED_INSIDE)
+    most = _MOST_OF_PAGE * text_length(body) if strip_unlikely else 0.0
+    for node in body.css("[class],[id]"):
+        check()
+        if node.tag in _NOT_DROPPED_FOR_CLASS:
+            continue
+        attrs = node.attributes
+        match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+        found = unlikely.get(match)
+        if found is None:
+            found = unlikely[match] = _verdict(match)
+        # Names only furniture carries are dropped on every pass, the others on the first.
+        if found is _Verdict.KEPT or spared(node):
+            continue
+        if found is _Verdict.SURE or (strip_unlikely and not _is_the_page(node, most)):
+            node.decompose(recursive=False)
     byline = _first(body, _BYLINE, lambda node: 0 < len(node.text(strip=True)) < 100)
     if byline is not None:
         byline.decompose(recursive=False)
