@@ -267,3 +267,37 @@ def test_a_consent_managers_banner_stays_out_when_the_page_is_all_links() -> Non
     markdown = render_html(html)
     assert "number 5" in markdown
     assert "partners" not in markdown
+
+
+def product_page(body: str) -> str:
+    data = (
+        '{"@context": "https://schema.org", "@type": "Product", "name": "Trail pack 25",'
+        ' "description": "A light daypack of recycled nylon, with a padded back panel, two side'
+        ' pockets and a rain cover folded in its lid.",'
+        ' "offers": {"@type": "Offer", "price": "89.95", "priceCurrency": "USD"}}'
+    )
+    return (
+        f'<html><head><script type="application/ld+json">{data}</script></head>'
+        f"<body>{body}</body></html>"
+    )
+
+
+def test_a_products_declared_description_is_read_when_the_page_lacks_it() -> None:
+    reviews = "".join(
+        f"<p>Review {n}: {SENTENCE}</p>" for n in range(4)
+    )  # the description itself is drawn by script
+    markdown = render_html(product_page(f"<main><h1>Trail pack 25</h1><div>{reviews}</div></main>"))
+    assert "recycled nylon" in markdown
+    assert "89.95 USD" in markdown
+    assert markdown.count("Trail pack 25") == 1
+
+
+def test_a_products_declared_description_is_not_repeated() -> None:
+    shown = (
+        "<main><h1>Trail pack 25</h1><p>$89.95</p><p>A light daypack of recycled nylon, with a"
+        " padded back panel, two side pockets and a rain cover folded in its lid.</p>"
+        f"{prose(3)}</main>"
+    )
+    markdown = render_html(product_page(shown))
+    assert markdown.count("recycled nylon") == 1
+    assert "USD" not in markdown

@@ -14,6 +14,7 @@ from .extract import extract_article
 from .markdown import MarkdownWriter, escape_text
 from .metadata import base_href, close_runaway_title, page_published, page_title
 from .patterns import NEVER_CONTENT
+from .product import declared_product, missing_facts
 from .reveal import reveal
 from .urls import UrlResolver, effective_base
 
@@ -88,6 +89,7 @@ def _parse(html: str) -> tuple[bytes, LexborHTMLParser]:
 def _reader_markdown(
     source: bytes, tree: LexborHTMLParser, title: str | None, writer: MarkdownWriter
 ) -> str:
+    product = declared_product(tree)
     article = extract_article(source, tree, title)
     markdown = ""
     if article is not None and article.text_length >= _MIN_ARTICLE_CHARS:
@@ -98,6 +100,9 @@ def _reader_markdown(
         if root is not None:
             reveal(root)
         markdown = writer.convert([root]) if root is not None else ""
+    if product is not None:
+        facts = missing_facts(product, markdown)
+        markdown = f"{facts}\n\n{markdown}" if facts and markdown else facts or markdown
     # A page with text never renders to nothing: the last resort is its plain text.
     return markdown or _plain_text(LexborHTMLParser(source))
 
