@@ -61,12 +61,16 @@ VARIANTS = {
 
 @dataclass
 class ProcSample:
-    """The server process's memory, open file descriptors and CPU time so far, from /proc."""
+    """The server's memory, open file descriptors and CPU time so far, from /proc. CPU is summed
+    over the server and the processes it started (its render workers and their fork server),
+    since a page rendered in a worker is the server's work too; ``workers_pss_kib`` is what
+    those processes hold beyond the pages they share with each other (their PSS)."""
 
     peak_rss_kib: int
     rss_kib: int
     fds: int
     cpu_seconds: float
+    workers_pss_kib: int = 0
 
     @classmethod
     def of(cls, pid: int) -> ProcSample:
@@ -77,16 +81,35 @@ class ProcSample:
             if line.startswith(("VmHWM", "VmRSS"))
         }
         fds = len(os.listdir(f"/proc/{pid}/fd"))
-        stat = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        ticks = int(stat[11]) + int(stat[12])  # utime + stime, fields 14 and 15
-        cpu = ticks / os.sysconf("SC_CLK_TCK")
-        return cls(values.get("VmHWM", 0), values.get("VmRSS", 0), fds, cpu)
+        cpu, workers = 0.0, 0
+        for member in process_tree(pid):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(f"/proc/{member}/stat").read_text().rpartition(")")[2].split()
+                ticks = int(stat[11]) + int(stat[12])  # utime + stime, fields 14 and 15
+                cpu += ticks / os.sysconf("SC_CLK_TCK")
+                if member != pid:
+                    rollup = Path(f"/proc/{member}/smaps_rollup").read_text()
+                    pss = [line for line in rollup.splitlines() if line.startswith("Pss:")]
+                    workers += int(pss[0].split()[1])
+        return cls(values.get("VmHWM", 0), values.get("VmRSS", 0), fds, cpu, workers)
 
     def row(self, label: str) -> str:
         return (
             f"  {label:<14} {self.peak_rss_kib / 1024:>9.1f} MiB {self.rss_kib / 1024:>9.1f} MiB"
             f" {self.fds:>8} {self.cpu_seconds:>9.2f} s"
         )
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and every process below it, from /proc's children lists."""
+    found, todo = [], [pid]
+    while todo:
+        member = todo.pop()
+        found.append(member)
+        for task in Path(f"/proc/{member}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(child) for child in task.read_text().split())
+    return found
 
 
 PROC_HEADER = f"  {'server':<14} {'peak RSS':>13} {'RSS':>13} {'open FDs':>8} {'CPU time':>11}"

@@ -156,7 +156,10 @@ async def wave(rig: Rig) -> Wave:
     print(spread("first event", [o.first_event for o in ok if o.first_event is not None]))
     print(spread("total", done.totals) + f"   (wall {wall:.1f} s for all)")
     cpu = done.cpu
-    print(f"  server CPU: {cpu:.2f} s in {wall:.2f} s ({cpu / wall:.0%} of one core)")
+    print(
+        f"  server CPU (its render workers too): {cpu:.2f} s in {wall:.2f} s"
+        f" ({cpu / wall:.0%} of one core)"
+    )
     print(f"  p50 total / one request alone: {done.ratio:.2f}x")
     timing = [(k, [o.timing[k] for o in ok if k in o.timing]) for k in TIMING_KEYS]
     print(
@@ -236,6 +239,7 @@ def side_by_side(waves: list[Wave]) -> None:
     row("errors (incl. failed searches)", lambda w: str(w.errors))
     row("server CPU, wave / per turn", lambda w: f"{w.cpu:.1f} s / {w.cpu_per_turn * 1e3:.0f} ms")
     row("peak RSS", lambda w: f"{w.after.peak_rss_kib / 1024:.0f} MiB")
+    row("render workers' PSS", lambda w: f"{w.after.workers_pss_kib / 1024:.0f} MiB")
     row("open FDs before/after/10 s", lambda w: f"{w.baseline.fds}/{w.after.fds}/{w.settled.fds}")
     row("pages read", lambda w: pages_read(w.reads))
     row("page reads p50 / max", lambda w: reads_spread(w.reads))
