@@ -37,18 +37,40 @@ class WebErrorCode(StrEnum):
     INVALID_ARGUMENTS = "INVALID_ARGUMENTS"
     """A tool call's arguments were refused before any provider was called."""
     WEB_PROVIDER_UNAVAILABLE = "WEB_PROVIDER_UNAVAILABLE"
+    """Nothing is configured and no provider of this capability is available (none has
+    what it needs, such as its key)."""
     WEB_PROVIDER_CONFIGURED_MISSING = "WEB_PROVIDER_CONFIGURED_MISSING"
+    """The configured provider id is not registered: no built-in provider or plugin has it."""
     WEB_PROVIDER_CONFIGURED_UNAVAILABLE = "WEB_PROVIDER_CONFIGURED_UNAVAILABLE"
+    """The configured provider is registered but not available: it lacks what it needs,
+    such as its key, which the message names."""
     WEB_PROVIDER_AMBIGUOUS = "WEB_PROVIDER_AMBIGUOUS"
+    """Nothing is configured and several providers are available; the message names the
+    setting that chooses one."""
     WEB_DUPLICATE_PROVIDER = "WEB_DUPLICATE_PROVIDER"
+    """A second provider was registered under an id one already has."""
     WEB_INVALID_URL = "WEB_INVALID_URL"
+    """The URL was refused before any I/O: not http(s), with ``user:pass@``, longer than
+    2,048 characters, or without a host."""
     WEB_BLOCKED_URL = "WEB_BLOCKED_URL"
+    """The host is, or resolves to, a private, local or reserved address;
+    ``WEBREACH_FETCH_ALLOW`` opens one on purpose."""
     WEB_REDIRECT_BLOCKED = "WEB_REDIRECT_BLOCKED"
+    """A redirect the fetch may not follow, its target named: a fetch a model asked for by
+    URL follows its own site only."""
     WEB_FETCH_TOO_LARGE = "WEB_FETCH_TOO_LARGE"
+    """The body is over ``WEBREACH_FETCH_MAX_BYTES`` after decoding, or declares a
+    ``Content-Length`` over it."""
     WEB_FETCH_TIMEOUT = "WEB_FETCH_TIMEOUT"
+    """A fetch took longer than ``WEBREACH_FETCH_TIMEOUT``, redirects included."""
     WEB_ABORTED = "WEB_ABORTED"
+    """The call was cut short: the runtime it ran on had been closed."""
     WEB_UNSUPPORTED_CONTENT_TYPE = "WEB_UNSUPPORTED_CONTENT_TYPE"
+    """Content webreach does not read (images, audio, video, archives), or an image a
+    provider cannot take as given (a fallback list moves on to the next)."""
     WEB_PROVIDER_ERROR = "WEB_PROVIDER_ERROR"
+    """A provider failed (an HTTP error, a service out of reach, an answer it could not
+    read); when every provider of a chain failed, the message names each reason in order."""
     WEB_BOT_CHALLENGE = "WEB_BOT_CHALLENGE"
     """The site answered with a bot challenge or block page (Cloudflare, Akamai, DataDome,
     HUMAN): the page could not be read, and webreach does not try to get past it."""

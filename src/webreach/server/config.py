@@ -96,52 +96,76 @@ def cors_origins(raw: str) -> tuple[str, ...]:
 
 
 class ServerSettings(BaseModel):
-    """The API server's settings, with their defaults (SPEC §9 names the variables). Secrets
-    are ``SecretStr``: no repr, log line or message shows them."""
+    """The API server's settings, with their defaults, each read from ``WEBREACH_<FIELD>``.
+    Secrets are ``SecretStr``: no repr, log line or message shows them."""
 
     model_config = ConfigDict(extra="forbid", validate_default=True, hide_input_in_errors=True)
     """A misspelt field is an error; a refused value (a URL with a password, say) is never
     echoed in the exception's text."""
 
     upstream_base_url: str | None = Field(default=None, examples=["http://localhost:11434/v1"])
-    """The OpenAI-compatible endpoint the server fronts; ``create_app`` needs it."""
+    """The OpenAI-compatible endpoint the server fronts, with its ``/v1``; ``create_app`` needs
+    it. A URL with ``user:password@`` is refused at start."""
     upstream_api_key: SecretStr | None = None
+    """The upstream's API key."""
     upstream_model: str | None = None
     """The model every request is sent to; unset, the one the client names."""
     upstream_timeout: Seconds = 600.0
+    """Seconds the server waits for the upstream's next bytes, its first answer included."""
     upstream_connect_timeout: Seconds = 10.0
+    """Seconds the server waits for a connection to the upstream."""
     upstream_dialect: Literal["openai", "deepseek"] = "openai"
     """How thinking reaches the upstream: ``openai`` (``reasoning_effort``) or ``deepseek``."""
     server_api_keys: SecretStr | None = None
     """Inbound keys, comma-separated, each ``name:key`` or a plain ``key`` (named ``key-1``,
-    ``key-2`` … by position); unset, the server takes requests without one."""
+    ``key-2`` … by position); the name is what logs and usage show. Unset, the server takes
+    requests without one."""
     server_key_limits: dict[str, KeyLimits] = Field(default_factory=dict)
-    """Limits per key name (``[server_key_limits.<name>]`` in webreach.toml, JSON in the
-    environment); a key without an entry is unlimited."""
+    """Limits per key name: ``requests_per_minute``, ``searches_per_day``, ``fetches_per_day``
+    (UTC days); ``[server_key_limits.<name>]`` in webreach.toml, JSON in the environment
+    (``{"alice": {"requests_per_minute": 60}}``). A key without an entry is unlimited."""
     admin_api_key: SecretStr | None = None
     """Guards ``GET /admin/usage``; unset, that endpoint is not served."""
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
+    """The largest request body the API server reads; over it, a 413 in the protocol's error
+    shape."""
     server_cors_origins: str | None = Field(default=None, examples=["http://localhost:3000"])
     """Web origins, comma-separated (``scheme://host[:port]``), whose pages may call the server
-    from a browser: their CORS preflights are answered; unset, no other page may."""
+    from a browser: their CORS preflights are answered. Without inbound keys, any other
+    page's request is refused (403)."""
     store_ttl: Annotated[float, Field(ge=0)] = 3600.0
     """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
     store_max_mb: PositiveInt = 256
+    """The bound of the in-memory response store, in MB of stored keys and values (the least
+    recently used go first); with inbound keys, what a key stored is that key's."""
     max_steps: PositiveInt = 24
-    """Upstream calls per request: at the cap one forced answer, then the protocol's error."""
+    """Upstream calls per request; the last one is made without tools, and a model still calling
+    tools ends the request with the protocol's error naming the cap."""
     turn_timeout: Seconds = 900.0
-    """Seconds for one request's whole turn; past it the protocol's error (504-class)."""
+    """Seconds for one request's whole turn, relay included; past it the protocol's error event
+    (streamed) or a 504 in the protocol's shape."""
     shutdown_timeout: Seconds = 10.0
-    """Seconds running requests have to finish once the server is told to stop (Ctrl-C,
-    SIGTERM); then each turn ends with the protocol's error."""
+    """``webreach serve`` and ``webreach mcp --http``: seconds running requests have after the
+    first Ctrl-C or SIGTERM (the listener closes at once, and the log says how many it waits
+    for); past it each turn ends with the protocol's error event (streamed) or a 503 error
+    body, and each MCP tool call with a JSON-RPC error (-32000, the server is stopping). A
+    second Ctrl-C stops at once."""
     ready_window: Seconds = 60.0
     """``/readyz`` is 200 while the upstream answered within this many seconds; it is asked
     every half window when no request had an answer."""
     server_max_connections: PositiveInt | None = None
+    """Connections served at once; beyond it a 503 (``server_busy``, ``Retry-After: 1``). Unset,
+    1000, lowered to what the open-file limit holds."""
     server_header_timeout: Seconds = 10.0
+    """Seconds a client has to send its request headers, from connecting; past it a 408 and the
+    connection closed."""
     server_body_timeout: Seconds = 60.0
+    """Seconds a client has to send its body, after the headers; past it a 408 and the
+    connection closed."""
     citations: Literal["annotations", "markdown"] = "annotations"
-    """The citation style when a request names none (``X-Webreach-Citations``)."""
+    """``annotations`` (each protocol's citations only), or ``markdown``: annotations kept and
+    the cited sources also linked inline in the text. A request overrides it with the
+    ``X-Webreach-Citations`` header."""
     upstream_system: Literal["anywhere", "first"] = "anywhere"
     """Where the upstream takes system messages: ``anywhere`` (as the client placed them) or
     ``first`` (folded into one leading message, for chat templates that refuse any other)."""
@@ -155,9 +179,13 @@ class ServerSettings(BaseModel):
     """An OpenAI-compatible ``/moderations`` endpoint for ``safety_check``; without one the
     upstream model gives the verdict."""
     moderation_api_key: SecretStr | None = None
+    """The key of the ``/moderations`` endpoint."""
     moderation_model: str = "omni-moderation-latest"
+    """The model the ``/moderations`` endpoint reviews with."""
     signing_key: SecretStr | None = None
-    """Encrypts read pages; unset, a random key that lasts as long as the process."""
+    """The key that encrypts read pages (AES-GCM): at least 32 bytes, refused otherwise (exit
+    2); make one with ``python -c "import secrets; print(secrets.token_urlsafe(32))"``.
+    Unset, a random key that lasts as long as the process."""
     metrics: bool = True
     """Prometheus metrics at ``GET /metrics`` (behind the inbound keys when there are some);
     off, there is no route and no per-request cost."""
@@ -165,7 +193,10 @@ class ServerSettings(BaseModel):
     """The playground page at ``GET /``; unset, ``webreach serve`` shows it when bound to a
     loopback address (and ``create_app`` always); its calls need a key when the server has keys."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """``webreach serve``'s log: ``debug``, ``info`` (access lines), ``warning`` or ``error``;
+    ``--log-level`` wins."""
     log_format: Literal["text", "json"] = "text"
+    """``text``, or ``json`` for one object per line; ``--log-format`` wins."""
 
     @field_validator("log_level", "log_format", mode="before")
     @classmethod

@@ -51,9 +51,12 @@ class BrowserSettings(ProviderSettings):
     webreach_browser_executable: Annotated[
         str | None, BeforeValidator(_blank_is_none), Field(examples=["/usr/bin/chromium"])
     ] = None
+    """A Chromium or Chrome binary to start; unset, Playwright's own Chromium, then ``chromium``,
+    ``chromium-browser`` or ``google-chrome`` on ``PATH``."""
     webreach_browser_timeout: Annotated[float, Field(gt=0)] = 10.0
     """Seconds one page may take to render, within ``WEBREACH_FETCH_TIMEOUT``."""
     webreach_browser_max_pages: Annotated[int, Field(gt=0)] = 4
+    """Pages rendering at once; more wait their turn."""
     webreach_browser_max_bytes: Annotated[int, Field(gt=0)] = 20 * 1024 * 1024
     """Bytes one page may pull in (scripts, data, frames, images) beyond its document."""
     webreach_browser_no_sandbox: bool = False
