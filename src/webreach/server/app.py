@@ -94,7 +94,7 @@ def create_app(
     keys, say) are hidden from upstream texts with the ones ``settings`` holds. A request
     waiting for its answer gets a keep-alive (an SSE comment or a newline) every
     ``keepalive_seconds``. ``tools`` are the web tools the server runs itself, in the order
-    their calls are planned (docs/architecture.md shows how to add one)."""
+    their calls are planned (docs/development/adding-a-server-tool.md shows how to add one)."""
     settings.upstream_url()  # a server without an upstream fails here, not at its start
     secrets = (*settings.secrets(), *secrets)
     redactor = Redactor(secrets)
