@@ -1,7 +1,7 @@
 """httpx's interface on aiohttp's connection pool, for the search providers' client.
 
 Under a few hundred concurrent searches httpx's own pool costs several times aiohttp's CPU per
-request (``bench/load.py``; SPEC §7 measured the same for the upstream). ``httpx-aiohttp``
+request (``bench/load.py``; the upstream client measured the same). ``httpx-aiohttp``
 adapts one to the other; this module corrects how it names failures, because it reports
 a refused connection or a dropped one as a connect *timeout*, and providers tell users which,
 and bounds the idle connections a wave of searches leaves behind (``IDLE_PER_HOST``).

@@ -1,7 +1,9 @@
 """Providers of one kind by id, and the one place where a call's providers are chosen.
 
 :class:`~webreach.seam.WebRuntime` keeps one :class:`Registry` per capability (search, fetch,
-image search); they share the selection table of SPEC §2 and the explicit fallback lists. A
+image search); they share one selection table (a configured id must be registered and
+available; a bare configuration runs its one available provider, else refuses) and the
+explicit fallback lists. A
 registry given an ``order`` also understands ``auto``: every available provider in that order.
 The registry never names a provider itself: the order comes from whoever builds the runtime.
 """

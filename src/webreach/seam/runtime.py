@@ -1,6 +1,7 @@
 """The runtime: one registry per capability, and the calls that go through them.
 
-Selection itself (the table of SPEC §2, fallback lists) lives in :mod:`.registry`; this module
+Selection itself (configured, bare and ``auto`` choices, fallback lists) lives in
+:mod:`.registry`; this module
 adds what each capability does around a provider's call: checks, the cache, the deadline,
 the http(s) filter, the cut to ``max_results`` and the provider stamp.
 """

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 MAX_URL_LENGTH = 2048
-"""The longest URL a fetch accepts (SPEC §4): the tools' schema and the fetcher's check."""
+"""The longest URL a fetch accepts: the tools' schema and the fetcher's check."""
 
 
 def _max_results_refused(owner: str, value: int) -> InvalidValueError:
@@ -151,7 +151,7 @@ class SearchRequest:
 
     def breadth(self) -> int | None:
         """The result count to ask a provider for: ``num_search_results``, else
-        ``max_results`` (004's ``num_search_results ?? limit``)."""
+        ``max_results``."""
         return self.num_search_results if self.num_search_results is not None else self.max_results
 
 

@@ -1,6 +1,7 @@
 """What a ``web_search`` shows beside its answers and sources, when its providers give it (as
-004's search tool does): the answers' citations, the questions or searches they suggest next,
-and the searches a model-backed provider ran. Merged over a call's queries, each once."""
+coding agents' search tools do): the answers' citations, the questions or searches they
+suggest next, and the searches a model-backed provider ran. Merged over a call's queries, each
+once."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ __all__ = [
 ]
 
 CITED_TEXT_CHARS = 240
-"""The most of a citation's quoted text the model reads (004's cap)."""
+"""The most of a citation's quoted text the model reads."""
 CITATIONS_CHARS = 2_400
 """The most the citations section may take, so the search output stays within its budget;
 the structured result keeps every citation."""
@@ -33,7 +34,7 @@ RELATED_MAX = 8
 """Related questions kept for a call, over all its queries."""
 RELATED_CHARS = 160
 QUERIES_SHOWN = 3
-"""The provider's searches the model reads, each at most ``QUERY_CHARS`` (004's caps)."""
+"""The provider's searches the model reads, each at most ``QUERY_CHARS``."""
 QUERY_CHARS = 120
 
 T = TypeVar("T")

@@ -19,7 +19,7 @@ AUTO_ORDER: tuple[str, ...] = (
     "deepseek",
     "duckduckgo",
 )
-"""``WEBREACH_SEARCH_PROVIDER=auto``: 004's order (answer engines first, then indexes, then a
+"""``WEBREACH_SEARCH_PROVIDER=auto``: answer engines first, then indexes, then a
 self-hosted SearXNG), then the installed plugins by id (``*``), then deepseek (a model that
 searches, slow) and the keyless duckduckgo last. Ids not installed are skipped."""
 

@@ -129,7 +129,7 @@ def _actions(items: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 
 def _links(answer: str) -> Iterator[SearchSource]:
-    """004's fallback when nothing is annotated: the answer's Markdown links (their text is the
+    """The fallback when nothing is annotated: the answer's Markdown links (their text is the
     title), then its bare URLs."""
     for match in _MARKDOWN_LINK.finditer(answer):
         yield SearchSource(url=plain_url(match[2]), title=match[1].strip() or None)

@@ -7,7 +7,7 @@ Filters: ``allowed_domains`` or ``blocked_domains`` (the tool takes one of the t
 the allow list when domains are included, and excluded ones beside it are applied here, to the
 sources and citations) and ``user_location.country``.
 
-Keys, as 004 names them: ``ANTHROPIC_SEARCH_API_KEY`` for searches only, else the general
+Keys, as coding agents name them: ``ANTHROPIC_SEARCH_API_KEY`` for searches only, else the general
 ``ANTHROPIC_API_KEY``; then the provider only borrows a key other programs use
 (``seam.SharedCredential``). ``ANTHROPIC_SEARCH_BASE_URL`` likewise wins over
 ``ANTHROPIC_BASE_URL``.
@@ -46,7 +46,7 @@ _SYSTEM = (
     "citing your sources."
 )
 DEFAULT_MAX_TOKENS = 4096
-"""004's default when the request sets none: the Messages API requires ``max_tokens``."""
+"""The default when the request sets none: the Messages API requires ``max_tokens``."""
 MAX_USES = 5
 MAX_CONTINUATIONS = 3
 """Requests that continue a turn the API paused (``stop_reason: pause_turn``, long server-tool

@@ -1,7 +1,7 @@
 """Gemini: ``generateContent`` with the ``google_search`` tool (Grounding with Google Search).
 
-The documented API-key path (``x-goog-api-key``), not 004's private Gemini CLI / Antigravity
-login. The answer is the candidate's text; sources, citations and the searches run come from its
+The documented API-key path (``x-goog-api-key``), not the Gemini CLI / Antigravity login. The
+answer is the candidate's text; sources, citations and the searches run come from its
 ``groundingMetadata`` (see :mod:`._gemini_grounding`).
 
 Filters: ``recency`` as the tool's ``timeRangeFilter``. The Gemini API takes no domain filter, and

@@ -74,8 +74,8 @@ def _source(url: str, item: dict[str, Any]) -> SearchSource:
 
 
 class KimiSettings(ProviderSettings):
-    """The search keys and endpoints of 004, and Kimi's own ``KIMI_API_KEY`` / ``KIMI_BASE_URL``
-    (module docstring: which wins)."""
+    """The search-only keys and endpoints (``MOONSHOT_SEARCH_*``, ``KIMI_SEARCH_*``), and Kimi's
+    own ``KIMI_API_KEY`` / ``KIMI_BASE_URL`` (module docstring: which wins)."""
 
     moonshot_search_api_key: Secret = None
     kimi_search_api_key: Secret = None

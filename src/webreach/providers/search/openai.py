@@ -1,9 +1,9 @@
-"""OpenAI (004's ``codex``): the documented Responses API with the hosted ``web_search`` tool, in
-place of 004's private ChatGPT login endpoint.
+"""OpenAI: the documented Responses API with the hosted ``web_search`` tool, in place of the
+ChatGPT login endpoint coding agents use.
 
 Sources are the ``url_citation`` annotations in the answer's order (with their titles), then the
 pages the ``web_search_call`` actions list (``include: web_search_call.action.sources``); without
-annotations, the Markdown links and bare URLs of the answer stand in for them, as in 004.
+annotations, the Markdown links and bare URLs of the answer stand in for them.
 
 Filters: ``filters.allowed_domains`` and ``user_location.country``; excluded domains are applied
 by the seam. ``tool_choice: required`` makes the model search (the only tool is ``web_search``).

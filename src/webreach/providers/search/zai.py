@@ -12,7 +12,7 @@ The tool's text is a JSON list of results (``title``, ``link``, ``content``, ``m
 
 Filters: ``recency`` as ``search_recency_filter``. One included domain is sent as
 ``search_domain_filter``, as a hint only: the seam still checks every source's host.
-Errors keep Z.AI's own message (never the key), as 004 does.
+Errors keep Z.AI's own message (never the key).
 """
 
 from __future__ import annotations

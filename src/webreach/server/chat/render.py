@@ -168,7 +168,7 @@ class _Answer:
 
     def refuse(self) -> None:
         """Content review refused the answer: no text, no citations, and the thinking of each
-        step cleared; the calls that ran stay (the reference's ``content_filter``)."""
+        step cleared; the calls that ran stay (DeepSeek's ``content_filter`` finish)."""
         self.text, self.reasoning, self.annotations = "", "", []
         for entry in self.steps.values():
             if "reasoning_content" in entry:

@@ -47,7 +47,7 @@ from .search_asks import OPENAI_SEARCH_TOOLS, PERPLEXITY_FIELDS, asks_for_search
 __all__ = ["LATEST_REMINDER", "ChatRequest", "check_chat", "needs_loop", "parse_chat"]
 
 LATEST_REMINDER = "latest_reminder"
-"""A message role of the reference: a reminder for the model, given to it as a system message."""
+"""A message role of DeepSeek's API: a reminder for the model, given to it as a system message."""
 
 # Consumed here (or extensions the upstream must not see); everything else is passed on as sent.
 _OWN_FIELDS = frozenset(
@@ -171,7 +171,7 @@ def _web_tools(tools: list[JSON]) -> tuple[WebTools, list[ClientTool]]:
         if not _web_tool(kind):
             if kind in _CLIENT_TOOL_TYPES or ("function" in tool and not kind):
                 client.append(ClientTool.sent(tool))
-            continue  # another server's own tool type: ignored, as the reference does
+            continue  # another server's own tool type: ignored, as DeepSeek's API does
         if kind == DEEPSEEK_SEARCH:
             refuse_deepseek_fields(tool, kind)
         reads = kind in (DEEPSEEK_READ_URL, OPENROUTER_FETCH)
@@ -194,7 +194,7 @@ def _check_tool_choice(
     choice: str | JSON | None, web: WebTools, client: list[ClientTool]
 ) -> tuple[ToolChoice, ForcedWeb]:
     """The upstream ``tool_choice``, and the search the first step must make when the client
-    forced OpenAI's own web search (the reference's ``deepseek_*`` tools stay a 400)."""
+    forced OpenAI's own web search (forcing a ``deepseek_*`` tool stays DeepSeek's 400)."""
     if isinstance(choice, dict):
         named = choice.get("type")
         function = choice.get("function")

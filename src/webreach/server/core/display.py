@@ -1,7 +1,7 @@
 """Display fields clients show beside a source: its site, an icon, and a date they can parse.
 
 Providers give dates as they have them ("2025-10-15", "Tue, 14 Oct 2025 08:00:00 GMT",
-"3 days ago", "2025年3月28日"); the reference gives ``page_age``/``published_at`` as RFC 3339 in
+"3 days ago", "2025年3月28日"); clients get ``page_age``/``published_at`` as RFC 3339 in
 UTC, or null.
 """
 

@@ -308,7 +308,7 @@ class Finished:
 class FirstStepUsage:
     """The first model step's usage, as soon as the upstream reported it (usually with its
     last chunk; some upstreams report the input tokens early): Messages' ``message_start``
-    carries it, as the reference's does. Nothing else shows it; the final usage is summed."""
+    carries it, as DeepSeek's does. Nothing else shows it; the final usage is summed."""
 
     usage: Usage
 

@@ -27,7 +27,7 @@ class Extensions:
 
 def parse_extensions(body: dict[str, object]) -> Extensions:
     """``title: true`` or ``{"enabled": true}``; ``safety_check: {"level": "low" | "high"}``.
-    A null field is off; anything else that is not one of these is the reference's 400."""
+    A null field is off; anything else that is not one of these is DeepSeek's 400."""
     return Extensions(title=_title(body.get("title")), safety=_safety(body.get("safety_check")))
 
 

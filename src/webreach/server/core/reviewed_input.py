@@ -22,7 +22,7 @@ CONTENT_RISK = "Content Exists Risk"
 
 
 class InputRefused(ServerFailure):
-    """The user's input did not pass the content review: the reference's 400."""
+    """The user's input did not pass the content review: DeepSeek's 400."""
 
     def __init__(self) -> None:
         super().__init__(400, CONTENT_RISK)

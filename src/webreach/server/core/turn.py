@@ -237,7 +237,7 @@ class Turn:
     """The last message is a partial assistant reply the upstream is to continue: the answer
     is only the new part (Messages ending in an assistant message; Chat ``prefix: true``)."""
     extensions: Extensions = field(default_factory=Extensions)
-    """``title`` and ``safety_check``, the reference's top-level asks."""
+    """``title`` and ``safety_check``, the top-level asks DeepSeek's API defines."""
     echo: object = None
     """Settings the response repeats back that nothing else reads (Responses ``instructions``,
     ``metadata``, ``truncation`` …): the protocol's own record of them, opaque to the rest."""

@@ -1,7 +1,7 @@
 """The upstream model: any OpenAI-compatible Chat Completions endpoint, via the official SDK.
 
 The SDK runs on its aiohttp transport, which costs far less CPU per request under
-concurrency than an httpx pool (SPEC §7 has the measurements).
+concurrency than an httpx pool (docs/development/dependencies.md has the measurements).
 """
 
 from __future__ import annotations

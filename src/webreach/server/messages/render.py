@@ -39,7 +39,7 @@ class MessageRenderer:
     Text and thinking blocks stay open while their deltas arrive; anything else closes them. A
     text block that has a citation is closed for text: the next text opens a new block.
 
-    ``message_start`` carries the first model step's usage, as the reference's does, so it
+    ``message_start`` carries the first model step's usage, as DeepSeek's does, so it
     waits (a keep-alive comment goes at once, more follow) for whichever comes first: that
     usage, or the first event that must be sent. Upstreams report usage with their last
     chunk, so a step that starts writing at once opens with zeros, unless the upstream
@@ -64,7 +64,7 @@ class MessageRenderer:
         search = turn.web.search
         self._native = search is not None and search.declared_type.startswith("web_search_20")
         """Anthropic's own web search was declared: its clients show ``cited_text`` as the
-        source's words; the reference's answer-text-so-far stays for ``deepseek_web_search``."""
+        source's words; DeepSeek's answer-text-so-far stays for ``deepseek_web_search``."""
         """The citations of the open text block."""
         self._step_spoke = False
         self._started = not streaming

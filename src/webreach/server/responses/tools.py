@@ -262,7 +262,7 @@ def parse_tool_choice(
     raw: str | JSON | None, web: WebTools, client_tools: list[ClientTool]
 ) -> tuple[ToolChoice, ForcedWeb]:
     """The upstream ``tool_choice``, and the web search the first step must make when the
-    client forced OpenAI's own ``web_search`` (the reference's ``deepseek_*`` stay a 400)."""
+    client forced OpenAI's own ``web_search`` (forcing ``deepseek_*`` stays DeepSeek's 400)."""
     if raw is None:
         return None, None
     if isinstance(raw, str):
@@ -288,7 +288,7 @@ def parse_tool_choice(
 
 def _forced_web(name: str, web: WebTools, otherwise: str) -> ForcedWeb:
     """A choice naming a web tool, as a type or as a function name: OpenAI's own search is
-    forced for the first step; the reference's tools cannot be forced (named as declared)."""
+    forced for the first step; DeepSeek's tools cannot be forced (named as declared)."""
     if name == DEEPSEEK_SEARCH or _OPENAI_SEARCH.fullmatch(name):
         declared = web.search.declared_type if web.search else name
         if web.search is not None and _OPENAI_SEARCH.fullmatch(declared):

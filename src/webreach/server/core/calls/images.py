@@ -120,7 +120,7 @@ async def run_image_call(
 
 @dataclass(frozen=True, slots=True)
 class ImageSearch:
-    """``image_search``: offered beside the reference's own web search when the user's last
+    """``image_search``: offered beside ``deepseek_web_search`` when the user's last
     message has images and an image search provider is ready."""
 
     models: tuple[ModelTool, ...]
