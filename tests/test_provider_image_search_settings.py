@@ -24,7 +24,7 @@ from webreach.providers.image_search.google_vision import (
 from webreach.providers.spec import ProviderContext, ProviderSettings
 from webreach.seam import ImageBytes, ImageSearchRequest, ImageUrl, WebError, WebErrorCode
 
-README = Path(__file__).parent.parent / "README.md"
+PROVIDERS_PAGE = Path(__file__).parent.parent / "docs" / "library" / "providers.md"
 REQUEST = ImageSearchRequest(ImageUrl(IMAGE_URL), max_results=2)
 PNG = ImageBytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32, "image/png")
 
@@ -170,12 +170,12 @@ async def test_bytes_fall_back_from_lens_to_vision(
     ]
 
 
-def test_every_image_search_provider_has_its_readme_row() -> None:
-    readme = README.read_text()
+def test_every_image_search_provider_has_its_row_in_the_manual() -> None:
+    page = PROVIDERS_PAGE.read_text()
     for spec in discover_providers("image_search"):
-        assert f"| `{spec.id}` |" in readme, spec.id
+        assert f"| `{spec.id}` |" in page, spec.id
     for variable in ("WEBREACH_IMAGE_SEARCH_PROVIDER", "WEBREACH_IMAGE_SEARCH_TIMEOUT"):
-        assert variable in readme
+        assert variable in page
 
 
 # Smoke tests against the real services: each skips itself without its key.

@@ -42,7 +42,7 @@ BUILT_IN_SEARCH = {
     "tavily",
     "zai",
 }
-README = Path(__file__).parent.parent / "README.md"
+PROVIDERS_PAGE = Path(__file__).parent.parent / "docs" / "library" / "providers.md"
 
 
 def test_defaults_are_the_providers_own() -> None:
@@ -211,11 +211,11 @@ def test_the_command_line_starts_without_loading_a_provider() -> None:
     assert done.stderr.strip() == "[]"
 
 
-def test_every_built_in_provider_has_its_readme_row() -> None:
-    """A provider is its module plus its row in the README's table, nothing else."""
-    readme = README.read_text()
+def test_every_built_in_provider_has_its_row_in_the_manual() -> None:
+    """A provider is its module plus its row in the manual's table, nothing else."""
+    page = PROVIDERS_PAGE.read_text()
     for spec in discover_providers("search"):
-        assert f"| `{spec.id}` |" in readme, spec.id
+        assert f"| `{spec.id}` |" in page, spec.id
 
 
 ECHO_MODULE = """

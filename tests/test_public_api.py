@@ -114,7 +114,7 @@ def test_the_seam_names_load_without_an_http_client() -> None:
 
 
 async def test_a_runtime_with_scripted_providers_drives_the_tools() -> None:
-    """The README's webreach.testing example."""
+    """The manual's webreach.testing example (docs/library/testing.md)."""
     search = ScriptedSearch(
         answers={"python 3.13": webreach.SearchResult(sources("https://a.example/"))}
     )
@@ -172,11 +172,11 @@ def test_render_html_is_the_renderer() -> None:
     assert "https://a.example/x" in markdown
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+TESTING_PAGE = Path(__file__).resolve().parent.parent / "docs" / "library" / "testing.md"
 
 
-async def test_the_readme_testing_example_runs() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+async def test_the_manuals_testing_example_runs() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", TESTING_PAGE.read_text(), flags=re.DOTALL)
     (example,) = [block for block in blocks if "from webreach.testing import" in block]
     namespace: dict[str, Any] = {}
     exec(example, namespace)

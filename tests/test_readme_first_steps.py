@@ -1,5 +1,6 @@
-"""The README's offline first step runs as written: a local page refused, then opened with the
-allow setting. Its shell lines are taken from the README itself, so the two cannot drift."""
+"""The offline first step of the README and of the manual's Getting started runs as written: a
+local page refused, then opened with the allow setting. Its shell lines are taken from each file
+itself, so neither can drift."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from cli_helpers import clean_env
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+FIRST_STEPS = [ROOT / "README.md", ROOT / "docs" / "getting-started.md"]
 PORT = "8765"
 
 
-def first_steps_block() -> list[str]:
-    text = README.read_text()
+def first_steps_block(source: Path) -> list[str]:
+    text = source.read_text()
     start = text.index("**2. Read a page")
     block = re.search(r"```bash\n(.*?)```", text[start:], flags=re.DOTALL)
     assert block is not None
@@ -36,8 +40,9 @@ def listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_the_offline_first_step_works_as_the_readme_writes_it(tmp_path: Path) -> None:
-    lines = first_steps_block()
+@pytest.mark.parametrize("source", FIRST_STEPS, ids=lambda path: path.name)
+def test_the_offline_first_step_works_as_written(tmp_path: Path, source: Path) -> None:
+    lines = first_steps_block(source)
     make, serve, refused, opened = lines
     port, site = free_port(), str(tmp_path / "site")
 
