@@ -115,7 +115,8 @@ class ServerSettings(BaseModel):
     upstream_connect_timeout: Seconds = 10.0
     """Seconds the server waits for a connection to the upstream."""
     upstream_dialect: Literal["openai", "deepseek"] = "openai"
-    """How thinking reaches the upstream: ``openai`` (``reasoning_effort``) or ``deepseek``."""
+    """How thinking reaches the upstream: ``openai`` (``reasoning_effort``) or ``deepseek``
+    (``thinking``)."""
     server_api_keys: SecretStr | None = None
     """Inbound keys, comma-separated, each ``name:key`` or a plain ``key`` (named ``key-1``,
     ``key-2`` … by position); the name is what logs and usage show. Unset, the server takes
@@ -125,7 +126,8 @@ class ServerSettings(BaseModel):
     (UTC days); ``[server_key_limits.<name>]`` in webreach.toml, JSON in the environment
     (``{"alice": {"requests_per_minute": 60}}``). A key without an entry is unlimited."""
     admin_api_key: SecretStr | None = None
-    """Guards ``GET /admin/usage``; unset, that endpoint is not served."""
+    """Guards ``GET /admin/usage`` (usage per key name) and then ``GET /metrics``; unset, the
+    usage endpoint is not served."""
     server_max_body_bytes: PositiveInt = 32 * 1024 * 1024
     """The largest request body the API server reads; over it, a 413 in the protocol's error
     shape."""
@@ -134,7 +136,8 @@ class ServerSettings(BaseModel):
     from a browser: their CORS preflights are answered. Without inbound keys, any other
     page's request is refused (403)."""
     store_ttl: Annotated[float, Field(ge=0)] = 3600.0
-    """Seconds responses (Responses ``store: true``) and read pages are kept; 0 keeps none."""
+    """Seconds responses (Responses ``store: true``) and read pages are kept, in the cache store;
+    0 keeps none."""
     store_max_mb: PositiveInt = 256
     """The bound of the in-memory response store, in MB of stored keys and values (the least
     recently used go first); with inbound keys, what a key stored is that key's."""
@@ -152,7 +155,7 @@ class ServerSettings(BaseModel):
     second Ctrl-C stops at once."""
     ready_window: Seconds = 60.0
     """``/readyz`` is 200 while the upstream answered within this many seconds; it is asked
-    every half window when no request had an answer."""
+    (``GET /models``) every half window when no request had an answer."""
     server_max_connections: PositiveInt | None = None
     """Connections served at once; beyond it a 503 (``server_busy``, ``Retry-After: 1``). Unset,
     1000, lowered to what the open-file limit holds."""
