@@ -1,4 +1,5 @@
-"""Fill the reference pages from the code at build time, so they cannot drift from it.
+"""Fill the reference pages from the code at build time, so they cannot drift from it, and show
+the docstrings' Sphinx roles (``:class:`X```) in the API pages as plain code.
 
 ``docs/reference/settings.md`` and ``docs/reference/errors.md`` hold a marker comment where a
 table goes; this MkDocs hook replaces each marker with the table read from the settings classes
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import textwrap
 import typing
 from collections.abc import Callable, Iterator
@@ -108,8 +110,7 @@ def settings_tables() -> str:
     )
     shared = Setting.all_of(Settings)
     for title, part in groups:
-        out += [f"### {title}", "", "| variable | key in webreach.toml | default | meaning |"]
-        out.append("|---|---|---|---|")
+        out += [f"### {title}", "", "| variable | default | meaning |", "|---|---|---|"]
         for setting in shared:
             if setting.field not in part.model_fields:
                 continue
@@ -123,9 +124,7 @@ def settings_tables() -> str:
             variable = f"`{setting.variable}`"
             if setting.secret:
                 variable += f" (or `{setting.file_variable}`)"
-            out.append(
-                f"| {variable} | `{setting.key}` | {shown_default(info)} | {cell(meaning)} |"
-            )
+            out.append(f"| {variable} | {shown_default(info)} | {cell(meaning)} |")
         out.append("")
     for kind in provider_kinds():
         label = kind.replace("_", " ")
@@ -184,3 +183,16 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
     if not any(marker in markdown for marker in MARKERS):
         return markdown
     return "\n".join(filled(markdown)) + "\n"
+
+
+_ROLE = re.compile(r":(?:class|func|mod|meth|attr|data|exc|obj):<code>(~?)([^<]*)</code>")
+
+
+def _unrole(match: re.Match[str]) -> str:
+    name = match.group(2)
+    return f"<code>{name.rsplit('.', 1)[-1] if match.group(1) else name}</code>"
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    """mkdocstrings leaves a docstring's ``:class:`~a.B``` as the role's name before its code."""
+    return _ROLE.sub(_unrole, html)
