@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 #
 # webreach's API server as an image: `webreach serve` on 0.0.0.0:$PORT (8080), run by an
-# unprivileged user, with a health check on /healthz. README, "From one process to many".
+# unprivileged user, with a health check on /healthz. docs/server/deployment.md.
 #
 #   docker build -t webreach .
 #   docker run -p 8080:8080 -e WEBREACH_UPSTREAM_BASE_URL=… -e WEBREACH_SERVER_API_KEYS=… \
@@ -15,7 +15,7 @@
 # Python package comes from deploy/requirements.lock with its sha256 hashes, as wheels
 # (deploy/lock refreshes the locks from pyproject.toml).
 #
-# With a browser, to draw the pages that need one (README, "Pages that need a browser"):
+# With a browser, to draw the pages that need one (docs/library/browser.md):
 #
 #   docker build --build-arg BROWSER=chromium -t webreach:browser .
 #

@@ -344,7 +344,7 @@ def test_the_browser_image_is_the_default_one_and_debians_chromium() -> None:
     assert browser.last("USER") == default.last("USER") == "10001:10001"
     environment = env_of(browser)
     assert environment["WEBREACH_BROWSER_EXECUTABLE"] == "/usr/bin/chromium"
-    # The sandbox stays on unless the operator turns it off (README, "Pages that need a browser").
+    # The sandbox stays on unless the operator turns it off (docs/library/browser.md).
     assert "WEBREACH_BROWSER_NO_SANDBOX" not in environment
     assert {k: v for k, v in environment.items() if not k.startswith("WEBREACH_BROWSER")} == (
         env_of(default)
