@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -15,7 +16,9 @@ from pydantic import BaseModel, SecretStr
 import webreach.providers.search as search_package
 from cli_helpers import clean_env, run_cli
 from webreach.config import ConfigError, build_runtime, discover_providers, load_settings
+from webreach.config_sources import Setting
 from webreach.net import create_client
+from webreach.providers import PACKAGES, specs_reading
 from webreach.providers.search.deepseek import DeepSeekSettings
 from webreach.providers.search.duckduckgo import DuckDuckGoSettings
 from webreach.providers.search.exa import ExaSettings
@@ -209,6 +212,25 @@ def test_the_command_line_starts_without_loading_a_provider() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip() == "[]"
+
+
+def test_each_provider_setting_begins_as_its_package_says() -> None:
+    """A command checks another capability's provider only when a variable or file key begins
+    as its package's ``SETTING_PREFIXES`` says, so every setting must."""
+    for kind, name in PACKAGES.items():
+        prefixes = importlib.import_module(name).SETTING_PREFIXES
+        for spec in discover_providers(kind):
+            begins = prefixes[spec.id]
+            for setting in Setting.all_of(spec.settings, spec.id):
+                for variable in (*setting.variables(), setting.key.upper()):
+                    assert variable.upper().startswith(begins), (spec.id, variable)
+
+
+def test_only_the_providers_a_name_may_set_are_checked() -> None:
+    assert [spec.id for spec in specs_reading("search", ["PATH", "exa_base_url"])] == ["exa"]
+    assert [spec.id for spec in specs_reading("search", ["GOOGLE_API_KEY_FILE"])] == ["gemini"]
+    assert specs_reading("search", ["PATH", "HOME", "WEBREACH_CACHE"]) == []
+    assert [s.id for s in specs_reading("fetch", ["WEBREACH_BROWSER_TIMEOUT"])] == ["browser"]
 
 
 def test_every_built_in_provider_has_its_row_in_the_manual() -> None:

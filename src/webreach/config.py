@@ -9,13 +9,10 @@ reads its own settings (``EXA_API_KEY``, ``PERPLEXITY_MODEL`` …) and receives 
 
 from __future__ import annotations
 
-import importlib
 import os
-import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import SecretStr, ValidationError
 from pydantic_settings import BaseSettings
@@ -28,6 +25,8 @@ from .config_sources import (
     unknown_keys,
     unknown_variables,
 )
+from .providers import PACKAGES, ProviderKind, discover_providers, specs_reading
+from .providers import provider_sources as _sources
 from .providers.search import AUTO_ORDER
 from .providers.spec import ProviderContext, ProviderSpec
 from .seam import CacheStore, InvalidValueError, WebRuntime
@@ -42,28 +41,46 @@ __all__ = [
     "build_runtime",
     "built_providers",
     "check_settings",
+    "check_settings_of",
     "configured_secrets",
     "discover_providers",
     "load_settings",
     "open_response_store",
     "provider_kinds",
+    "read_each_once",
+    "read_provider_settings",
 ]
 
 MODEL_SEARCH_TIMEOUT = 120.0
 """Seconds allowed to the model-backed search providers (perplexity, deepseek)."""
 
-ProviderKind = Literal["search", "fetch", "image_search"]
-_PACKAGES: Mapping[ProviderKind, str] = {
-    "search": "webreach.providers.search",
-    "fetch": "webreach.providers.fetch",
-    "image_search": "webreach.providers.image_search",
-}
-_ENTRY_POINT_GROUPS: Mapping[ProviderKind, str] = {
-    "search": "webreach.search_providers",
-    "fetch": "webreach.fetch_providers",
-    "image_search": "webreach.image_search_providers",
-}
 S = TypeVar("S", bound=BaseSettings)
+
+Kinds = Iterable[ProviderKind] | None
+"""The capabilities a call concerns; None is every one."""
+
+_read_once: dict[type[BaseSettings], BaseSettings] | None = None
+"""Each provider's settings as first read, once :func:`read_each_once` is called."""
+
+
+def read_each_once() -> None:
+    """From now on, read each provider's settings once and keep them: for a process that runs
+    one command, whose environment and settings file do not change while it runs (the start-up
+    check, the provider check and the runtime then share one reading of each)."""
+    global _read_once
+    if _read_once is None:
+        _read_once = {}
+
+
+def _provider_settings(settings_cls: type[S]) -> S:
+    """``settings_cls()``, or the instance already read (see :func:`read_each_once`); an
+    invalid value raises pydantic's ``ValidationError``, which callers describe."""
+    if _read_once is None:
+        return settings_cls()
+    found = _read_once.get(settings_cls)
+    if not isinstance(found, settings_cls):
+        found = _read_once[settings_cls] = settings_cls()
+    return found
 
 
 def _read(settings_cls: type[S], **overrides: Any) -> S:
@@ -85,10 +102,16 @@ def load_settings(**overrides: Any) -> Settings:
     ``WEBREACH_*`` variable that is no setting, is an error too: a typo would otherwise leave
     the setting silently at its default.
     """
+    return _load_settings((), overrides)
+
+
+def _load_settings(kinds: Kinds, overrides: Mapping[str, Any]) -> Settings:
+    """:func:`load_settings`, judging names first against the shared settings and those of the
+    providers of ``kinds``; only a name none of them reads loads every provider to judge it."""
     file = read_settings_file()
-    known = all_settings()
-    problems = unknown_variables(os.environ, known)
-    problems += unknown_keys(file, known) if file.data else []
+    problems = _unknown_names(file, all_settings(kinds))
+    if problems and kinds is not None:
+        problems = _unknown_names(file, all_settings())
     try:
         settings = _read(Settings, **overrides)
     except ConfigError as error:
@@ -98,10 +121,16 @@ def load_settings(**overrides: Any) -> Settings:
     return settings
 
 
-def all_settings() -> list[Setting]:
-    """Every setting: the shared ones, then each provider's own (plugins' included)."""
+def _unknown_names(file: Any, known: list[Setting]) -> list[str]:
+    problems = unknown_variables(os.environ, known)
+    return problems + (unknown_keys(file, known) if file.data else [])
+
+
+def all_settings(kinds: Kinds = None) -> list[Setting]:
+    """Every setting: the shared ones, then each provider's own (plugins' included); with
+    ``kinds``, only the providers of those capabilities."""
     found = Setting.all_of(Settings)
-    for spec in _all_specs():
+    for spec in _all_specs(kinds):
         found += Setting.all_of(spec.settings, spec.id)
     return found
 
@@ -110,15 +139,23 @@ def check_settings(**overrides: Any) -> Settings:
     """The shared settings, after every setting has been read and validated: the settings
     file, the shared values and every provider's own. Commands call it first, so a bad value
     stops them before they do anything (an MCP server before it accepts a client)."""
+    return check_settings_of(None, **overrides)
+
+
+def check_settings_of(kinds: Kinds, **overrides: Any) -> Settings:
+    """:func:`check_settings` for a command that uses only the providers of ``kinds``: the
+    others' modules are not even imported (a name in the environment or the settings file
+    that none of the shared or these providers' settings reads is still judged against all)."""
+    kinds = None if kinds is None else tuple(kinds)
     problems: list[str] = []
     try:
-        settings = load_settings(**overrides)
+        settings = _load_settings(kinds, overrides)
     except ConfigError as error:
         problems += error.problems
     file = read_settings_file()
-    for spec in _all_specs():
+    for spec in _all_specs(kinds) + _set_elsewhere(kinds, file):
         try:
-            spec.settings()
+            _provider_settings(spec.settings)
         except ValidationError as error:
             problems += describe(error, spec.settings, file, provider=spec.id)
     if problems:
@@ -126,23 +163,24 @@ def check_settings(**overrides: Any) -> Settings:
     return settings
 
 
-def _all_specs() -> list[ProviderSpec[Any, Any]]:
-    """The built-in providers and the plugins that declare a :class:`ProviderSpec`."""
+def _set_elsewhere(kinds: Kinds, file: Any) -> list[ProviderSpec[Any, Any]]:
+    """The providers outside ``kinds`` that the environment or the settings file may configure:
+    a bad value of theirs stops a command too, though it never builds them."""
+    if kinds is None:
+        return []
+    names = [*os.environ, *(file.data or {})]
+    return [spec for kind in PACKAGES if kind not in kinds for spec in specs_reading(kind, names)]
+
+
+def _all_specs(kinds: Kinds = None) -> list[ProviderSpec[Any, Any]]:
+    """The built-in providers and the plugins that declare a :class:`ProviderSpec`, of
+    ``kinds`` (None: of every kind)."""
     return [
         spec
-        for kind in _PACKAGES
+        for kind in (PACKAGES if kinds is None else kinds)
         for spec, _plugin in _sources(kind)
         if isinstance(spec, ProviderSpec)
     ]
-
-
-def _sources(kind: ProviderKind) -> list[tuple[Any, bool]]:
-    """The built-in specs of ``kind``, then what the plugins' entry points name (a
-    :class:`ProviderSpec`, or a callable of the shared settings), each with whether it is a
-    plugin."""
-    found: list[tuple[Any, bool]] = [(spec, False) for spec in discover_providers(kind)]
-    found += [(entry.load(), True) for entry in entry_points(group=_ENTRY_POINT_GROUPS[kind])]
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,19 +198,22 @@ class BuiltProvider:
 
 def provider_kinds() -> tuple[ProviderKind, ...]:
     """The capabilities providers are found for (``search``, ``fetch`` …)."""
-    return tuple(_PACKAGES)
+    return tuple(PACKAGES)
 
 
-def built_providers(settings: Settings, owner: WebRuntime) -> list[BuiltProvider]:
-    """Every provider ``settings`` give, of every kind, built without I/O; ``owner`` owns (and
-    closes) their clients. Nothing is registered: this is for describing, not running."""
+def built_providers(
+    settings: Settings, owner: WebRuntime, kinds: Kinds = None
+) -> list[BuiltProvider]:
+    """Every provider ``settings`` give, of every kind (or of ``kinds``), built without I/O;
+    ``owner`` owns (and closes) their clients. Nothing is registered: this is for describing,
+    not running."""
     context = _context(settings, owner)
     built: list[BuiltProvider] = []
-    for kind in _PACKAGES:
+    for kind in PACKAGES if kinds is None else kinds:
         for source, plugin in _sources(kind):
             if isinstance(source, ProviderSpec):
                 spec: ProviderSpec[Any, Any] | None = source
-                provider = source.create(_read(source.settings), context)
+                provider = source.create(read_provider_settings(source.settings), context)
             else:
                 spec, provider = None, source(_without_secrets(settings))
             if provider is not None:
@@ -181,24 +222,14 @@ def built_providers(settings: Settings, owner: WebRuntime) -> list[BuiltProvider
     return built
 
 
-def discover_providers(kind: ProviderKind) -> list[ProviderSpec[Any, Any]]:
-    """The built-in providers of ``kind``: the ``PROVIDER`` of every public module of
-    ``webreach.providers.search`` (or ``.fetch``, ``.image_search``), in module-name order.
-
-    A new module with a ``PROVIDER`` is found with no other change. This imports the provider
-    modules, so it runs when a runtime is built, never when the command line starts.
-    """
-    package = importlib.import_module(_PACKAGES[kind])
-    specs: list[ProviderSpec[Any, Any]] = []
-    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if module.name.startswith("_"):
-            continue
-        spec = getattr(
-            importlib.import_module(f"{package.__name__}.{module.name}"), "PROVIDER", None
-        )
-        if isinstance(spec, ProviderSpec):
-            specs.append(spec)
-    return specs
+def read_provider_settings(settings_cls: type[S]) -> S:
+    """One provider's settings, read (once, after :func:`read_each_once`); an invalid value is
+    a :class:`ConfigError` naming the variable or file key that holds it."""
+    try:
+        return _provider_settings(settings_cls)
+    except ValidationError as error:
+        problems = describe(error, settings_cls, read_settings_file(), None, {})
+        raise ConfigError(problems) from None
 
 
 def build_runtime(
@@ -207,6 +238,8 @@ def build_runtime(
     default_cache: str | None = "memory",
     provider_settings: Iterable[BaseSettings] = (),
     wrap_cache: Callable[[CacheStore], CacheStore] | None = None,
+    kinds: Kinds = None,
+    built: Iterable[BuiltProvider] | None = None,
 ) -> WebRuntime:
     """A runtime with the built-in and plugin providers registered; it owns their HTTP clients.
 
@@ -215,7 +248,11 @@ def build_runtime(
     ``provider_settings`` holds settings objects made in code (``ExaSettings(exa_api_key=…)``)
     that replace what those providers would read from the environment and the TOML file.
     ``wrap_cache`` receives the opened cache store and returns the one to use (the command line
-    counts hits with it, to say when a result came from the cache).
+    counts hits with it, to say when a result came from the cache). ``kinds`` limits the
+    providers built and registered to those capabilities (``webreach fetch`` builds no search
+    provider); None registers every kind. ``built`` holds the providers :func:`built_providers`
+    made for a check of these same settings: they are registered as they are, none is built
+    again (the caller keeps their owner, and closes it with the runtime).
 
     Every provider's settings are read before anything is opened; an invalid one raises
     :class:`ConfigError` naming its variable.
@@ -224,9 +261,16 @@ def build_runtime(
     given = {type(item): item for item in provider_settings}
     problems: list[str] = []
     paces: dict[str, float] = {}
-    search = _builders("search", settings, given, problems, paces)
-    fetch = _builders("fetch", settings, given, problems)
-    image_search = _builders("image_search", settings, given, problems)
+    wanted = set(PACKAGES if kinds is None else kinds) if built is None else set()
+    search = _builders("search", settings, given, problems, paces) if "search" in wanted else []
+    fetch = _builders("fetch", settings, given, problems) if "fetch" in wanted else []
+    image_search = (
+        _builders("image_search", settings, given, problems) if "image_search" in wanted else []
+    )
+    ready = [item for item in built or () if kinds is None or item.kind in kinds]
+    for item in ready:
+        if item.kind == "search" and item.spec is not None:
+            _pace(read_provider_settings(item.spec.settings), item.spec.id, paces)
     try:
         WebRuntime(**_selection(settings))
     except InvalidValueError as error:
@@ -248,6 +292,15 @@ def build_runtime(
     from .tools.render_pool import attach_render_pool
 
     attach_render_pool(runtime, settings.render_processes)
+    for item in ready:
+        if item.kind == "search":
+            runtime.register_search_provider(item.provider)
+        elif item.kind == "fetch":
+            runtime.register_fetch_provider(item.provider)
+        else:
+            runtime.register_image_search_provider(item.provider)
+    if not (search or fetch or image_search):
+        return runtime
     context = _context(settings, runtime)
     for build in search:
         if (provider := build(context)) is not None:
@@ -312,17 +365,23 @@ def _spec_builder(
     own = given.get(spec.settings)
     if own is None:
         try:
-            own = spec.settings()
+            own = _provider_settings(spec.settings)
         except ValidationError as error:
             problems += describe(error, spec.settings, read_settings_file(), provider=spec.id)
-    pace = getattr(own, f"{spec.id}_requests_per_second", None)
-    if paces is not None and isinstance(pace, float):
-        paces[spec.id] = pace
+    if paces is not None:
+        _pace(own, spec.id, paces)
 
     def build(context: ProviderContext) -> Any:
         return spec.create(own, context)
 
     return build
+
+
+def _pace(own: BaseSettings | None, pid: str, paces: dict[str, float]) -> None:
+    """Add the pace ``own`` sets for provider ``pid`` (``<id>_requests_per_second``)."""
+    pace = getattr(own, f"{pid}_requests_per_second", None)
+    if isinstance(pace, float):
+        paces[pid] = pace
 
 
 def _legacy_builder(plugin: Callable[[Settings], Any], shared: Settings) -> _Builder:
@@ -380,11 +439,11 @@ def configured_secrets(settings: Settings) -> tuple[str, ...]:
     what the server keeps out of any text an upstream sends back. Providers whose settings do
     not read are skipped (``build_runtime`` reports them)."""
     found = [settings]
-    for kind in _PACKAGES:
+    for kind in PACKAGES:
         for source, _plugin in _sources(kind):
             if isinstance(source, ProviderSpec):
                 try:
-                    found.append(_read(source.settings))
+                    found.append(read_provider_settings(source.settings))
                 except ConfigError:
                     continue
     values = (getattr(item, name) for item in found for name in type(item).model_fields)

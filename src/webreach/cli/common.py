@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 import typer
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from ..config import BuiltProvider, Settings
+    from ..providers import ProviderKind
+    from ..seam import WebRuntime
     from .report import Capability
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE = 0, 1, 2
@@ -110,13 +112,20 @@ def invalid_setting(error: Exception, *, as_json: bool) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-def startup(as_json: bool, **overrides: Any) -> Settings:
+def startup(as_json: bool, *, uses: ProviderKind | None = None, **overrides: Any) -> Settings:
     """Every setting read and checked (the shared ones, the settings file, every provider's own)
-    before a command does anything; a bad one stops it here with exit 2."""
-    from ..config import ConfigError, check_settings
+    before a command does anything; a bad one stops it here with exit 2.
 
+    A command that ``uses`` one capability (``search``, ``fetch``) checks only its providers'
+    settings and reads each of them once for the whole process: the others' modules never
+    load, which keeps a cached fetch as quick as the interpreter allows."""
+    from ..config import ConfigError, check_settings_of, read_each_once
+
+    if uses is not None:
+        read_each_once()
+    given = {k: v for k, v in overrides.items() if v is not None}
     try:
-        return check_settings(**{k: v for k, v in overrides.items() if v is not None})
+        return check_settings_of(None if uses is None else (uses,), **given)
     except ConfigError as error:
         invalid_setting(error, as_json=as_json)
 
@@ -135,16 +144,58 @@ def check_providers(
     a server only warns about the latter (``warn_unavailable``), as each call to it would fail.
 
     A message names what the person used: ``option`` (``--provider exa``) when it chose the
-    provider of ``need``, else the variable."""
+    provider of ``need``, else the variable. With ``need``, a capability the settings choose
+    nothing for (no provider, no exclusion) has nothing to check, and its providers are not
+    built."""
     import asyncio
 
     from ..seam import InvalidValueError
     from .report import capabilities
 
     try:
-        found = asyncio.run(capabilities(settings))
+        found = asyncio.run(capabilities(settings, checked_kinds(settings, need)))
     except InvalidValueError as error:
         fail("INVALID_SETTING", error.message, as_json=as_json, exit_code=EXIT_USAGE)
+    _judge(found, need=need, option=option, as_json=as_json, warn_unavailable=warn_unavailable)
+    return found
+
+
+async def checked_providers(
+    settings: Settings, owner: WebRuntime, *, need: ProviderKind, option: str | None, as_json: bool
+) -> tuple[list[BuiltProvider], list[ProviderKind]]:
+    """:func:`check_providers` for a command that then runs: the providers it checked, built
+    once and owned by ``owner``, for the runtime to register as they are, and their kinds."""
+    from ..config import built_providers
+    from ..seam import InvalidValueError
+    from .report import capabilities_of
+
+    kinds = checked_kinds(settings, need)
+    built = built_providers(settings, owner, kinds)
+    try:
+        found = await capabilities_of(settings, built, kinds)
+    except InvalidValueError as error:
+        fail("INVALID_SETTING", error.message, as_json=as_json, exit_code=EXIT_USAGE)
+    _judge(found, need=need, option=option, as_json=as_json, warn_unavailable=False)
+    return built, kinds
+
+
+def checked_kinds(settings: Settings, need: str | None) -> list[ProviderKind]:
+    """The capabilities a command checks: ``need``, and those whose providers the settings
+    name (a list, an exclusion), which can be wrong without the command using them; every
+    one without ``need``."""
+    from ..config import provider_kinds
+
+    return [k for k in provider_kinds() if need is None or k == need or _chosen(settings, k)]
+
+
+def _judge(
+    found: list[Capability],
+    *,
+    need: str | None,
+    option: str | None,
+    as_json: bool,
+    warn_unavailable: bool,
+) -> None:
     for capability in found:
         named = option if option and capability.kind == need else None
         problem = capability.setting_problem(named)
@@ -157,7 +208,11 @@ def check_providers(
             fail("INVALID_SETTING", problem, as_json=as_json, exit_code=EXIT_USAGE)
         if warn_unavailable:
             warn(f"{problem}; every {capability.label} will fail until then")
-    return found
+
+
+def _chosen(settings: Settings, kind: str) -> bool:
+    named = getattr(settings, f"{kind}_provider", None), getattr(settings, f"{kind}_exclude", None)
+    return any(value not in (None, "") for value in named)
 
 
 class _Line:

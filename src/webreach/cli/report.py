@@ -10,6 +10,7 @@ ids (``WEBREACH_SEARCH_EXCLUDE``) are left out of each.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,8 +19,9 @@ from ..seam.registry import AUTO, auto_order, did_you_mean
 if TYPE_CHECKING:
     from ..config import BuiltProvider, Settings
     from ..config_sources import Setting
+    from ..providers import ProviderKind
 
-__all__ = ["Capability", "ProviderState", "capabilities"]
+__all__ = ["Capability", "ProviderState", "capabilities", "capabilities_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,17 +169,29 @@ class Capability:
         return None
 
 
-async def capabilities(settings: Settings) -> list[Capability]:
-    """Every capability with its providers and what is configured for it."""
+async def capabilities(
+    settings: Settings, kinds: Iterable[ProviderKind] | None = None
+) -> list[Capability]:
+    """Every capability (or those of ``kinds``) with its providers and what is configured
+    for it."""
     from ..config import built_providers, provider_kinds
-    from ..providers.search import AUTO_ORDER
-    from ..seam import WebRuntime, parse_provider_ids
+    from ..seam import WebRuntime
 
+    chosen = provider_kinds() if kinds is None else tuple(kinds)
     async with WebRuntime() as owner:
-        built = built_providers(settings, owner)
-        states = [(item.kind, await _state(item)) for item in built]
+        return await capabilities_of(settings, built_providers(settings, owner, chosen), chosen)
+
+
+async def capabilities_of(
+    settings: Settings, built: Iterable[BuiltProvider], kinds: Iterable[ProviderKind]
+) -> list[Capability]:
+    """The capabilities of ``kinds`` as the providers ``built`` for ``settings`` give them."""
+    from ..providers.search import AUTO_ORDER
+    from ..seam import parse_provider_ids
+
+    states = [(item.kind, await _state(item)) for item in built]
     found = []
-    for kind in provider_kinds():
+    for kind in kinds:
         variable = f"WEBREACH_{kind.upper()}"
         found.append(
             Capability(
@@ -208,12 +222,13 @@ async def _needs(item: BuiltProvider) -> tuple[str, ...]:
     """The unset settings that would make the provider available, each found by building it
     again with a placeholder value: a provider says whether it is available, not what it
     lacks."""
+    from ..config import read_provider_settings
     from ..config_sources import Setting
 
     spec = item.spec
     if spec is None:
         return ()
-    current = spec.settings()
+    current = read_provider_settings(spec.settings)
     needs = []
     for setting in Setting.all_of(spec.settings, spec.id):
         if getattr(current, setting.field) is not None:

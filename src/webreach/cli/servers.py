@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
 import signal
-import socket
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -30,6 +28,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    import socket
+
     from ..seam import WebRuntime
     from ..settings import Settings
 
@@ -109,6 +109,8 @@ def mcp(
         usage("--host and --port apply only with --http")
     settings = startup(False)
     check_providers(settings, need=None, warn_unavailable=True)
+    import asyncio
+
     from .. import __version__
     from ..config import build_runtime
     from ..tools.mcp_events import event_store_for

@@ -22,7 +22,7 @@ from .common import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     Status,
-    check_providers,
+    checked_providers,
     fail,
     invalid_setting,
     print_json,
@@ -34,6 +34,7 @@ from .search_options import search_filters, search_tuning
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..providers import ProviderKind
     from ..seam import CacheStore, SearchResult, WebError, WebRuntime
 
 T = TypeVar("T")
@@ -104,22 +105,38 @@ def _run(
     work: Callable[[WebRuntime], Awaitable[T]],
     watch: _CacheWatch,
     *,
+    uses: ProviderKind,
+    option: str | None,
     as_json: bool,
     hint: Callable[[WebError], str | None] | None = None,
 ) -> T:
-    """``work`` with a runtime built from ``settings``; a failure is one line, never a
-    traceback, with the next step that ``hint`` gives for it."""
+    """``work`` with a runtime built from ``settings``, once its providers are checked (see
+    :func:`check_providers`; ``option`` is the one that chose the provider of ``uses``); a
+    failure is one line, never a traceback, with the next step that ``hint`` gives for it.
+
+    Only the capabilities checked are built (``uses``, and those the settings name providers
+    for), each provider once: the runtime registers the very providers the check built."""
     from ..cache import default_sqlite_url
     from ..config import ConfigError, build_runtime
-    from ..seam import WebError, WebErrorCode
+    from ..seam import WebError, WebErrorCode, WebRuntime
 
     # One command's few pages render sooner in threads than a pool of processes starts.
     one_shot = settings.model_copy(update={"render_processes": 0})
 
     async def main() -> T:
-        runtime = build_runtime(one_shot, default_cache=default_sqlite_url(), wrap_cache=watch.wrap)
-        async with runtime:
-            return await work(runtime)
+        async with WebRuntime() as owner:  # the providers and their clients, closed last
+            built, kinds = await checked_providers(
+                settings, owner, need=uses, option=option, as_json=as_json
+            )
+            runtime = build_runtime(
+                one_shot,
+                default_cache=default_sqlite_url(),
+                wrap_cache=watch.wrap,
+                kinds=kinds,
+                built=built,
+            )
+            async with runtime:
+                return await work(runtime)
 
     try:
         return asyncio.run(main())
@@ -264,6 +281,7 @@ def search(
     tuning = search_tuning(num_search_results, max_tokens, temperature, as_json=as_json)
     settings = startup(
         as_json,
+        uses="search",
         search_provider=provider,
         search_max_results=max_results,
         search_context_size=context_size,
@@ -272,7 +290,6 @@ def search(
     if not settings.search_enabled:
         _turned_off(settings, "search_enabled", "search", as_json)
     named = f"--provider {provider}" if provider else None
-    check_providers(settings, need="search", option=named, as_json=as_json)
     status = Status("Searching the web", list(dict.fromkeys(q.strip() for q in queries)))
 
     def on_done(query: str, _result: SearchResult) -> None:
@@ -286,6 +303,8 @@ def search(
                 runtime, settings.tool_options(), on_query_done=on_done, filters=filters
             ).execute({"queries": list(queries), **tuning}),
             watch,
+            uses="search",
+            option=named,
             as_json=as_json,
             hint=search_hint,
         )
@@ -355,14 +374,12 @@ def fetch(
         usage("--raw prints the body itself; the tool's text is --format tool without --raw")
     settings = startup(
         as_json,
+        uses="fetch",
         cache="none" if no_cache else None,
         fetch_provider="browser" if browser else None,
     )
     if not settings.fetch_enabled:
         _turned_off(settings, "fetch_enabled", "fetch", as_json)
-    check_providers(
-        settings, need="fetch", option="--browser" if browser else None, as_json=as_json
-    )
 
     async def work(runtime: WebRuntime) -> Any:
         checked, at = parse_fetch_arguments({"url": url, "start": start})
@@ -376,7 +393,14 @@ def fetch(
 
     watch = _CacheWatch()
     with Status("Fetching", [url]):
-        piece = _run(settings, work, watch, as_json=as_json)
+        piece = _run(
+            settings,
+            work,
+            watch,
+            uses="fetch",
+            option="--browser" if browser else None,
+            as_json=as_json,
+        )
     if fail_on_error and piece.status_code >= 400:
         fail(
             "HTTP_ERROR",

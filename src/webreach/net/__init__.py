@@ -1,19 +1,21 @@
 """Outbound HTTP shared by providers: the client factory and the private-network guard.
 
-Imports the seam only.
+Imports the seam only. Names load on first use (PEP 562): a module that needs the guard or the
+allow list loads neither HTTP client library.
 """
 
-from .addresses import parse_ip_literal
-from .allow import AllowList
-from .client import USER_AGENT, create_client
-from .guard import (
-    MAX_URL_LENGTH,
-    check_host,
-    check_url,
-    is_public_address,
-)
-from .pinned_transport import PinnedTransport
-from .pinning import PinningBackend, Resolver, system_resolver
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .addresses import parse_ip_literal
+    from .allow import AllowList
+    from .client import USER_AGENT, create_client
+    from .guard import MAX_URL_LENGTH, check_host, check_url, is_public_address
+    from .pinned_transport import PinnedTransport
+    from .pinning import PinningBackend, Resolver, system_resolver
 
 __all__ = [
     "MAX_URL_LENGTH",
@@ -29,3 +31,35 @@ __all__ = [
     "parse_ip_literal",
     "system_resolver",
 ]
+
+_HOMES = {
+    "MAX_URL_LENGTH": "guard",
+    "USER_AGENT": "client",
+    "AllowList": "allow",
+    "PinnedTransport": "pinned_transport",
+    "PinningBackend": "pinning",
+    "Resolver": "pinning",
+    "check_host": "guard",
+    "check_url": "guard",
+    "create_client": "client",
+    "is_public_address": "guard",
+    "parse_ip_literal": "addresses",
+    "system_resolver": "pinning",
+}
+"""The submodule each public name is defined in."""
+
+
+if not TYPE_CHECKING:  # type checkers see the imports above
+
+    def __getattr__(name: str) -> Any:
+        """Load a public name from its submodule, once (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -6,13 +6,17 @@ client on its pinned transport (:mod:`.pinned_transport`). Both keep httpx's int
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import httpx
 import httpx2
 
 from .._version import __version__
 from ..seam.hops import HOPS_HEADER, current_hops
-from .aio import AioTransport
 from .tls import shared_ssl_context
+
+if TYPE_CHECKING:
+    from .aio import AioTransport
 
 __all__ = ["USER_AGENT", "create_client", "create_fetch_client", "stamp_hops"]
 
@@ -35,7 +39,7 @@ def create_client(
     with the process's one shared context, so building a client loads no certificates.
     """
     if transport is None and proxy is None:
-        transport = AioTransport()
+        transport = _AioOnFirstUse()
     return httpx.AsyncClient(
         timeout=httpx.Timeout(timeout),
         headers={"User-Agent": USER_AGENT, **(headers or {})},
@@ -45,6 +49,25 @@ def create_client(
         transport=transport,
         verify=shared_ssl_context(),
     )
+
+
+class _AioOnFirstUse(httpx.AsyncBaseTransport):
+    """:class:`AioTransport`, made (and aiohttp imported) by the first request: every runtime
+    builds the providers' clients, and a command that never searches never needs aiohttp."""
+
+    def __init__(self) -> None:
+        self._inner: AioTransport | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self._inner is None:
+            from .aio import AioTransport
+
+            self._inner = AioTransport()
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        if self._inner is not None:
+            await self._inner.aclose()
 
 
 def create_fetch_client(

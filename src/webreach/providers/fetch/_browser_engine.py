@@ -18,18 +18,16 @@ import ssl
 import time
 from typing import TYPE_CHECKING
 
-import httpcore2
-
 from ...net.allow import AllowList
-from ...net.pinning import PinningBackend, Resolver
 from ...seam import FetchResult, HtmlBody
 from ._browser_launch import BrowserSource, find_browser, launch, refusing_port
-from ._browser_page import ContextStuck, NotDrawn, render_page
-from ._guard_proxy import GuardProxy
 from .http import HttpFetchProvider, chars_limit
 
 if TYPE_CHECKING:
+    import httpcore2
     from playwright.async_api import Browser, Playwright
+
+    from ...net.pinning import PinningBackend, Resolver
 
 __all__ = ["BrowserEngine", "BrowserLimits"]
 
@@ -90,7 +88,10 @@ class BrowserEngine:
         )
         self.user_agent = user_agent
         """The operator's product name (``WEBREACH_FETCH_USER_AGENT``), the browser's too."""
-        self._backend = PinningBackend(self._allow, resolver=resolver, inner=dialer)
+        self._dialing = (resolver, dialer)
+        self._backend: PinningBackend | None = None
+        """What the guard proxy of a rendered page resolves and connects with, made with the
+        first page rendered."""
         self._source: BrowserSource | None = None
         self._found: str | None = None
         self._slots = asyncio.Semaphore(limits.max_pages)
@@ -151,6 +152,10 @@ class BrowserEngine:
             return _as_served(result, f"{reason}; not rendered: {self._found}")
         from playwright.async_api import Error as PlaywrightError
 
+        from ...net.pinning import PinningBackend
+        from ._browser_page import ContextStuck, NotDrawn, render_page
+        from ._guard_proxy import GuardProxy
+
         if time.monotonic() < self._retry_start_at:
             return _as_served(result, f"{reason}; the browser could not start")
         async with self._slots:
@@ -168,6 +173,9 @@ class BrowserEngine:
             until = min(time.monotonic() + self.limits.timeout, deadline)
             if until - time.monotonic() < _MIN_RENDER_S:
                 return _as_served(result, f"{reason}; no time left to render")
+            if self._backend is None:
+                resolver, dialer = self._dialing
+                self._backend = PinningBackend(self._allow, resolver=resolver, inner=dialer)
             proxy = GuardProxy(self._backend, self._allow, self.limits.max_bytes)
             await proxy.start()
             try:

@@ -6,8 +6,6 @@ import codecs
 import enum
 import re
 
-import charset_normalizer
-
 from ...seam import WebError, WebErrorCode
 
 __all__ = ["SNIFF_BYTES", "Kind", "declared_kind", "decode_text", "final_kind", "media_type"]
@@ -194,6 +192,8 @@ def _detect(data: bytes, complete: bool) -> str:
         pass
     else:
         return "utf-8"
+    import charset_normalizer  # loaded by the first page that is not UTF-8
+
     matches = charset_normalizer.from_bytes(sample)
     best = matches.best()
     if best is None:

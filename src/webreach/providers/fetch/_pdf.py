@@ -10,8 +10,6 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-import pypdfium2  # type: ignore[import-untyped]
-
 from ...seam import WebError, WebErrorCode
 
 __all__ = ["PAGE_SEPARATOR", "PdfText", "extract_pdf_text"]
@@ -34,7 +32,11 @@ def _unreadable(why: str) -> WebError:
 
 
 def extract_pdf_text(data: bytes, max_chars: int) -> PdfText:
-    """Text of every page, joined by form feeds, cut at ``max_chars``. Blocking: run in a thread."""
+    """Text of every page, joined by form feeds, cut at ``max_chars``. Blocking: run in a thread.
+
+    PDFium loads here, with the first PDF: most fetches read none."""
+    import pypdfium2  # type: ignore[import-untyped]
+
     with _PDFIUM_LOCK:
         try:
             document = pypdfium2.PdfDocument(data)

@@ -12,15 +12,13 @@ import os
 import ssl
 from collections.abc import Sequence
 from http.cookiejar import CookieJar, DefaultCookiePolicy
+from typing import TYPE_CHECKING
 
-import httpcore2
 import httpx2
 
 from ...net.allow import AllowList
 from ...net.client import create_fetch_client
 from ...net.guard import check_host, check_url
-from ...net.pinned_transport import PinnedTransport
-from ...net.pinning import PinningBackend, Resolver
 from ...seam import (
     FetchBody,
     FetchProvider,
@@ -39,6 +37,11 @@ from ._content import SNIFF_BYTES, Kind, declared_kind, decode_text, final_kind,
 from ._content import media_type as media_type_of
 from ._decoding import ACCEPT_ENCODING, BodyDecoder
 from ._pdf import extract_pdf_text
+
+if TYPE_CHECKING:
+    import httpcore2
+
+    from ...net.pinning import PinningBackend, Resolver
 
 __all__ = ["MAX_REDIRECTS", "PROVIDER", "HttpFetchProvider", "same_site"]
 
@@ -93,23 +96,8 @@ class HttpFetchProvider:
         self._max_bytes = max_bytes
         self._max_chars = max_chars
         self._allow = allow if isinstance(allow, AllowList) else AllowList.parse(allow)
-        backend = PinningBackend(self._allow, resolver=resolver, inner=dialer)
-        self._proxied = backend if proxy else None
-        transport: httpx2.AsyncBaseTransport = (
-            httpx2.AsyncHTTPTransport(proxy=proxy, verify=verify, trust_env=False)
-            if proxy
-            else PinnedTransport(backend, verify=verify)
-        )
-        self._client = create_fetch_client(
-            transport,
-            timeout=timeout,
-            headers={
-                "Accept": _ACCEPT,
-                "Accept-Encoding": ACCEPT_ENCODING,
-                **({"User-Agent": user_agent} if user_agent else {}),
-            },
-        )
-        self._client.cookies = _no_cookies()
+        self._connecting = (resolver, dialer, verify, user_agent, proxy)
+        self._opened: tuple[httpx2.AsyncClient, PinningBackend | None] | None = None
         self._scope = _scope(
             self._allow, max_bytes, max_chars, resolver, dialer, verify, proxied=bool(proxy)
         )
@@ -139,7 +127,36 @@ class HttpFetchProvider:
         return self._scope
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._opened is not None:
+            await self._opened[0].aclose()
+
+    def _open(self) -> tuple[httpx2.AsyncClient, PinningBackend | None]:
+        """The client, and the backend that resolves names for a proxied one, made by the first
+        request: a page the cache answers needs no connection pool (nor httpcore2 loaded)."""
+        if self._opened is not None:
+            return self._opened
+        from ...net.pinned_transport import PinnedTransport
+        from ...net.pinning import PinningBackend
+
+        resolver, dialer, verify, user_agent, proxy = self._connecting
+        backend = PinningBackend(self._allow, resolver=resolver, inner=dialer)
+        transport: httpx2.AsyncBaseTransport = (
+            httpx2.AsyncHTTPTransport(proxy=proxy, verify=verify, trust_env=False)
+            if proxy
+            else PinnedTransport(backend, verify=verify)
+        )
+        client = create_fetch_client(
+            transport,
+            timeout=self._timeout,
+            headers={
+                "Accept": _ACCEPT,
+                "Accept-Encoding": ACCEPT_ENCODING,
+                **({"User-Agent": user_agent} if user_agent else {}),
+            },
+        )
+        client.cookies = _no_cookies()
+        self._opened = client, backend if proxy else None
+        return self._opened
 
     def _vet(self, url: str) -> httpx2.URL:
         try:
@@ -173,11 +190,12 @@ class HttpFetchProvider:
 
     async def _follow(self, url: httpx2.URL, rule: RedirectRule) -> FetchResult:
         current = url
+        client, proxied = self._open()
         for hop in range(MAX_REDIRECTS + 1):
             check_host(current.host, self._allow, _port(current))
-            if self._proxied is not None:
-                await self._proxied.resolve(current.host, _port(current), self._timeout)
-            async with self._client.stream("GET", current) as response:
+            if proxied is not None:
+                await proxied.resolve(current.host, _port(current), self._timeout)
+            async with client.stream("GET", current) as response:
                 target = _redirect_target(response, current, rule)
                 if target is None:
                     return await self._read(response, current)

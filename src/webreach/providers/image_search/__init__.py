@@ -2,3 +2,9 @@
 
 One module per service; each defines a ``PROVIDER`` spec that ``webreach.config`` finds.
 """
+
+SETTING_PREFIXES: dict[str, tuple[str, ...]] = {
+    "google_lens": ("SERPAPI_",),
+    "google_vision": ("GOOGLE_VISION_",),
+}
+"""How each module's settings variables begin (see ``webreach.providers.search``)."""

@@ -1,0 +1,91 @@
+"""What a command loads: ``webreach --help`` and a fetch the cache answers import no server,
+MCP, aiohttp, browser engine or search provider, which would only slow them down."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import clean_env, run_cli
+from replay_server import ReplayServer, Reply
+
+pytestmark = pytest.mark.slow
+
+PROBE = """
+import runpy, sys
+sys.argv = ["webreach", *sys.argv[2:]]
+try:
+    runpy.run_module("webreach", run_name="__main__", alter_sys=True)
+except SystemExit as done:
+    code = done.code
+with open(__import__("os").environ["PROBE_OUT"], "w") as out:
+    __import__("json").dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+
+NEVER = ("aiohttp", "mcp", "playwright", "uvicorn", "starlette", "openai")
+SETTINGS_MODEL = {"webreach.server", "webreach.server.config"}
+"""The server's settings model, which the shared settings extend: the only server module a
+command that serves nothing loads."""
+
+
+def _loaded(args: list[str], env: dict[str, str], tmp_path: Path) -> list[str]:
+    out = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "--", *args],
+        env={**env, "PROBE_OUT": str(out)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    found = json.loads(out.read_text())
+    assert found["code"] in (0, None), done.stderr
+    modules: list[str] = found["modules"]
+    return modules
+
+
+def _offending(modules: list[str]) -> list[str]:
+    return [
+        name
+        for name in modules
+        if name.split(".")[0] in NEVER
+        or (name.startswith("webreach.server") and name not in SETTINGS_MODEL)
+    ]
+
+
+def test_help_loads_no_settings_provider_or_server(tmp_path: Path) -> None:
+    modules = _loaded(["--help"], clean_env(), tmp_path)
+    assert _offending(modules) == []
+    heavy = ("pydantic", "httpx", "webreach.providers", "webreach.config", "webreach.server")
+    assert [name for name in modules if name.startswith(heavy)] == []
+
+
+def test_a_cached_fetch_loads_only_what_reads_its_page(tmp_path: Path) -> None:
+    with ReplayServer() as pages:
+        pages.route(
+            "GET",
+            "/page",
+            Reply(
+                body=b"<html><body><p>cached</p></body></html>",
+                headers={"Content-Type": "text/html"},
+            ),
+        )
+        env = clean_env(
+            WEBREACH_FETCH_ALLOW=pages.url.removeprefix("http://"),
+            WEBREACH_CACHE=f"sqlite:///{tmp_path / 'cache.sqlite3'}",
+        )
+        first = run_cli("fetch", f"{pages.url}/page", "--json", env=env)
+        assert first.returncode == 0, first.stderr
+        assert json.loads(first.stdout)["cached"] is False
+        modules = _loaded(["fetch", f"{pages.url}/page"], env, tmp_path)
+    assert len(pages.requests) == 1, "the second fetch came from the cache"
+    assert _offending(modules) == []
+    search = [name for name in modules if name.startswith("webreach.providers.search.")]
+    assert search == [], "a fetch builds no search provider"
+    image = [name for name in modules if name.startswith("webreach.providers.image_search.")]
+    assert image == []
+    # the connection pool is made by the first request, and a cached page needs none
+    assert [name for name in modules if name.split(".")[0] in ("httpcore2", "trio")] == []
