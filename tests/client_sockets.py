@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["ABANDON_MARKERS", "abandon", "wait_for"]
+__all__ = ["ABANDON_MARKERS", "STARTUP_PATIENCE", "abandon", "wait_for"]
 
 ABANDON_MARKERS = {
     "chat": b"call_started",
@@ -19,8 +19,13 @@ ABANDON_MARKERS = {
 }
 """What each protocol's stream shows once a web call has started."""
 
+STARTUP_PATIENCE = 120.0
+"""Seconds a test waits for a process it started to serve. The wait ends as soon as it does
+(about 3 s on a quiet machine); beside a CPU load and four test workers on 2 cores, a server's
+imports alone took 20-30 s."""
 
-def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
+
+def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
     """Poll ``condition`` until it holds or ``timeout`` passes; say which."""
     deadline = time.monotonic() + timeout
     while not condition():

@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from client_sockets import STARTUP_PATIENCE
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
@@ -486,7 +488,7 @@ def run_image(env: dict[str, str], cwd: Path, *args: str) -> Iterator[subprocess
         argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + STARTUP_PATIENCE
         while run_health_check(env).returncode != 0:
             assert process.poll() is None, f"the entry point exited with {process.returncode}"
             assert time.monotonic() < deadline, "the health check never passed"

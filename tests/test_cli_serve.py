@@ -14,6 +14,7 @@ import openai
 import pytest
 
 from cli_helpers import clean_env, run_cli
+from client_sockets import STARTUP_PATIENCE
 from scripted_moderation import ScriptedModeration
 from scripted_upstream import ScriptedUpstream, Step
 
@@ -33,7 +34,7 @@ def start_serving(env: dict[str, str], port: int) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + STARTUP_PATIENCE
     while time.monotonic() < deadline:
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
@@ -102,7 +103,7 @@ def test_a_configured_provider_without_its_key_is_a_warning_at_start(
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + STARTUP_PATIENCE
         while time.monotonic() < deadline and process.poll() is None:
             with socket.socket() as sock:
                 if sock.connect_ex(("127.0.0.1", port)) == 0:

@@ -24,6 +24,7 @@ import openai
 import pytest
 
 from cli_helpers import clean_env, run_cli
+from client_sockets import STARTUP_PATIENCE
 from scripted_upstream import ScriptedUpstream, Step
 from test_packaging import _without
 from test_server_logs import UPSTREAM_KEY, serving
@@ -334,7 +335,7 @@ def test_mcp_http_checks_the_inbound_keys_as_bearer_tokens(tmp_path: Path) -> No
 def _wait_for(log: Path, process: subprocess.Popen[bytes], needle: str) -> None:
     import time
 
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + STARTUP_PATIENCE
     while needle not in log.read_text():
         if process.poll() is not None or time.monotonic() > deadline:
             pytest.fail(f"no {needle!r} in:\n{log.read_text()}")

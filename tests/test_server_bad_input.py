@@ -20,6 +20,7 @@ import httpx
 import openai
 import pytest
 
+from client_sockets import STARTUP_PATIENCE
 from scripted_upstream import ScriptedUpstream
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
@@ -249,7 +250,7 @@ def test_a_64_mib_body_is_refused_without_being_read(upstream: ScriptedUpstream)
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + STARTUP_PATIENCE
         while True:
             try:
                 httpx.get(base + "/healthz", timeout=1)

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from cli_helpers import clean_env
-from client_sockets import wait_for
+from client_sockets import STARTUP_PATIENCE, wait_for
 
 NOWHERE = "http://127.0.0.1:9/v1"
 """The upstream: none of these requests gets as far as asking it."""
@@ -55,7 +55,7 @@ class Served:
     def lines(self) -> list[str]:
         return self.text().splitlines()
 
-    def wait_line(self, *needles: str, timeout: float = 20) -> str:
+    def wait_line(self, *needles: str, timeout: float = STARTUP_PATIENCE) -> str:
         found: list[str] = []
 
         def seen() -> bool:

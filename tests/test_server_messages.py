@@ -1138,6 +1138,14 @@ def search_step(*query_lists: list[str]) -> Step:
     return Step(calls=[Call("web_search", {"queries": q}) for q in query_lists])
 
 
+@pytest.fixture
+def server_keepalive() -> float:
+    """Longer than any turn here takes on a loaded machine: a whole answer still waiting at its
+    first keep-alive has begun its 200, and the failure tests read the error sent before it
+    (the keep-alive itself is tested without a server, in this module's unit tests)."""
+    return 60.0
+
+
 def live_clients(url: str, *, strict: bool = True) -> list[anthropic.Anthropic]:
     """A normal client, and (unless ``strict`` is False) one that validates every response."""
     base = url.removesuffix("/v1")

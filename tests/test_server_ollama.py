@@ -40,7 +40,7 @@ def _served(base_url: str) -> LiveServer:
 
 
 def _readyz(base: str, status: int) -> dict[str, Any]:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     seen = None
     while time.monotonic() < deadline:
         answer = httpx.get(base + "/readyz", timeout=10)

@@ -5,6 +5,7 @@ in the background; 503 saying why otherwise. ``/healthz`` stays "alive". Windows
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import re
 import signal
@@ -266,8 +267,12 @@ def test_serve_as_a_process(models_upstream: ModelsUpstream, tmp_path: Path) -> 
     assert "Traceback" not in err and "ERROR" not in err
     assert UPSTREAM_KEY not in err and "inbound-file-key" not in err
     changes = [line for line in err.splitlines() if re.search(r"\b(not )?ready: ", line)]
-    assert len(changes) == 3, err
-    assert "ready: the upstream" in changes[0] and "not ready: " not in changes[0]
-    assert "not ready: the upstream answered HTTP 503 to GET /models" in changes[1]
-    assert "not ready: " not in changes[2]
+    states = ["not ready" if "not ready: " in line else "ready" for line in changes]
+    # Only changes are logged: never the same state twice in a row. On a loaded machine the
+    # first check may miss its 0.5 s window, which is a change of its own.
+    assert all(a != b for a, b in itertools.pairwise(states)), err
+    assert states[-1] == "ready", err
+    refused = [line for line in changes if "answered HTTP 503 to GET /models" in line]
+    assert len(refused) == 1, err
+    assert states[states.index("ready") :] == ["ready", "not ready", "ready"], err
     assert "GET /readyz" in err  # the access log shows the polls, the checks are not logged

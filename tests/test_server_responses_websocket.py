@@ -45,7 +45,7 @@ def _turn(ws: ClientConnection, **body: Any) -> list[dict[str, Any]]:
 
 
 def _until(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while not check():
         assert time.monotonic() < deadline, "the condition never held"
         time.sleep(0.01)

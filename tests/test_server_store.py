@@ -22,6 +22,7 @@ import openai
 import pytest
 
 from cli_helpers import clean_env
+from client_sockets import STARTUP_PATIENCE
 from providers_for_tests import ScriptedFetch
 from replay_server import ReplayServer, Reply
 from scripted_upstream import Call, ScriptedUpstream, Step
@@ -138,7 +139,7 @@ def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
         stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + STARTUP_PATIENCE
     while True:
         try:
             httpx.get(base + "/healthz", timeout=1)

@@ -26,6 +26,7 @@ import openai
 import pytest
 
 from cli_helpers import clean_env
+from client_sockets import STARTUP_PATIENCE
 from scripted_upstream import Call, ScriptedUpstream, Step
 from web_requests import BODIES, LOOPS, VARIANTS, path_of
 from webreach.server.app import ServerSettings
@@ -516,7 +517,7 @@ def free_port() -> int:
 
 
 def wait_for(condition: Callable[[], bool], log: Path) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + STARTUP_PATIENCE
     while not condition():
         if time.monotonic() > deadline:
             pytest.fail(f"not in the log in time:\n{log.read_text()}")
