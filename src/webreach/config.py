@@ -28,7 +28,7 @@ from .config_sources import (
 from .providers import PACKAGES, ProviderKind, discover_providers, specs_reading
 from .providers import provider_sources as _sources
 from .providers.search import AUTO_ORDER
-from .providers.spec import ProviderContext, ProviderSpec
+from .providers.spec import ClientPair, ProviderContext, ProviderSpec
 from .seam import CacheStore, InvalidValueError, WebRuntime
 from .settings import Settings
 from .stores import open_cache, open_response_store
@@ -402,22 +402,28 @@ def _without_secrets(settings: Settings) -> Settings:
 
 
 def _context(settings: Settings, runtime: WebRuntime) -> ProviderContext:
-    """What the providers share; the runtime owns and closes its clients."""
-    from .net import create_client
-    from .net.client import stamp_hops
+    """What the providers share; the runtime owns and closes its clients, which are made when
+    a provider first asks for one (a fetch never does, so it never loads httpx)."""
 
-    client = create_client(timeout=settings.search_timeout, proxy=settings.proxy)
-    runtime.own(client)
-    # A model writes the answer of these searches, which takes far longer than an index lookup.
-    model_client = create_client(
-        timeout=max(settings.search_timeout, MODEL_SEARCH_TIMEOUT), proxy=settings.proxy
-    )
-    runtime.own(model_client)
-    for provider_client in (client, model_client):
-        provider_client.event_hooks["request"].append(stamp_hops)
+    def open_clients() -> ClientPair:
+        from .net import create_client
+        from .net.client import stamp_hops
+
+        client = create_client(timeout=settings.search_timeout, proxy=settings.proxy)
+        runtime.own(client)
+        # A model writes the answer of these searches, which takes far longer than an index
+        # lookup.
+        model_client = create_client(
+            timeout=max(settings.search_timeout, MODEL_SEARCH_TIMEOUT),
+            proxy=settings.proxy,
+        )
+        runtime.own(model_client)
+        for provider_client in (client, model_client):
+            provider_client.event_hooks["request"].append(stamp_hops)
+        return client, model_client
+
     return ProviderContext(
-        client=client,
-        model_client=model_client,
+        open_clients=open_clients,
         search_timeout=settings.search_timeout,
         proxy=settings.proxy,
         fetch_timeout=settings.fetch_timeout,

@@ -101,29 +101,87 @@ class NoSettings(ProviderSettings):
     """For a provider that needs nothing beyond the :class:`ProviderContext`."""
 
 
-@dataclass(frozen=True, kw_only=True)
+ClientPair = tuple["httpx.AsyncClient", "httpx.AsyncClient"]
+"""The providers' two clients: for index lookups, and for searches a model answers."""
+
+
 class ProviderContext:
     """What every provider may use besides its own settings. No secret is ever part of it.
 
     The clients belong to the runtime, which closes them; a provider that opens resources of its
-    own defines ``aclose()`` and the runtime closes it too.
+    own defines ``aclose()`` and the runtime closes it too. They are given, or made by
+    ``open_clients`` when a provider first asks for one: a runtime that only fetches never
+    loads httpx. Immutable; one runtime has one, and it is compared by identity.
     """
 
-    client: httpx.AsyncClient
-    """For index lookups: ``WEBREACH_SEARCH_TIMEOUT`` per request, through ``WEBREACH_PROXY``."""
-    model_client: httpx.AsyncClient
-    """For searches a model answers, which take far longer: a longer timeout, the same proxy."""
+    _clients: ClientPair | None
+    _open_clients: Callable[[], ClientPair] | None
     search_timeout: float
     proxy: str | None
     fetch_timeout: float
     fetch_max_bytes: int
     fetch_allow: str | None
-    fetch_max_body_chars: int = 2_000_000
+    fetch_max_body_chars: int
     """``WEBREACH_FETCH_MAX_BODY_CHARS``: characters of decoded document a fetch keeps."""
-    fetch_user_agent: str | None = None
+    fetch_user_agent: str | None
     """``WEBREACH_FETCH_USER_AGENT``: the fetcher's own product name; None is webreach's."""
-    fetch_proxy: str | None = None
+    fetch_proxy: str | None
     """``WEBREACH_FETCH_PROXY``: the proxy page fetches go through."""
+
+    def __init__(
+        self,
+        *,
+        client: httpx.AsyncClient | None = None,
+        model_client: httpx.AsyncClient | None = None,
+        search_timeout: float,
+        proxy: str | None,
+        fetch_timeout: float,
+        fetch_max_bytes: int,
+        fetch_allow: str | None,
+        fetch_max_body_chars: int = 2_000_000,
+        fetch_user_agent: str | None = None,
+        fetch_proxy: str | None = None,
+        open_clients: Callable[[], ClientPair] | None = None,
+    ) -> None:
+        given = None if client is None else (client, model_client or client)
+        if given is None and open_clients is None:
+            raise TypeError("ProviderContext needs client= (and model_client=) or open_clients=")
+        values = {
+            "_clients": given,
+            "_open_clients": open_clients,
+            "search_timeout": search_timeout,
+            "proxy": proxy,
+            "fetch_timeout": fetch_timeout,
+            "fetch_max_bytes": fetch_max_bytes,
+            "fetch_allow": fetch_allow,
+            "fetch_max_body_chars": fetch_max_body_chars,
+            "fetch_user_agent": fetch_user_agent,
+            "fetch_proxy": fetch_proxy,
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ProviderContext is immutable; {name!r} cannot be set")
+
+    def _pair(self) -> ClientPair:
+        if self._clients is None:
+            assert self._open_clients is not None
+            object.__setattr__(self, "_clients", self._open_clients())
+        assert self._clients is not None
+        return self._clients
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """For index lookups: ``WEBREACH_SEARCH_TIMEOUT`` per request, through
+        ``WEBREACH_PROXY``."""
+        return self._pair()[0]
+
+    @property
+    def model_client(self) -> httpx.AsyncClient:
+        """For searches a model answers, which take far longer: a longer timeout, the same
+        proxy."""
+        return self._pair()[1]
 
 
 S = TypeVar("S", bound=BaseSettings)

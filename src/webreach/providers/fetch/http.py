@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import httpx2
 
 from ...net.allow import AllowList
-from ...net.client import create_fetch_client
 from ...net.guard import check_host, check_url
 from ...seam import (
     FetchBody,
@@ -135,6 +134,7 @@ class HttpFetchProvider:
         request: a page the cache answers needs no connection pool (nor httpcore2 loaded)."""
         if self._opened is not None:
             return self._opened
+        from ...net.client import create_fetch_client
         from ...net.pinned_transport import PinnedTransport
         from ...net.pinning import PinningBackend
 
