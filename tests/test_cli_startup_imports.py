@@ -87,5 +87,6 @@ def test_a_cached_fetch_loads_only_what_reads_its_page(tmp_path: Path) -> None:
     assert search == [], "a fetch builds no search provider"
     image = [name for name in modules if name.startswith("webreach.providers.image_search.")]
     assert image == []
-    # the connection pool is made by the first request, and a cached page needs none
-    assert [name for name in modules if name.split(".")[0] in ("httpcore2", "trio")] == []
+    # the fetcher's pool and the search clients are made by the first request that needs them
+    pools = ("httpcore2", "trio", "httpx", "httpx_aiohttp")
+    assert [name for name in modules if name.split(".")[0] in pools] == []
