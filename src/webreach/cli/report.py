@@ -2,10 +2,10 @@
 cannot: for ``webreach config`` and for the commands' start-up checks.
 
 The providers are built (no I/O) and closed again. The choice follows the runtime's table
-(SPEC §2): a configured list must be registered and available; ``auto`` (search) takes every
-available provider in :data:`webreach.providers.search.AUTO_ORDER`; otherwise exactly one
-available provider is chosen, never one whose only key is shared with other programs. Excluded
-ids (``WEBREACH_SEARCH_EXCLUDE``) are left out of each.
+(docs/library/index.md): a configured list must be registered and available; ``auto``
+(search) takes every available provider in :data:`webreach.providers.search.AUTO_ORDER`;
+otherwise exactly one available provider is chosen, never one whose only key is shared with
+other programs. Excluded ids (``WEBREACH_SEARCH_EXCLUDE``) are left out of each.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``http`` fetch provider: one URL, fetched anonymously and safely (SPEC §4).
+"""The ``http`` fetch provider: one URL, fetched anonymously and safely (docs/library/fetching.md).
 
 Every hop is vetted before I/O and dialled through an IP-pinning backend; bodies are streamed
 raw and inflated in bounded slices so no server can make it hold more than the caps.
