@@ -1,6 +1,6 @@
 """The server in front of Ollama (a fake with Ollama's real paths and error bodies): the
-Ollama quickstart of docs/server.md works, a base URL without ``/v1`` is named at start, in
-``/readyz`` and to the client, and a model without tool calling is named as such."""
+Ollama quickstart of docs/server/protocols.md works, a base URL without ``/v1`` is named at
+start, in ``/readyz`` and to the client, and a model without tool calling is named as such."""
 
 from __future__ import annotations
 
