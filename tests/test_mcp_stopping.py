@@ -6,12 +6,10 @@ a second Ctrl-C stops at once in one line; the process writes no ERROR and no tr
 
 from __future__ import annotations
 
-import queue
 import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,15 +21,15 @@ from mcp.types import CONNECTION_CLOSED, CallToolResult
 
 from cli_helpers import clean_env
 from replay_server import ReplayServer, Reply
+from stderr_lines import WAIT, StderrLines
 from test_mcp import PAGE, free_port, text_of
 
-WAIT = 60.0
 MODES = ["legacy", "2026-07-28"]
 """The handshake era (a session, its GET stream, each call's answer on an SSE stream) and the
 sessionless protocol (each call one POST)."""
 
 
-class McpServed:
+class McpServed(StderrLines):
     """A ``webreach mcp --http`` process whose stderr lines are read as they come."""
 
     def __init__(self, page_server: ReplayServer, cwd: Path, **env: str) -> None:
@@ -45,43 +43,17 @@ class McpServed:
             **env,
         )
         command = [sys.executable, "-m", "webreach", "mcp", "--http", "--port", str(self.port)]
-        self.process = subprocess.Popen(
+        process = subprocess.Popen(
             command, env=settings, cwd=cwd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__(process)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.put(line.decode(errors="replace"))
-        self.lines.put(None)
-
-    def wait_for(self, text: str) -> str:
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            line = self.lines.get(timeout=WAIT)
-            if line is None:
-                pytest.fail(f"the server ended before saying {text!r}: {''.join(self.seen)}")
-            self.seen.append(line)
-            if text in line:
-                return line
-        pytest.fail(f"the server never said {text!r}: {''.join(self.seen)}")
-
     async def said(self, text: str) -> str:
         return await anyio.to_thread.run_sync(self.wait_for, text)
-
-    def ended(self) -> tuple[int, str]:
-        """The exit status, and everything it wrote to stderr."""
-        code = self.process.wait(timeout=WAIT)
-        while (line := self.lines.get(timeout=WAIT)) is not None:
-            self.seen.append(line)
-        return code, "".join(self.seen)
 
     async def end(self) -> tuple[int, str]:
         return await anyio.to_thread.run_sync(self.ended)

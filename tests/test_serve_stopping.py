@@ -4,7 +4,6 @@ protocol's error; a second Ctrl-C stops at once in one line; never a traceback."
 
 from __future__ import annotations
 
-import queue
 import signal
 import subprocess
 import sys
@@ -19,9 +18,9 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from cli_helpers import clean_env
 from scripted_upstream import ScriptedUpstream, Step
+from stderr_lines import WAIT, StderrLines
 from test_cli_serve import free_port, start_serving
 
-WAIT = 60.0
 STOPPING = "stopping: waiting for"
 
 
@@ -38,45 +37,18 @@ def _reaped() -> Iterator[None]:
         process.wait()
 
 
-class Served:
+class Served(StderrLines):
     """A ``webreach serve`` process whose stderr lines are read as they come."""
 
     def __init__(self, upstream: ScriptedUpstream, **env: str) -> None:
         self.port = free_port()
         settings = clean_env(WEBREACH_UPSTREAM_BASE_URL=upstream.url, **env)
-        self.process = start_serving(settings, self.port)
+        super().__init__(start_serving(settings, self.port))
         _STARTED.append(self.process)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def wait_for(self, text: str) -> str:
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            line = self.lines.get(timeout=WAIT)
-            if line is None:
-                pytest.fail(f"the server ended before saying {text!r}: {''.join(self.seen)}")
-            self.seen.append(line)
-            if text in line:
-                return line
-        pytest.fail(f"the server never said {text!r}: {''.join(self.seen)}")
-
-    def ended(self) -> tuple[int, str]:
-        """The exit status, and everything it wrote to stderr."""
-        code = self.process.wait(timeout=WAIT)
-        while (line := self.lines.get(timeout=WAIT)) is not None:
-            self.seen.append(line)
-        return code, "".join(self.seen)
 
 
 @pytest.fixture
