@@ -52,7 +52,9 @@ class OriginPools:
     keepalive_expiry: float | None = 5.0
     per_origin: int = PER_ORIGIN
     total: int = TOTAL
-    _origins: OrderedDict[Origin, _OriginPool] = field(default_factory=OrderedDict)
+    _origins: dict[Origin, _OriginPool] = field(default_factory=dict)
+    _idle: OrderedDict[Origin, None] = field(default_factory=OrderedDict)
+    """Origins nobody reads, longest idle first: the ones closed past ``ORIGINS_KEPT``."""
     _slots: asyncio.Semaphore | None = None
     _closed: bool = False
 
@@ -63,6 +65,7 @@ class OriginPools:
             raise httpcore2.ConnectError("the fetcher's connections are closed")
         key = (request.url.scheme, request.url.host, request.url.port)
         origin = self._origin(key)
+        self._idle.pop(key, None)
         origin.reading += 1
         release = _Release(self, key, origin)
         try:
@@ -84,6 +87,7 @@ class OriginPools:
         self._closed = True
         origins = list(self._origins.values())
         self._origins.clear()
+        self._idle.clear()
         for origin in origins:
             await origin.pool.aclose()
 
@@ -100,7 +104,6 @@ class OriginPools:
                 network_backend=self.backend,
             )
             origin = self._origins[key] = _OriginPool(pool, asyncio.Semaphore(self.per_origin))
-        self._origins.move_to_end(key)
         return origin
 
     async def _acquire(self, origin: _OriginPool, request: httpcore2.Request) -> None:
@@ -125,10 +128,11 @@ class OriginPools:
             origin.slots.release()
             assert self._slots is not None
             self._slots.release()
-        idle = [k for k, o in self._origins.items() if o.reading == 0]
-        for stale in idle[: max(0, len(idle) - ORIGINS_KEPT)]:
-            closing = self._origins.pop(stale)
-            await closing.pool.aclose()
+        if origin.reading == 0:
+            self._idle[key] = None
+        while len(self._idle) > ORIGINS_KEPT:
+            stale, _ = self._idle.popitem(last=False)
+            await self._origins.pop(stale).pool.aclose()
 
 
 class _Release:
