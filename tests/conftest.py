@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
+import httpx
 import pytest
 
 from cli_helpers import OWN_PREFIXES
 from replay_server import ReplayServer
+from webreach.net import create_client
 
 pytest_plugins = ["server_harness", "redis_harness"]
 
@@ -150,3 +152,10 @@ def clean_environment(
 def replay() -> Iterator[ReplayServer]:
     with ReplayServer() as server:
         yield server
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    """The provider tests' HTTP client, closed after the test; a module may define its own."""
+    async with create_client(timeout=5) as client:
+        yield client

@@ -4,7 +4,6 @@ text blocks with ``web_search_result_location`` citations, error results)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -12,7 +11,6 @@ import pytest
 
 from replay_server import ReplayServer, Reply
 from webreach.config import build_runtime
-from webreach.net import create_client
 from webreach.providers.search.anthropic import (
     PROVIDER,
     AnthropicSearchProvider,
@@ -118,12 +116,6 @@ ANSWER = message(
     },
     {"type": "text", "text": "."},
 )
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def anthropic(

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
 
 from replay_server import ReplayServer, Reply
-from webreach.net import create_client
 from webreach.providers._plain_text import plain_text
 from webreach.providers.search.brave import BraveSearchProvider
 from webreach.seam import SearchRequest, WebError, WebErrorCode
@@ -62,12 +59,6 @@ BRAVE_RESPONSE = {
         ],
     },
 }
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def brave(replay: ReplayServer, client: httpx.AsyncClient) -> BraveSearchProvider:

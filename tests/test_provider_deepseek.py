@@ -4,14 +4,12 @@ blocks, shaped like DeepSeek's Web Tools documentation."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 
 from replay_server import ReplayServer, Reply
-from webreach.net import create_client
 from webreach.providers.search.deepseek import DeepSeekSearchProvider
 from webreach.seam import SearchRequest, WebError, WebErrorCode
 
@@ -120,12 +118,6 @@ ANSWER = message(
     {"type": "text", "text": SECOND, "citations": [citation(PEP, SECOND)]},
     {"type": "text", "text": ".\n"},
 )
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def deepseek(

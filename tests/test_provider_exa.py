@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
-import pytest
 
 from replay_server import ReplayServer, Reply
-from webreach.net import create_client
 from webreach.providers.search.exa import ExaSearchProvider
 from webreach.seam import SearchRequest
 
@@ -38,12 +34,6 @@ EXA_RESPONSE = {
     ],
     "costDollars": {"total": 0.005},
 }
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def exa(

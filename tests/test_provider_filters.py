@@ -5,7 +5,7 @@ for byte what it was before filters existed."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 from replay_server import Recorded, ReplayServer, Reply
-from webreach.net import create_client
 from webreach.providers.search.brave import BraveSearchProvider
 from webreach.providers.search.deepseek import DeepSeekSearchProvider
 from webreach.providers.search.duckduckgo import DuckDuckGoSearchProvider
@@ -41,12 +40,6 @@ FILTERS: dict[str, dict[str, Any]] = {
 def body_bytes(data: Any) -> bytes:
     """A JSON body as httpx sends it."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 async def sent(

@@ -4,7 +4,6 @@ URIs are ``vertexaisearch`` redirects and whose titles are sites)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -83,12 +82,6 @@ GROUNDED = answer(
         ],
     },
 )
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def gemini(

@@ -4,7 +4,6 @@ documented ``images:annotate`` API."""
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -19,7 +18,6 @@ from image_search_replies import (
     google_error,
 )
 from replay_server import ReplayServer, Reply
-from webreach.net import create_client
 from webreach.providers.image_search.google_vision import (
     MAX_IMAGE_BYTES,
     GoogleVisionImageSearchProvider,
@@ -37,12 +35,6 @@ CANARY = "AIza-vision-canary-key-8d2e71"
 PATH = "/v1/images:annotate"
 REQUEST = ImageSearchRequest(ImageUrl(IMAGE_URL), max_results=5)
 JPEG = b"\xff\xd8\xff\xe0" + bytes(range(256)) * 4
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def vision(

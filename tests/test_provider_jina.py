@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
-import pytest
 
 from replay_server import ReplayServer, Reply
-from webreach.net import create_client
 from webreach.providers.search.jina import JinaSearchProvider
 from webreach.seam import SearchRequest
 
@@ -38,12 +34,6 @@ JINA_RESPONSE = {
     ],
     "meta": {"usage": {"tokens": 3000}},
 }
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def jina(replay: ReplayServer, client: httpx.AsyncClient) -> JinaSearchProvider:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 
 from replay_server import ReplayServer, Reply
 from webreach.config import build_runtime
-from webreach.net import create_client
 from webreach.providers.search.kagi import KagiSearchProvider, KagiSettings
 from webreach.seam import SearchRequest, WebError, WebErrorCode
 
@@ -88,12 +86,6 @@ KAGI_RESPONSE: dict[str, Any] = {
         "image": [{"url": "https://img.example/1.png", "title": "not a source"}],
     },
 }
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def kagi(replay: ReplayServer, client: httpx.AsyncClient) -> KagiSearchProvider:

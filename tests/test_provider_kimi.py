@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
 
 from provider_failure_cases import FAILURES, check_failure
 from replay_server import ReplayServer, Reply
 from webreach.config import build_runtime
-from webreach.net import create_client
 from webreach.providers.search.kimi import PROVIDER, KimiSearchProvider, KimiSettings
 from webreach.providers.spec import ProviderContext
 from webreach.seam import SearchRequest, SharedCredential, WebError
@@ -61,12 +58,6 @@ KIMI_RESPONSE = {
         {"site_name": "no url", "title": "dropped", "url": "", "snippet": "x"},
     ]
 }
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def kimi(replay: ReplayServer, client: httpx.AsyncClient) -> KimiSearchProvider:

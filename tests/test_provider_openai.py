@@ -5,7 +5,6 @@ lists its queries and, with ``include``, its sources; a message whose ``output_t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -13,7 +12,6 @@ import pytest
 
 from replay_server import Recorded, ReplayServer, Reply
 from webreach.config import build_runtime
-from webreach.net import create_client
 from webreach.providers.search.openai import PROVIDER, OpenAISearchProvider, OpenAISettings
 from webreach.providers.spec import ProviderContext
 from webreach.seam import SearchCitation, SearchRequest, SharedCredential, WebError, WebErrorCode
@@ -114,12 +112,6 @@ ANSWER = response(
         annotation(REUTERS + "?utm_source=openai", "Artemis II | Reuters", SECOND_START, len(TEXT)),
     ),
 )
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def openai(

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,7 +12,6 @@ import pytest
 from provider_failure_cases import FAILURES, check_failure
 from replay_server import ReplayServer, Reply
 from webreach.config import build_runtime
-from webreach.net import create_client
 from webreach.providers.search.parallel import (
     ParallelSearchProvider,
     ParallelSettings,
@@ -48,12 +46,6 @@ PARALLEL_RESPONSE: dict[str, Any] = {
     "warnings": None,
     "usage": [{"name": "sku_search", "count": 1}],
 }
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def parallel(replay: ReplayServer, client: httpx.AsyncClient) -> ParallelSearchProvider:

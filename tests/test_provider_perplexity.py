@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -10,7 +9,6 @@ import pytest
 
 from replay_server import ReplayServer, Reply
 from webreach.config import build_runtime
-from webreach.net import create_client
 from webreach.providers.search.perplexity import PerplexitySearchProvider
 from webreach.seam import SearchRequest, WebError, WebErrorCode
 
@@ -70,12 +68,6 @@ SEARCH_RESULTS = [
     {"title": "dropped: no url", "date": "2024-01-01"},
     {"url": "https://realpython.com/python313-new-features/"},
 ]
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def perplexity(

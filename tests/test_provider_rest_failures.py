@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,12 +135,6 @@ CASES = [
 def case(request: pytest.FixtureRequest) -> Case:
     chosen: Case = request.param
     return chosen
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def provider(case: Case, replay: ReplayServer, client: httpx.AsyncClient) -> SearchProvider:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
 
 from replay_server import ReplayServer, Reply
-from webreach.net import create_client
 from webreach.providers.search.searxng import SearxngSearchProvider
 from webreach.seam import SearchRequest, WebError, WebErrorCode
 
@@ -55,12 +52,6 @@ SEARXNG_RESPONSE = {
     "suggestions": ["python 3.13 download", "python 3.13 release date"],
     "unresponsive_engines": [["wikidata", "timeout"]],
 }
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 async def test_request_shape_without_a_token(

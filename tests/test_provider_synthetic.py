@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
 
 from provider_failure_cases import FAILURES, check_failure
 from replay_server import ReplayServer, Reply
 from webreach.config import build_runtime
-from webreach.net import create_client
 from webreach.providers.search.synthetic import SyntheticSearchProvider, SyntheticSettings
 from webreach.seam import SearchRequest, WebError
 
@@ -37,12 +34,6 @@ SYNTHETIC_RESPONSE = {
         {"title": "dropped: no url", "text": "x"},
     ]
 }
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def synthetic(replay: ReplayServer, client: httpx.AsyncClient) -> SyntheticSearchProvider:

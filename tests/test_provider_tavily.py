@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
 
 from replay_server import ReplayServer, Reply
-from webreach.net import create_client
 from webreach.providers.search.tavily import TavilySearchProvider
 from webreach.seam import SearchRequest
 
@@ -43,12 +40,6 @@ TAVILY_RESPONSE = {
     "response_time": 1.67,
     "request_id": "123e4567-e89b-12d3-a456-426614174111",
 }
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def tavily(replay: ReplayServer, client: httpx.AsyncClient) -> TavilySearchProvider:

@@ -7,7 +7,7 @@ list encoded as a JSON string, with ``title``, ``link``, ``content``, ``media``,
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,6 @@ import pytest
 
 from replay_server import Recorded, ReplayServer, Reply
 from webreach.config import build_runtime
-from webreach.net import create_client
 from webreach.providers.search.zai import ZaiSearchProvider, ZaiSettings
 from webreach.seam import SearchRequest, WebError, WebErrorCode
 
@@ -141,12 +140,6 @@ class McpServer:
         if self.call_reply is not None:
             return self.call_reply(request)
         return self._reply(message["id"], self.calls.pop(0))
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with create_client(timeout=5) as client:
-        yield client
 
 
 def zai(
