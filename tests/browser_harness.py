@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from slow_marker import starts_a_process
 from webreach.providers.fetch._browser_engine import BrowserEngine, BrowserLimits
 from webreach.providers.fetch.browser import BrowserFetchProvider
 
@@ -30,10 +31,12 @@ __all__ = [
 ]
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_browser = pytest.mark.skipif(
-    CHROMIUM is None or importlib.util.find_spec("playwright") is None,
-    reason="no browser here: the tests need Playwright (the browser extra) and Debian's "
-    "chromium (.ci/run installs it)",
+needs_browser = starts_a_process(
+    pytest.mark.skipif(
+        CHROMIUM is None or importlib.util.find_spec("playwright") is None,
+        reason="no browser here: the tests need Playwright (the browser extra) and Debian's "
+        "chromium (.ci/run installs it)",
+    )
 )
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 """Chromium's sandbox cannot start as root (CI runs as root): the tests then opt out of it."""

@@ -103,6 +103,7 @@ async def test_a_slow_search_sends_progress_before_its_result(
     assert arrived[0][1] == "web_search: still working after 1 s"
 
 
+@pytest.mark.slow  # waits for the progress notice a second in
 async def test_progress_in_process_with_a_slow_provider() -> None:
     async def slow(request: SearchRequest) -> SearchResult:
         import anyio

@@ -13,6 +13,8 @@ import pytest
 from hostile_pages import HOSTILE, TEXT, nested_divs, wide_page
 from webreach.tools.render import render_page
 
+pytestmark = pytest.mark.slow  # renders absurd pages to show the time stays linear
+
 T = TypeVar("T")
 
 

@@ -19,6 +19,8 @@ import pytest
 
 from webreach.tools.render import render_html
 
+pytestmark = pytest.mark.slow  # scores whole page sets against their references
+
 METRICS_PATH = Path(__file__).resolve().parents[1] / "bench" / "fetch_render_metrics.py"
 
 

@@ -45,6 +45,8 @@ from webreach.seam import (
 from webreach.server.app import ServerSettings, create_app
 from webreach.tools import ToolOptions
 
+pytestmark = pytest.mark.slow  # waits out search deadlines of about a second
+
 DEADLINE = 1.0
 BOUND = 5.0
 """Generous: the trickled answers take over a minute."""

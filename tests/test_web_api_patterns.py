@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from webreach.net.guard import check_url
 from webreach.seam import SearchRequest
 from webreach.server.web_api.patterns import DOMAIN, HTTP_URL, NON_BLANK, TWO_LETTERS, http_url
+
+pytestmark = pytest.mark.slow  # Hypothesis tries thousands of strings against each pattern
 
 SETTINGS = settings(
     max_examples=400,
