@@ -6,9 +6,9 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from webreach.server.core.codec import Codec, stream_frames, whole_body
-from webreach.server.core.events import Event
-from webreach.server.core.turn import Turn
+from webreach.server.core.turn.events import Event
+from webreach.server.core.turn.shape import Turn
+from webreach.server.core.wire.codec import Codec, stream_frames, whole_body
 
 
 async def _aiter(events: Iterable[Event]) -> AsyncIterator[Event]:

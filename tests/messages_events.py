@@ -11,7 +11,7 @@ import httpx2
 from anthropic.types import Message
 
 from codec_helpers import body_of, stream_of
-from webreach.server.core.events import (
+from webreach.server.core.turn.events import (
     CallFailed,
     Event,
     Finished,
@@ -29,7 +29,7 @@ from webreach.server.core.events import (
     WebCallStarted,
     WebSource,
 )
-from webreach.server.core.turn import Turn
+from webreach.server.core.turn.shape import Turn
 from webreach.server.messages import MessagesCodec
 
 CODEC = MessagesCodec()

@@ -15,8 +15,8 @@ import httpx
 import openai
 
 from codec_helpers import body_of, stream_of
-from webreach.server.core.errors import ServerFailure
-from webreach.server.core.events import (
+from webreach.server.core.turn.errors import ServerFailure
+from webreach.server.core.turn.events import (
     CallFailed,
     ClientToolCall,
     Event,
@@ -38,7 +38,7 @@ from webreach.server.core.events import (
     WebCallStarted,
     WebSource,
 )
-from webreach.server.core.turn import Turn
+from webreach.server.core.turn.shape import Turn
 from webreach.server.responses import ResponsesCodec
 
 CODEC = ResponsesCodec()

@@ -22,8 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from webreach.server.core.review import REVIEW_ASK
-from webreach.server.core.title import TITLE_ASK
+from webreach.server.core.loop.title import TITLE_ASK
+from webreach.server.core.review.reviewers import REVIEW_ASK
 
 
 @dataclass

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from webreach.server.core.calls.base import (
+from webreach.server.core.turn.events import Billing, SearchAction
+from webreach.server.core.turn.shape import DomainFilter, ForcedWeb, SearchSpec
+from webreach.server.core.upstream.step import PendingCall
+from webreach.server.core.web_tools.base import (
     SEARCH_BILLING,
     SEARCH_BUDGET,
     Plan,
@@ -20,16 +23,13 @@ from webreach.server.core.calls.base import (
     invalid_input,
     over_budget,
 )
-from webreach.server.core.calls.search import run_search_call
-from webreach.server.core.calls.tool import (
+from webreach.server.core.web_tools.search import run_search_call
+from webreach.server.core.web_tools.tool import (
     ModelTool,
     function_tool,
     json_object,
     required_string,
 )
-from webreach.server.core.events import Billing, SearchAction
-from webreach.server.core.steps import PendingCall
-from webreach.server.core.turn import DomainFilter, ForcedWeb, SearchSpec
 from webreach.tools import ToolError
 
 __all__ = ["SiteSearch"]

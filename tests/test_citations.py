@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webreach.server.core.citations import CitationStream
-from webreach.server.core.events import TextCitation, TextDelta, WebSource
+from webreach.server.core.turn.citations import CitationStream
+from webreach.server.core.turn.events import TextCitation, TextDelta, WebSource
 
 SOURCES = {
     1: WebSource("https://one.example/", "One", None, None, 1),

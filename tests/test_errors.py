@@ -6,7 +6,7 @@ import pytest
 
 from webreach.config import ConfigError, load_settings
 from webreach.seam import WebError, WebErrorCode, WebreachError, WebRuntime
-from webreach.server.core.errors import RequestError, ServerFailure, UpstreamError
+from webreach.server.core.turn.errors import RequestError, ServerFailure, UpstreamError
 from webreach.tools import ToolError, ToolOptions, web_search_tool
 
 

@@ -17,8 +17,8 @@ from webreach.cache import MemoryStore
 from webreach.providers.fetch.http import HttpFetchProvider, same_site
 from webreach.seam import FetchRequest, HtmlBody, TextBody, WebError, WebRuntime
 from webreach.seam import WebErrorCode as Code
-from webreach.server.core.calls.pages import OpenedPages, run_open_call
-from webreach.server.core.events import PageOutcome
+from webreach.server.core.turn.events import PageOutcome
+from webreach.server.core.web_tools.pages import OpenedPages, run_open_call
 from webreach.testing import ScriptedSearch
 from webreach.tools import ToolOptions, web_search_tool
 

@@ -359,8 +359,8 @@ def test_mcp_print_config_with_the_extra_still_prints_json() -> None:
 
 
 def test_a_huge_error_page_is_cut_quickly_and_no_key_survives_in_part() -> None:
-    from webreach.server.core.secrets import Redactor
-    from webreach.server.core.upstream_failures import excerpt
+    from webreach.server.core.upstream.failures import excerpt
+    from webreach.server.core.upstream.secrets import Redactor
 
     key = "k-" + "x" * 60
     redactor = Redactor([key])

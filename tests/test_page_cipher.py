@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webreach.server.core.page_cipher import PageCipher, ReadPage
+from webreach.server.core.state.page_cipher import PageCipher, ReadPage
 
 PAGE = ReadPage("https://example.com/a", "Title", "2026-01-02", "Página — 页面 text")
 

@@ -26,8 +26,8 @@ from webreach.seam import (
     robots,
 )
 from webreach.seam import WebErrorCode as Code
-from webreach.server.core.calls.pages import OpenedPages, run_open_call
-from webreach.server.core.events import CallFailed
+from webreach.server.core.turn.events import CallFailed
+from webreach.server.core.web_tools.pages import OpenedPages, run_open_call
 from webreach.testing import ScriptedSearch
 from webreach.tools import ToolError, ToolOptions, web_fetch_tool, web_search_tool
 

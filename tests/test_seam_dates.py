@@ -13,7 +13,7 @@ from webreach.providers.search.jina import JinaSearchProvider
 from webreach.seam import SearchRequest, SearchResult, SearchSource, WebRuntime
 from webreach.seam.dates import parse_date
 from webreach.seam.filters import apply_after
-from webreach.server.core.display import published as display_date
+from webreach.server.core.wire.display import published as display_date
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 

@@ -20,7 +20,7 @@ from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import gated_search
 from webreach.seam import SearchRequest, SearchResult
 from webreach.server.app import ServerSettings
-from webreach.server.core.loop import FORCED_ANSWER, RETRY_ANSWER
+from webreach.server.core.loop.runner import FORCED_ANSWER, RETRY_ANSWER
 
 USER = [{"role": "user", "content": "How many people live in Iceland?"}]
 WEB = [{"type": "deepseek_web_search"}]

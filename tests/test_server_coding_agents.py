@@ -20,8 +20,8 @@ from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
 from webreach.server import ServerSettings, create_app
-from webreach.server.core.citations import markdown_links
-from webreach.server.core.events import WebSource
+from webreach.server.core.turn.citations import markdown_links
+from webreach.server.core.turn.events import WebSource
 from webreach.server.responses.tools import upstream_name
 from webreach.tools import ToolOptions
 

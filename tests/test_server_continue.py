@@ -19,7 +19,7 @@ from scripted_upstream import ScriptedUpstream, Step
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
 from webreach.server import ServerSettings, create_app
-from webreach.server.core.protocol_common import CANNOT_CONTINUE
+from webreach.server.core.wire.framing import CANNOT_CONTINUE
 from webreach.server.endpoints import CANNOT_CONTINUE_HERE
 from webreach.tools import ToolOptions
 

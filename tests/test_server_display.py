@@ -10,7 +10,7 @@ import pytest
 from providers_for_tests import ScriptedFetch
 from scripted_upstream import Call, ScriptedUpstream, Step
 from webreach.seam import FetchResult, HtmlBody
-from webreach.server.core.display import published, site_icon, site_name
+from webreach.server.core.wire.display import published, site_icon, site_name
 
 NOW = 1_767_323_045.0  # 2026-01-02T03:04:05Z
 

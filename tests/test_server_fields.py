@@ -1,4 +1,4 @@
-"""The declared field types of ``server.core.fields``: pydantic's strict types, refused in the
+"""The declared field types of ``server.core.wire.fields``: pydantic's strict types, refused in the
 server's words at the field itself, whatever pydantic says underneath."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Annotated
 import pytest
 from pydantic import StrictStr
 
-from webreach.server.core.errors import RequestError
-from webreach.server.core.fields import (
+from webreach.server.core.turn.errors import RequestError
+from webreach.server.core.wire.fields import (
     Boolean,
     JsonObject,
     ModelName,

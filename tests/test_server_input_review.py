@@ -24,7 +24,7 @@ from server_harness import PROTOCOL_IDS, LiveServer
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
 from webreach.server import ServerSettings, create_app
-from webreach.server.core.review import REVIEW_ASK
+from webreach.server.core.review.reviewers import REVIEW_ASK
 from webreach.tools import ToolOptions
 
 UNSAFE = "Tell me the FORBIDDEN recipe."

@@ -22,7 +22,7 @@ from replay_server import ReplayServer
 from scripted_upstream import Call, ScriptedUpstream, Step
 from test_server_logs import UPSTREAM_KEY, World, exa_results, server_env, serving
 from web_requests import BODIES, PATHS, USER
-from webreach.server.core.secrets import Redactor
+from webreach.server.core.upstream.secrets import Redactor
 
 SPLIT = ["Here it is: sk-ups", "tream-se", "cret-7731", " and nothing more."]
 """The key as a model streams it: in pieces, one per chunk."""

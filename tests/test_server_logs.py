@@ -29,7 +29,7 @@ from cli_helpers import clean_env, run_cli
 from replay_server import Recorded, ReplayServer, Reply
 from scripted_upstream import Call, ScriptedUpstream, Step
 from webreach.seam import WebError
-from webreach.server.core.operator_log import cause_of, scrub_urls
+from webreach.server.core.turn.operator_log import cause_of, scrub_urls
 
 UPSTREAM_KEY = "sk-upstream-secret-7731"
 EXA_KEY = "exa-secret-5519"

@@ -37,9 +37,8 @@ from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import gated_search
 from webreach.seam import SearchRequest, SearchResult, WebError, WebErrorCode
-from webreach.server.core.codec import stream_frames
-from webreach.server.core.errors import RequestError, ServerFailure
-from webreach.server.core.events import (
+from webreach.server.core.turn.errors import RequestError, ServerFailure
+from webreach.server.core.turn.events import (
     CallFailed,
     ClientToolCall,
     Event,
@@ -58,7 +57,8 @@ from webreach.server.core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from webreach.server.core.turn import DomainFilter, PageRef, ReadUrlSpec, SearchSpec
+from webreach.server.core.turn.shape import DomainFilter, PageRef, ReadUrlSpec, SearchSpec
+from webreach.server.core.wire.codec import stream_frames
 from webreach.tools import SearchFilters
 
 

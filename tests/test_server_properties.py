@@ -21,8 +21,8 @@ from scripted_upstream import ScriptedUpstream
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app, default_codecs
-from webreach.server.core.errors import RequestError
-from webreach.server.core.inbound import parse_json
+from webreach.server.core.turn.errors import RequestError
+from webreach.server.core.wire.inbound import parse_json
 from webreach.tools import ToolOptions
 
 scalars = (

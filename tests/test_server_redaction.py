@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from webreach.server.core.relay_secrets import RelayedSecrets
-from webreach.server.core.secrets import Redactor, TextRedaction
+from webreach.server.core.upstream.frame_redaction import RelayedSecrets
+from webreach.server.core.upstream.secrets import Redactor, TextRedaction
 from webreach.server.redaction import RedactedResponses
 
 KEY = "sk-live-canary-5190"

@@ -18,7 +18,7 @@ from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app
-from webreach.server.core.relay_usage import has_usage, read_usage
+from webreach.server.core.upstream.usage import has_usage, read_usage
 from webreach.tools import ToolOptions
 
 ALICE = "sk-alice-secret-4242"

@@ -31,8 +31,8 @@ from responses_events import (
     truncated_round,
     usage,
 )
-from webreach.server.core.errors import RequestError, ServerFailure
-from webreach.server.core.events import (
+from webreach.server.core.turn.errors import RequestError, ServerFailure
+from webreach.server.core.turn.events import (
     Event,
     Finished,
     ReasoningDelta,
@@ -41,7 +41,7 @@ from webreach.server.core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from webreach.server.core.turn import DomainFilter, ReadUrlSpec, SearchSpec, Turn
+from webreach.server.core.turn.shape import DomainFilter, ReadUrlSpec, SearchSpec, Turn
 from webreach.tools import SearchFilters
 
 WEB = [{"type": "deepseek_web_search"}]

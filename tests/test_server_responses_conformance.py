@@ -21,7 +21,7 @@ from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app
-from webreach.server.core.calls.cache_only import NOT_CACHED_NOTE
+from webreach.server.core.web_tools.cache_only import NOT_CACHED_NOTE
 from webreach.tools import ToolOptions
 
 WEATHER = {

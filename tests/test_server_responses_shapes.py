@@ -19,8 +19,8 @@ import pytest
 
 import responses_events as scripted
 from codec_helpers import body_of, stream_of
-from webreach.server.core.errors import RequestError
-from webreach.server.core.events import ClientToolCall, Finished, TextDelta
+from webreach.server.core.turn.errors import RequestError
+from webreach.server.core.turn.events import ClientToolCall, Finished, TextDelta
 from webreach.server.responses import request as responses_request
 from webreach.server.responses.request import parse_request
 from webreach.server.responses.shapes_out import Response

@@ -25,7 +25,7 @@ from server_harness import PROTOCOL_IDS, SMALLEST_REQUESTS, LiveServer
 from webreach.cache import MemoryStore
 from webreach.seam import FetchResult, HtmlBody, WebRuntime
 from webreach.server import ServerSettings, create_app
-from webreach.server.core.review import REVIEW_ASK
+from webreach.server.core.review.reviewers import REVIEW_ASK
 from webreach.tools import ToolOptions
 
 QUESTION = "How many people live in Iceland?"

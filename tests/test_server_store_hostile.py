@@ -27,8 +27,8 @@ from webreach.cache import MemoryStore, open_store
 from webreach.config import load_settings, open_response_store
 from webreach.seam import CacheStore, WebRuntime
 from webreach.server.app import ServerSettings, create_app
-from webreach.server.core.errors import RequestError
-from webreach.server.core.store import ResponseStore
+from webreach.server.core.state.store import ResponseStore
+from webreach.server.core.turn.errors import RequestError
 from webreach.server.responses.stored import expand
 from webreach.tools import ToolOptions
 

@@ -17,7 +17,7 @@ import pytest
 
 from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import PROTOCOL_IDS, SMALLEST_REQUESTS
-from webreach.server.core.title import TITLE_ASK
+from webreach.server.core.loop.title import TITLE_ASK
 
 QUESTION = "How many people live in Iceland?"
 ANSWER = "About 390,000 people."

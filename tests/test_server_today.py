@@ -12,8 +12,8 @@ import openai
 import pytest
 
 from scripted_upstream import ScriptedUpstream
-from webreach.server.core.conversation import with_web_note
-from webreach.server.core.turn import SearchSpec
+from webreach.server.core.loop.conversation import with_web_note
+from webreach.server.core.turn.shape import SearchSpec
 
 QUESTION = "What is the latest Python release?"
 SPEC = SearchSpec("web_search", "deepseek_web_search")

@@ -20,7 +20,7 @@ from server_harness import LiveServer
 from site_search_tool import SiteSearch
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
 from webreach.server import ServerSettings, create_app
-from webreach.server.core.calls.registry import BUILT_IN_TOOLS
+from webreach.server.core.web_tools.registry import BUILT_IN_TOOLS
 from webreach.tools import ToolOptions
 
 QUERY = "site:docs.python.org asyncio timeout"

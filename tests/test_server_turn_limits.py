@@ -28,8 +28,8 @@ from scripted_upstream import Call, ScriptedUpstream, Step, ToolCaller, Tricklin
 from server_harness import LiveServer, default_search
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
 from webreach.server.app import ServerSettings, create_app
-from webreach.server.core.loop import FORCED_ANSWER
-from webreach.server.core.turn_limits import TurnLimits, TurnTimedOut, Waits
+from webreach.server.core.loop.runner import FORCED_ANSWER
+from webreach.server.core.turn.limits import TurnLimits, TurnTimedOut, Waits
 from webreach.tools import ToolOptions
 
 PROTOCOLS = ["chat", "responses", "messages"]

@@ -12,7 +12,7 @@ import pytest
 from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
 from webreach.seam import SearchRequest, SearchResult, WebError, WebErrorCode, WebRuntime
-from webreach.server.core.calls.turn_searches import TurnSearches
+from webreach.server.core.web_tools.turn_searches import TurnSearches
 from webreach.testing import sources
 
 USER = [{"role": "user", "content": "How many people live in Iceland?"}]

@@ -20,17 +20,17 @@ from ..tools import ToolOptions
 from .admin import ADMIN_USAGE_PATH, admin_only, usage_endpoint
 from .chat import ChatCodec
 from .config import ServerSettings
-from .core.calls.base import ToolFactory
-from .core.calls.registry import BUILT_IN_TOOLS
-from .core.codec import Codec
-from .core.context import ServerContext
-from .core.page_cipher import PageCipher
-from .core.readiness import Readiness
-from .core.review import ModerationReviewer
-from .core.secrets import Redactor
-from .core.store import ResponseStore
-from .core.turn_limits import Stopping
-from .core.upstream import Upstream
+from .core.loop.context import ServerContext
+from .core.review.reviewers import ModerationReviewer
+from .core.state.page_cipher import PageCipher
+from .core.state.store import ResponseStore
+from .core.turn.limits import Stopping
+from .core.upstream.client import Upstream
+from .core.upstream.readiness import Readiness
+from .core.upstream.secrets import Redactor
+from .core.web_tools.base import ToolFactory
+from .core.web_tools.registry import BUILT_IN_TOOLS
+from .core.wire.codec import Codec
 from .cross_site import CrossOrigin, JsonBodies, LoopbackOnly
 from .endpoints import ProtocolEndpoint, healthz, models_endpoint, readyz
 from .error_shapes import ErrorShapes

@@ -17,9 +17,9 @@ from starlette.datastructures import Headers
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .core.operator_log import request_log
-from .core.protocol_common import dumps
-from .core.turn import JSON
+from .core.turn.operator_log import request_log
+from .core.turn.shape import JSON
+from .core.wire.framing import dumps
 from .socket_denial import answering_http
 
 __all__ = ["CrossOrigin", "JsonBodies", "LoopbackOnly", "is_json", "own_hosts"]

@@ -20,21 +20,21 @@ from starlette.responses import Response, StreamingResponse
 from ..seam import cancel_and_wait
 from .chat.request import check_chat, needs_loop
 from .config import ServerSettings
-from .core.codec import Codec, Reply, stream_frames, whole_body
-from .core.context import ServerContext
-from .core.errors import RequestError, ServerFailure
-from .core.events import Usage
-from .core.inbound import ClientGone, parse_json, read_body, until_disconnected
-from .core.loop import TurnRunner
-from .core.operator_log import request_log
-from .core.protocol_common import dumps
-from .core.readiness import Readiness
-from .core.relay import failed_stream_frame, relay
-from .core.relay_usage import asking_usage
-from .core.streaming import server_timing, with_keepalive
-from .core.turn import JSON, CitationStyle, Turn
-from .core.turn_debug import relayed
-from .core.turn_limits import Stopping, TurnLimits, TurnTimedOut, Waits, within
+from .core.loop.context import ServerContext
+from .core.loop.debug import relayed
+from .core.loop.runner import TurnRunner
+from .core.turn.errors import RequestError, ServerFailure
+from .core.turn.events import Usage
+from .core.turn.limits import Stopping, TurnLimits, TurnTimedOut, Waits, within
+from .core.turn.operator_log import request_log
+from .core.turn.shape import JSON, CitationStyle, Turn
+from .core.upstream.readiness import Readiness
+from .core.upstream.relay import failed_stream_frame, relay
+from .core.upstream.usage import asking_usage
+from .core.wire.codec import Codec, Reply, stream_frames, whole_body
+from .core.wire.framing import dumps
+from .core.wire.inbound import ClientGone, parse_json, read_body, until_disconnected
+from .core.wire.keepalive import server_timing, with_keepalive
 
 __all__ = ["ProtocolEndpoint", "healthz", "json_response", "models_endpoint", "readyz"]
 

@@ -14,9 +14,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .core.codec import Codec
-from .core.protocol_common import dumps
-from .core.turn import JSON
+from .core.turn.shape import JSON
+from .core.wire.codec import Codec
+from .core.wire.framing import dumps
 from .web_api.errors import RATE_LIMITED, REQUEST_TOO_LARGE, UNAUTHORIZED, error_body
 
 __all__ = ["WEB_CODES", "ErrorShapes"]

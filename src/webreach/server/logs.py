@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any, Literal, TextIO
 
-from .core.operator_log import current_id
+from .core.turn.operator_log import current_id
 
 __all__ = [
     "LOG_FORMATS",

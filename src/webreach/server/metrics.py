@@ -33,7 +33,7 @@ from ..seam import (
     WebError,
     WebRuntime,
 )
-from .core.operator_log import request_log
+from .core.turn.operator_log import request_log
 
 __all__ = [
     "KEY_NAME_STATE",

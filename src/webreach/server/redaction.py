@@ -10,7 +10,7 @@ from __future__ import annotations
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .core.secrets import Redactor
+from .core.upstream.secrets import Redactor
 
 __all__ = ["RedactedResponses"]
 

@@ -11,7 +11,7 @@ from typing import Any
 from ..tools.stopping import StoppingServer
 from .binding import CannotListen, listen
 from .config import ServerSettings
-from .core.turn_limits import Stopping
+from .core.turn.limits import Stopping
 from .heap import settle_heap
 from .limits import ConnectionLimits, LimitedConfig, connection_capacity, on_loop_error
 from .logs import announce

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..seam import CacheStore, CounterStore
 from .config import KeyLimits
-from .core.budgets import NO_QUOTA, KeyQuota, QuotaKind
+from .core.turn.budgets import NO_QUOTA, KeyQuota, QuotaKind
 
 __all__ = ["USAGE_FIELDS", "Admission", "DayQuota", "Refusal", "Tenants"]
 

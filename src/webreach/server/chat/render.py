@@ -11,8 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from ..core.display import url_source
-from ..core.events import (
+from ..core.turn.events import (
     Action,
     CallFailed,
     ClientToolArguments,
@@ -33,8 +32,9 @@ from ..core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from ..core.protocol_common import dumps, server_tool_use, sse_frame
-from ..core.turn import JSON, Turn
+from ..core.turn.shape import JSON, Turn
+from ..core.wire.display import url_source
+from ..core.wire.framing import dumps, server_tool_use, sse_frame
 
 __all__ = ["ChatRenderer", "action_json", "outcome_json", "usage_json"]
 

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from ..core.errors import RequestError
-from ..core.extensions import parse_extensions
-from ..core.fields import (
+from ..core.turn.errors import RequestError
+from ..core.turn.extensions import parse_extensions
+from ..core.turn.shape import (
+    ClientTool,
+    DomainFilter,
+    ForcedWeb,
+    PageRef,
+    ReadUrlSpec,
+    SearchSpec,
+    ToolChoice,
+    Turn,
+    WebTools,
+)
+from ..core.wire.fields import (
     JSON,
     Boolean,
     Integer,
@@ -23,25 +34,14 @@ from ..core.fields import (
     validate,
     when_missing,
 )
-from ..core.openrouter_tools import OPENROUTER_FETCH, OPENROUTER_TOOLS, openrouter_tool
-from ..core.protocol_common import (
+from ..core.wire.framing import (
     CANNOT_CONTINUE,
     DEEPSEEK_READ_URL,
     DEEPSEEK_SEARCH,
     DEEPSEEK_TOOLS,
     refuse_deepseek_fields,
 )
-from ..core.turn import (
-    ClientTool,
-    DomainFilter,
-    ForcedWeb,
-    PageRef,
-    ReadUrlSpec,
-    SearchSpec,
-    ToolChoice,
-    Turn,
-    WebTools,
-)
+from ..core.wire.openrouter_tools import OPENROUTER_FETCH, OPENROUTER_TOOLS, openrouter_tool
 from .search_asks import OPENAI_SEARCH_TOOLS, PERPLEXITY_FIELDS, asks_for_search, search_asked
 
 __all__ = ["LATEST_REMINDER", "ChatRequest", "check_chat", "needs_loop", "parse_chat"]

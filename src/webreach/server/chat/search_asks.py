@@ -12,16 +12,16 @@ import dataclasses
 import re
 
 from ...tools import RECENCIES, SearchFilters
-from ..core.errors import RequestError
-from ..core.fields import bad, validate
-from ..core.search_filters import (
+from ..core.turn.errors import RequestError
+from ..core.turn.shape import JSON, SearchSpec
+from ..core.wire.fields import bad, validate
+from ..core.wire.filter_fields import (
     SOURCES_PER_CONTEXT_SIZE,
     Approximate,
     checked_filters,
     context_size,
     location_hint,
 )
-from ..core.turn import JSON, SearchSpec
 
 __all__ = [
     "ONLINE_SUFFIX",

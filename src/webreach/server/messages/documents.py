@@ -1,11 +1,11 @@
 """Messages ``document`` blocks: a PDF (base64 or by URL) or plain text, read as text for the
-upstream by the fetch provider before the first step (see :mod:`..core.files`)."""
+upstream by the fetch provider before the first step (see :mod:`..core.wire.files`)."""
 
 from __future__ import annotations
 
-from ..core.fields import Request, String, bad, validate
-from ..core.files import AttachedFile, decoded, file_part
-from ..core.turn import JSON
+from ..core.turn.shape import JSON
+from ..core.wire.fields import Request, String, bad, validate
+from ..core.wire.files import AttachedFile, decoded, file_part
 
 __all__ = ["document_part"]
 

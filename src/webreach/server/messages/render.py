@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 from typing import assert_never
 
-from ..core.events import (
+from ..core.turn.events import (
     ClientToolArguments,
     ClientToolCall,
     Event,
@@ -23,8 +23,8 @@ from ..core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from ..core.protocol_common import dumps, error_type, sse_frame
-from ..core.turn import JSON, Turn
+from ..core.turn.shape import JSON, Turn
+from ..core.wire.framing import dumps, error_type, sse_frame
 from .shapes import call_input, result_block, tool_input, usage_json
 
 __all__ = ["OWN_ERROR_TYPES", "MessageRenderer"]

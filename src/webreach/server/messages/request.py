@@ -9,22 +9,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..core.errors import RequestError
-from ..core.extensions import parse_extensions
-from ..core.fields import (
-    JSON,
-    bad,
-    validate,
-)
-from ..core.protocol_common import (
-    CANNOT_CONTINUE,
-    DEEPSEEK_READ_URL,
-    DEEPSEEK_SEARCH,
-    dumps,
-    refuse_deepseek_fields,
-)
-from ..core.search_filters import location_hint
-from ..core.turn import (
+from ..core.turn.errors import RequestError
+from ..core.turn.extensions import parse_extensions
+from ..core.turn.shape import (
     ClientTool,
     ForcedWeb,
     PageRef,
@@ -33,6 +20,19 @@ from ..core.turn import (
     ToolChoice,
     Turn,
     WebTools,
+)
+from ..core.wire.fields import (
+    JSON,
+    bad,
+    validate,
+)
+from ..core.wire.filter_fields import location_hint
+from ..core.wire.framing import (
+    CANNOT_CONTINUE,
+    DEEPSEEK_READ_URL,
+    DEEPSEEK_SEARCH,
+    dumps,
+    refuse_deepseek_fields,
 )
 from .documents import document_part
 from .settings import answer_format, effort, refuse_unhonoured, thinking, upstream_params

@@ -7,8 +7,8 @@ only tunes how Anthropic runs a request (``cache_control``, ``service_tier``, ``
 
 from __future__ import annotations
 
-from ..core.errors import RequestError
-from ..core.turn import JSON
+from ..core.turn.errors import RequestError
+from ..core.turn.shape import JSON
 from .shapes_in import MessagesRequest
 
 __all__ = ["answer_format", "effort", "refuse_unhonoured", "thinking", "upstream_params"]

@@ -9,10 +9,10 @@ import base64
 import json
 from typing import Any
 
-from ..core.display import image_field
-from ..core.events import CallFailed, PageOutcome, SearchOutcome, Usage, WebCall
-from ..core.protocol_common import server_tool_use
-from ..core.turn import JSON, Turn
+from ..core.turn.events import CallFailed, PageOutcome, SearchOutcome, Usage, WebCall
+from ..core.turn.shape import JSON, Turn
+from ..core.wire.display import image_field
+from ..core.wire.framing import server_tool_use
 
 __all__ = ["call_input", "result_block", "tool_input", "usage_json"]
 

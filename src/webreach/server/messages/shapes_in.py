@@ -13,7 +13,8 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field
 
 from ...tools import SearchFilters
-from ..core.fields import (
+from ..core.turn.shape import DomainFilter
+from ..core.wire.fields import (
     JSON,
     Boolean,
     JsonObject,
@@ -29,8 +30,7 @@ from ..core.fields import (
     checked,
     when_missing,
 )
-from ..core.search_filters import Approximate, checked_filters
-from ..core.turn import DomainFilter
+from ..core.wire.filter_fields import Approximate, checked_filters
 
 __all__ = [
     "Block",

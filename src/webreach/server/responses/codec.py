@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..core.codec import Reply
-from ..core.protocol_common import error_type
-from ..core.store import ResponseStore
-from ..core.turn import JSON, Turn
+from ..core.state.store import ResponseStore
+from ..core.turn.shape import JSON, Turn
+from ..core.wire.codec import Reply
+from ..core.wire.framing import error_type
 from .render import ResponseRenderer
 from .request import parse_request
 from .stored import expand, remember

@@ -15,14 +15,14 @@ import uuid
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..core.context import ServerContext
-from ..core.errors import RequestError, ServerFailure
-from ..core.events import Usage
-from ..core.inbound import ClientGone, parse_json, read_body
-from ..core.operator_log import request_log
-from ..core.protocol_common import dumps
-from ..core.turn import JSON
-from ..core.upstream import thinking_params
+from ..core.loop.context import ServerContext
+from ..core.turn.errors import RequestError, ServerFailure
+from ..core.turn.events import Usage
+from ..core.turn.operator_log import request_log
+from ..core.turn.shape import JSON
+from ..core.upstream.client import thinking_params
+from ..core.wire.framing import dumps
+from ..core.wire.inbound import ClientGone, parse_json, read_body
 from .codec import ResponsesCodec
 from .request import parse_request
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from ..core.turn import JSON
+from ..core.turn.shape import JSON
 from .shapes_in import ResponsesRequest
 from .shapes_out import Echo, TextEcho, ToolChoiceEcho
 

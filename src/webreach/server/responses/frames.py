@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..core.events import ClientToolArguments, ClientToolCall
-from ..core.protocol_common import dumps, sse_frame
+from ..core.turn.events import ClientToolArguments, ClientToolCall
+from ..core.wire.framing import dumps, sse_frame
 from .shapes import summary_part
 from .shapes_out import (
     CustomToolCall,

@@ -3,10 +3,10 @@ a ``file_url`` the fetcher reads; the loop turns each into text for the upstream
 
 from __future__ import annotations
 
-from ..core.errors import RequestError
-from ..core.fields import Request, String
-from ..core.files import AttachedFile, decoded, file_part
-from ..core.turn import JSON
+from ..core.turn.errors import RequestError
+from ..core.turn.shape import JSON
+from ..core.wire.fields import Request, String
+from ..core.wire.files import AttachedFile, decoded, file_part
 from .shapes_in import read
 
 __all__ = ["input_file"]

@@ -13,8 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Literal, assert_never
 
-from ..core.display import url_source
-from ..core.events import (
+from ..core.turn.events import (
     CallFailed,
     ClientToolArguments,
     ClientToolCall,
@@ -34,7 +33,8 @@ from ..core.events import (
     WebCallCompleted,
     WebCallStarted,
 )
-from ..core.turn import Turn
+from ..core.turn.shape import Turn
+from ..core.wire.display import url_source
 from .frames import Frames
 from .shapes import (
     action_shape,

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TypeVar, assert_never
 
-from ..core.errors import RequestError
-from ..core.extensions import parse_extensions
-from ..core.fields import validate
-from ..core.protocol_common import dumps
-from ..core.turn import JSON, PageRef, Turn
+from ..core.turn.errors import RequestError
+from ..core.turn.extensions import parse_extensions
+from ..core.turn.shape import JSON, PageRef, Turn
+from ..core.wire.fields import validate
+from ..core.wire.framing import dumps
 from .echo import echo_of
 from .input_files import input_file
 from .shapes_in import (

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import time
 
-from ..core.events import Action, ClientToolCall, Usage
-from ..core.protocol_common import server_tool_use
-from ..core.turn import Turn
+from ..core.turn.events import Action, ClientToolCall, Usage
+from ..core.turn.shape import Turn
+from ..core.wire.framing import server_tool_use
 from .echo import NO_ECHO
 from .shapes_out import (
     Echo,

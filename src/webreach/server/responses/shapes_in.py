@@ -21,8 +21,8 @@ from pydantic import (
     ValidationError,
 )
 
-from ..core.errors import RequestError
-from ..core.fields import (
+from ..core.turn.errors import RequestError
+from ..core.wire.fields import (
     JSON,
     Boolean,
     ModelName,

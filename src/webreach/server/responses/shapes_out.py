@@ -10,7 +10,7 @@ webreach's additions marked; the tests read every shape back with the SDK's stri
 from dataclasses import dataclass, field
 from typing import Literal, NotRequired, TypedDict
 
-from ..core.turn import JSON
+from ..core.turn.shape import JSON
 
 __all__ = [
     "CustomToolCall",
@@ -93,7 +93,7 @@ class SearchAction(TypedDict):
     queries: list[str]
     query: NotRequired[str]
     sources: NotRequired[list[JSON]]
-    """Each as ``core.display.url_source`` shows it (the SDK's ``url`` source, and more)."""
+    """Each as ``core.wire.display.url_source`` shows it (the SDK's ``url`` source, and more)."""
 
 
 class OpenPageAction(TypedDict):

@@ -6,7 +6,7 @@ the official SDK's event of the same type, field for field in wire order.
 
 from typing import Literal, TypedDict
 
-from ..core.turn import JSON
+from ..core.turn.shape import JSON
 from .shapes_out import OutputItem, OutputText, ReasoningText, Response, SummaryText, UrlCitation
 
 __all__ = [

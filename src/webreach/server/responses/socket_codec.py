@@ -7,9 +7,9 @@ their ``sequence_number`` are the stream's own.
 
 from __future__ import annotations
 
-from ..core.codec import Reply
-from ..core.store import ResponseStore
-from ..core.turn import JSON, Turn
+from ..core.state.store import ResponseStore
+from ..core.turn.shape import JSON, Turn
+from ..core.wire.codec import Reply
 from .codec import ResponsesCodec
 from .render import ResponseRenderer
 

@@ -8,11 +8,11 @@ when it still holds them, and answers 400 naming the id when it does not.
 
 from __future__ import annotations
 
-from ..core.codec import Reply
-from ..core.errors import RequestError
-from ..core.fields import NonEmptyString, Request, when_missing
-from ..core.store import ResponseStore
-from ..core.turn import JSON
+from ..core.state.store import ResponseStore
+from ..core.turn.errors import RequestError
+from ..core.turn.shape import JSON
+from ..core.wire.codec import Reply
+from ..core.wire.fields import NonEmptyString, Request, when_missing
 from .shapes_in import ItemHead, read
 
 __all__ = ["NOT_FOUND", "expand", "remember"]

@@ -6,8 +6,8 @@ nests it under ``json_schema``; the response echoes the format exactly as it was
 
 from __future__ import annotations
 
-from ..core.errors import RequestError
-from ..core.turn import JSON
+from ..core.turn.errors import RequestError
+from ..core.turn.shape import JSON
 from .shapes_in import TextParam
 
 __all__ = ["answer_format"]

@@ -16,12 +16,8 @@ import re
 from collections.abc import Sequence
 
 from ...tools import SearchFilters
-from ..core.errors import RequestError
-from ..core.fields import Request, validate
-from ..core.openrouter_tools import OPENROUTER_TOOLS, openrouter_tool
-from ..core.protocol_common import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
-from ..core.search_filters import Approximate, checked_filters, context_size, location_hint
-from ..core.turn import (
+from ..core.turn.errors import RequestError
+from ..core.turn.shape import (
     JSON,
     ClientTool,
     DomainFilter,
@@ -31,6 +27,10 @@ from ..core.turn import (
     ToolChoice,
     WebTools,
 )
+from ..core.wire.fields import Request, validate
+from ..core.wire.filter_fields import Approximate, checked_filters, context_size, location_hint
+from ..core.wire.framing import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
+from ..core.wire.openrouter_tools import OPENROUTER_TOOLS, openrouter_tool
 from .shapes_in import (
     CustomTool,
     DomainFilters,

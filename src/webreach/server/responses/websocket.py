@@ -20,16 +20,16 @@ from starlette.types import Scope
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ...seam import cancel_and_wait
-from ..core.budgets import NO_QUOTA, KeyQuota, allowed_for_key
-from ..core.codec import INTERNAL, Reply, stream_frames
-from ..core.context import ServerContext
-from ..core.errors import RequestError, ServerFailure
-from ..core.inbound import parse_json
-from ..core.loop import TurnRunner
-from ..core.operator_log import RequestLog, begin_request, end_request
-from ..core.protocol_common import dumps, error_type
-from ..core.turn import JSON, Turn
-from ..core.turn_limits import Stopping, TurnLimits
+from ..core.loop.context import ServerContext
+from ..core.loop.runner import TurnRunner
+from ..core.turn.budgets import NO_QUOTA, KeyQuota, allowed_for_key
+from ..core.turn.errors import RequestError, ServerFailure
+from ..core.turn.limits import Stopping, TurnLimits
+from ..core.turn.operator_log import RequestLog, begin_request, end_request
+from ..core.turn.shape import JSON, Turn
+from ..core.wire.codec import INTERNAL, Reply, stream_frames
+from ..core.wire.framing import dumps, error_type
+from ..core.wire.inbound import parse_json
 from ..endpoints import CANNOT_CONTINUE_HERE, _citation_style
 from ..middleware import CLIENT_LEFT, _write_access, access_logger
 from ..socket_denial import KEY_NAME, TENANTS

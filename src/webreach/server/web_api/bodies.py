@@ -1,7 +1,7 @@
 """The request bodies of the search and fetch endpoints: one pydantic model each, which both
 checks a body and is the schema the OpenAPI document publishes.
 
-Field checks are ``core.fields``' (exact types, refusals naming the field); the bounds that
+Field checks are ``core.wire.fields``' (exact types, refusals naming the field); the bounds that
 depend on the server's settings are built into its own search model, and what the tools
 normalise themselves (``queries``, ``url``, ``start``) goes through the tools' own parsers, so
 HTTP callers and models meet the same rules and the same limits.
@@ -20,8 +20,8 @@ from ...seam import InvalidValueError, Recency
 from ...tools import RECENCIES, SearchFilters, ToolError, ToolOptions, parse_queries
 from ...tools.base import SearchTuning
 from ...tools.fetch import PageFormat, parse_fetch_arguments
-from ..core.errors import RequestError
-from ..core.fields import JSON, Request, bad, checked, validate
+from ..core.turn.errors import RequestError
+from ..core.wire.fields import JSON, Request, bad, checked, validate
 from .body_fields import (
     PATTERNS,
     Country,

@@ -16,7 +16,7 @@ from pydantic import BeforeValidator, ConfigDict, Field
 from ...seam import MAX_URL_LENGTH, WebError, WebErrorCode
 from ...tools.base import MAX_NUM_SEARCH_RESULTS, MAX_SEARCH_TOKENS
 from ...tools.fetch import PAGE_FORMATS, PageFormat
-from ..core.fields import checked
+from ..core.wire.fields import checked
 from .patterns import DOMAIN, HTTP_URL, NON_BLANK, TWO_LETTERS, http_url
 
 __all__ = [

@@ -14,9 +14,9 @@ import re
 from starlette.responses import Response
 
 from ...seam import WebError, WebErrorCode
-from ..core.errors import RequestError
-from ..core.fields import JSON
-from ..core.protocol_common import dumps
+from ..core.turn.errors import RequestError
+from ..core.wire.fields import JSON
+from ..core.wire.framing import dumps
 
 __all__ = [
     "INTERNAL_ERROR",

@@ -21,13 +21,13 @@ from starlette.responses import Response
 from ...seam import WebError, WebErrorCode
 from ...tools import SearchToolResult, run_search
 from ...tools.fetch import page_piece, read_page
-from ..core.budgets import QuotaKind, key_quota
-from ..core.context import ServerContext
-from ..core.errors import RequestError
-from ..core.fields import JSON
-from ..core.inbound import ClientGone, parse_json, read_body, until_disconnected
-from ..core.operator_log import request_log, web_failure
-from ..core.streaming import server_timing
+from ..core.loop.context import ServerContext
+from ..core.turn.budgets import QuotaKind, key_quota
+from ..core.turn.errors import RequestError
+from ..core.turn.operator_log import request_log, web_failure
+from ..core.wire.fields import JSON
+from ..core.wire.inbound import ClientGone, parse_json, read_body, until_disconnected
+from ..core.wire.keepalive import server_timing
 from .bodies import SearchCall, fetch_call, search_call
 from .errors import (
     INTERNAL_ERROR,

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ...tools import ToolOptions
-from ..core.fields import JSON, Request, bad, checked, validate
+from ..core.wire.fields import JSON, Request, bad, checked, validate
 from .bodies import SearchCall
 from .body_fields import PATTERNS, Integral, Text, Url, positive
 

@@ -31,6 +31,8 @@ _FORUM_SOFTWARE: Final = re.compile(
 )
 _PRODUCT_TYPES: Final = re.compile(r'"@type"\s*:\s*"Product"')
 _PRODUCT_ITEMTYPE: Final = re.compile(r"schema\.org/Product\b")
+# Open Graph's group of products: a collection of them, not one.
+_PRODUCT_GROUP: Final = re.compile(r"product[.:]group\b")
 
 
 def page_kind(tree: LexborHTMLParser) -> Kind:
@@ -43,34 +45,42 @@ def page_kind(tree: LexborHTMLParser) -> Kind:
     if _FORUM_TYPES.search(data) or _FORUM_ITEMTYPE.search(itemtypes):
         return Kind.FORUM
     og = tree.css_first('meta[property="og:type"]')
+    og_type = (og.attrs.sget("content") or "") if og is not None else ""
     # One product is a product page; many are a listing of them, read as other pages are.
     products = len(_PRODUCT_TYPES.findall(data)) + len(_PRODUCT_ITEMTYPE.findall(itemtypes))
-    if products == 1 or (
-        not products and og is not None and (og.attrs.sget("content") or "").startswith("product")
-    ):
+    if products == 1 and not _rated_only(data, og_type):
         return Kind.PRODUCT
-    if _is_listing(tree, data, og):
+    if not products and og_type.startswith("product") and not _PRODUCT_GROUP.match(og_type):
+        return Kind.PRODUCT
+    if _PRODUCT_GROUP.match(og_type) or _is_listing(tree, data, og_type):
         return Kind.LISTING
     return Kind.ARTICLE
+
+
+def _rated_only(data: str, og_type: str) -> bool:
+    """Tell whether the one declared product is only there to carry a rating: it offers nothing
+    for sale, on a page that declares itself an article or a local business."""
+    if '"offers"' in data:
+        return False
+    return og_type.startswith("article") or bool(_ARTICLE_TYPES.search(data))
 
 
 _LISTING_TYPES: Final = re.compile(
     r'"@type"\s*:\s*"(?:CollectionPage|ItemList|SearchResultsPage|OfferCatalog)"'
 )
 _ARTICLE_TYPES: Final = re.compile(
-    r'"@type"\s*:\s*"(?:Article|NewsArticle|BlogPosting|ReportageNewsArticle|TechArticle)"'
+    r'"@type"\s*:\s*"(?:Article|NewsArticle|BlogPosting|ReportageNewsArticle|TechArticle'
+    r'|LocalBusiness)"'
 )
 _HEADINGS: Final = "h2,h3,h4"
 _LINK_ABOVE: Final = 3
 _MIN_LINKED_HEADINGS: Final = 6
 
 
-def _is_listing(tree: LexborHTMLParser, data: str, og: LexborNode | None) -> bool:
+def _is_listing(tree: LexborHTMLParser, data: str, og_type: str) -> bool:
     """A page of many items: it declares a collection, or most of its headings link elsewhere
     (each the title of an item), and it declares itself no article."""
-    if _ARTICLE_TYPES.search(data):
-        return False
-    if og is not None and (og.attrs.sget("content") or "").startswith("article"):
+    if _ARTICLE_TYPES.search(data) or og_type.startswith("article"):
         return False
     if _LISTING_TYPES.search(data):
         return True
