@@ -301,3 +301,41 @@ def test_a_products_declared_description_is_not_repeated() -> None:
     markdown = render_html(product_page(shown))
     assert markdown.count("recycled nylon") == 1
     assert "USD" not in markdown
+
+
+def test_a_shops_cart_and_reviews_beside_the_product_stay_out() -> None:
+    cart = "".join(
+        f"<tr><td>Trail pack 25, blue, size {n}: price per piece, quantity and the line total "
+        "with taxes, discounts and shipping calculated at checkout.</td></tr>"
+        for n in range(6)
+    )
+    reviews = "".join(f"<p>Reviewer {n} wrote: {SENTENCE}</p>" for n in range(4))
+    body = (
+        f"<div class='cart-drawer'><table>{cart}</table></div><main><h1>Trail pack 25</h1>"
+        f"<div class='product__description'>{prose(3)}</div></main>"
+        f"<section class='product-reviews'>{reviews}</section>"
+    )
+    markdown = render_html(product_page(body))
+    assert "Post 2, again." in markdown
+    assert "checkout" not in markdown
+    assert "Reviewer" not in markdown
+
+
+def test_what_only_looks_like_a_product_page_is_read_as_what_it_is() -> None:
+    """A group of products is a collection of them; a product declared only to carry a rating,
+    offering nothing, on a page that declares an article, leaves the page an article."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    from webreach.tools.render.kinds import Kind, page_kind
+
+    def kind(head: str) -> Kind:
+        return page_kind(LexborHTMLParser(f"<html><head>{head}</head><body></body></html>"))
+
+    assert kind('<meta property="og:type" content="product.group">') is Kind.LISTING
+    rated = (
+        '<script type="application/ld+json">[{"@type": "BlogPosting"}, {"@type": "Product",'
+        ' "aggregateRating": {"@type": "AggregateRating", "ratingValue": "4.8"}}]</script>'
+    )
+    assert kind(rated) is Kind.ARTICLE
+    sold = rated.replace('"aggregateRating"', '"offers": {"price": "5"}, "aggregateRating"')
+    assert kind(sold) is Kind.PRODUCT

@@ -130,7 +130,9 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
     parses fast enough that this is cheaper than cloning.
     """
     best: Article | None = None
-    widening = _WIDENING[page_kind(tree)]
+    kind = page_kind(tree)
+    widening = _WIDENING[kind]
+    furniture = patterns.KIND_FURNITURE.get(kind.value, frozenset())
     for attempt, flags in enumerate(ATTEMPTS):
         check()
         if attempt:
@@ -144,7 +146,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
             node.decompose(recursive=False)
         if attempt == 1 and text_length(body) < CHAR_THRESHOLD:
             break
-        article = _grab_article(body, flags, title, widening)
+        article = _grab_article(body, flags, title, widening, furniture)
         if article is not None:
             if article.text_length >= CHAR_THRESHOLD:
                 best = article
@@ -157,9 +159,13 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
 
 
 def _grab_article(
-    body: LexborNode, flags: Flags, title: str | None, widening: Widening
+    body: LexborNode,
+    flags: Flags,
+    title: str | None,
+    widening: Widening,
+    furniture: frozenset[str],
 ) -> Article | None:
-    prune(body, strip_unlikely=flags.strip_unlikely, title=title)
+    prune(body, strip_unlikely=flags.strip_unlikely, title=title, furniture=furniture)
     scoring = _Scoring(flags)
     _score_paragraphs(body, scoring)
     if not scoring.candidates:

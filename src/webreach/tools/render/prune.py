@@ -46,8 +46,18 @@ _FOLDED_ROLES: Final = frozenset({"region", "tabpanel"})
 _FOLDED_NAMES: Final = patterns.words("accordion collapse collapsible collapsed tabpanel")
 
 
-def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
-    """Drop, in place, what cannot be main content; `strip_unlikely` is relaxed on retries."""
+def prune(
+    body: LexborNode,
+    *,
+    strip_unlikely: bool,
+    title: str | None,
+    furniture: frozenset[str] = frozenset(),
+) -> None:
+    """Drop, in place, what cannot be main content; `strip_unlikely` is relaxed on retries.
+
+    `furniture` names more layout words that are furniture on this kind of page (a shop's cart
+    and reviews beside its product), dropped as the common ones are.
+    """
     for node in body.css(_HIDDEN):
         attrs = node.attributes
         if (_is_hidden(attrs) and not _is_folded(attrs)) or (
@@ -66,7 +76,7 @@ def prune(body: LexborNode, *, strip_unlikely: bool, title: str | None) -> None:
         match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
         found = unlikely.get(match)
         if found is None:
-            found = unlikely[match] = _verdict(match)
+            found = unlikely[match] = _verdict(match, furniture)
         # Names only furniture carries are dropped on every pass, the others on the first.
         if found is _Verdict.KEPT or spared(node):
             continue
@@ -111,8 +121,8 @@ class _Verdict(Enum):
     """Dropped even when it holds most of the page: the name says only furniture."""
 
 
-def _verdict(match: str) -> _Verdict:
-    if not is_unlikely(match):
+def _verdict(match: str, furniture: frozenset[str]) -> _Verdict:
+    if not is_unlikely(match, furniture):
         return _Verdict.KEPT
     lowered = match.lower()
     if any(phrase in lowered for phrase in patterns.UNLIKELY_PHRASES) or (
@@ -122,7 +132,7 @@ def _verdict(match: str) -> _Verdict:
     return _Verdict.UNLIKELY
 
 
-def is_unlikely(match: str) -> bool:
+def is_unlikely(match: str, furniture: frozenset[str] = frozenset()) -> bool:
     """Tell whether a class/id string names furniture: one of its words is, begins or ends with
     an unlikely name (``site-footer``, ``commentList``, ``relatedposts``), and no content name
     is in it.
@@ -131,8 +141,10 @@ def is_unlikely(match: str) -> bool:
     """
     names = class_words(match)
     lowered = match.lower()
-    unlikely = any(phrase in lowered for phrase in patterns.UNLIKELY_PHRASES) or _names_any(
-        names, patterns.UNLIKELY_WORDS
+    unlikely = (
+        any(phrase in lowered for phrase in patterns.UNLIKELY_PHRASES)
+        or _names_any(names, patterns.UNLIKELY_WORDS)
+        or (bool(furniture) and _names_any(names, furniture))
     )
     return unlikely and not patterns.MAYBE_CANDIDATE.search(lowered)
 
