@@ -1,6 +1,7 @@
-"""The fetcher's pools by origin: one site's reads wait for that site's connections only, the
-process's total is held, a slot comes back however its request ends, and pools nobody reads are
-closed past the few kept, so a burst leaves few idle sockets behind."""
+"""The fetcher's pools, on aiohttp (the default) and on httpcore2 (a fetcher given a dialer):
+one site's reads wait for that site's connections only, the process's total is held, a slot
+comes back however its request ends, and idle connections do not outlive their keep-alive or,
+on httpcore2, the few pools kept, so a burst leaves few idle sockets behind."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ import pytest
 
 from webreach.net import AllowList
 from webreach.net import origin_pools as pools
+from webreach.net.pinned_aio import PinnedAioTransport
 from webreach.net.pinned_transport import PinnedTransport
 from webreach.net.pinning import PinningBackend
+
+TRANSPORTS = ("aiohttp", "httpcore2")
 
 
 class Site:
@@ -80,10 +84,22 @@ async def _request_head(reader: asyncio.StreamReader) -> bool:
     return True
 
 
+@pytest.fixture(params=TRANSPORTS)
+def on(request: pytest.FixtureRequest) -> str:
+    """The pool under test."""
+    return str(request.param)
+
+
 @contextlib.asynccontextmanager
-async def fetcher(per_origin: int = 4, total: int = 512) -> AsyncIterator[httpx2.AsyncClient]:
+async def fetcher(
+    on: str, per_origin: int = 4, total: int = 512, keepalive: float = 5.0
+) -> AsyncIterator[httpx2.AsyncClient]:
     backend = PinningBackend(AllowList.parse("127.0.0.1"))
-    transport = PinnedTransport(backend, per_origin=per_origin, total=total)
+    transport: httpx2.AsyncBaseTransport = (
+        PinnedAioTransport(backend, per_origin=per_origin, total=total, keepalive=keepalive)
+        if on == "aiohttp"
+        else PinnedTransport(backend, per_origin=per_origin, total=total)
+    )
     async with httpx2.AsyncClient(transport=transport, timeout=60) as client:
         yield client
 
@@ -92,8 +108,8 @@ async def _get(client: httpx2.AsyncClient, url: str) -> str:
     return (await client.get(url)).text
 
 
-async def test_one_sites_reads_wait_for_its_own_connections_only() -> None:
-    async with Site(hold=True) as busy, Site() as other, fetcher(per_origin=4) as client:
+async def test_one_sites_reads_wait_for_its_own_connections_only(on: str) -> None:
+    async with Site(hold=True) as busy, Site() as other, fetcher(on, per_origin=4) as client:
         reads = [asyncio.create_task(_get(client, busy.url())) for _ in range(20)]
         await busy.reached(4)
         assert await _get(client, other.url()) == "ok"  # not behind the 16 waiting for busy
@@ -103,10 +119,10 @@ async def test_one_sites_reads_wait_for_its_own_connections_only() -> None:
     assert busy.most_in_flight == 4
 
 
-async def test_the_process_total_holds_across_sites() -> None:
+async def test_the_process_total_holds_across_sites(on: str) -> None:
     async with contextlib.AsyncExitStack() as stack:
         sites = [await stack.enter_async_context(Site(hold=True)) for _ in range(3)]
-        client = await stack.enter_async_context(fetcher(per_origin=4, total=5))
+        client = await stack.enter_async_context(fetcher(on, per_origin=4, total=5))
         reads = [asyncio.create_task(_get(client, s.url())) for s in sites for _ in range(4)]
         await asyncio.wait_for(_until(lambda: sum(s.in_flight for s in sites) == 5), 60)
         await asyncio.sleep(0)  # nothing more may arrive while all five are held
@@ -117,10 +133,10 @@ async def test_the_process_total_holds_across_sites() -> None:
         assert max(s.most_in_flight for s in sites) <= 4
 
 
-async def test_a_slot_comes_back_after_a_refusal_and_a_cancellation() -> None:
+async def test_a_slot_comes_back_after_a_refusal_and_a_cancellation(on: str) -> None:
     async with Site() as gone:
         refused = gone.url()  # nothing listens there once the site has closed
-    async with Site(hold=True) as held, fetcher(per_origin=2, total=2) as client:
+    async with Site(hold=True) as held, fetcher(on, per_origin=2, total=2) as client:
         for _ in range(5):
             with pytest.raises(httpx2.ConnectError):
                 await client.get(refused)
@@ -134,11 +150,11 @@ async def test_a_slot_comes_back_after_a_refusal_and_a_cancellation() -> None:
         assert await asyncio.wait_for(reads, 60) == ["ok"] * 2
 
 
-async def test_waiting_for_a_slot_counts_against_the_pool_timeout() -> None:
-    async with Site(hold=True) as held, fetcher(per_origin=1) as client:
+async def test_waiting_for_a_slot_counts_against_the_pool_timeout(on: str) -> None:
+    async with Site(hold=True) as held, fetcher(on, per_origin=1) as client:
         first = asyncio.create_task(_get(client, held.url()))
         await held.reached(1)
-        with pytest.raises(httpx2.PoolTimeout):
+        with pytest.raises(httpx2.TimeoutException):  # aiohttp times the wait and the dial as one
             await client.get(held.url(), timeout=httpx2.Timeout(60, pool=0.2))
         held.release.set()
         assert await first == "ok"
@@ -148,7 +164,7 @@ async def test_pools_nobody_reads_are_closed_past_the_few_kept() -> None:
     count = pools.ORIGINS_KEPT + 5
     async with contextlib.AsyncExitStack() as stack:
         sites = [await stack.enter_async_context(Site()) for _ in range(count)]
-        async with fetcher() as client:
+        async with fetcher("httpcore2") as client:
             for site in sites:
                 assert await _get(client, site.url()) == "ok"
             kept = pools.ORIGINS_KEPT
@@ -156,6 +172,18 @@ async def test_pools_nobody_reads_are_closed_past_the_few_kept() -> None:
             assert [s.open for s in sites[-kept:]] == [1] * kept
             assert await _get(client, sites[0].url()) == "ok"  # a closed pool opens again
         await asyncio.wait_for(_until(lambda: sum(s.open for s in sites) == 0), 60)
+
+
+async def test_idle_connections_close_after_their_keep_alive() -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        sites = [await stack.enter_async_context(Site()) for _ in range(pools.ORIGINS_KEPT + 5)]
+        async with fetcher("aiohttp", keepalive=0.2) as client:
+            for site in sites:
+                assert await _get(client, site.url()) == "ok"
+                assert await _get(client, site.url()) == "ok"  # the same connection, kept alive
+            assert all(s.open <= 1 for s in sites)
+            await asyncio.wait_for(_until(lambda: sum(s.open for s in sites) == 0), 60)
+            assert await _get(client, sites[0].url()) == "ok"  # and a new one opens after
 
 
 async def _until(condition: Callable[[], bool]) -> None:

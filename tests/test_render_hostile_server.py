@@ -40,7 +40,9 @@ def test_the_cli_prints_a_deep_page(replay: ReplayServer) -> None:
 async def server(replay: ReplayServer) -> AsyncIterator[httpx.AsyncClient]:
     replay.route("GET", "/deep", Reply(body=DEEP, headers=HTML))
     runtime = WebRuntime(cache=MemoryStore())
-    runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
+    fetcher = HttpFetchProvider(allow=["127.0.0.1"])
+    runtime.register_fetch_provider(fetcher)
+    runtime.own(fetcher)  # closed with the runtime, by the app's lifespan, in the server's loop
     config = ServerSettings(upstream_base_url="http://127.0.0.1:9", server_api_keys=KEY)
     app = create_app(config, runtime, ToolOptions(), store=MemoryStore())
     with LiveServer(app) as live:

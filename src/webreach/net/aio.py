@@ -17,6 +17,7 @@ from aiohttp.client_proto import ResponseHandler
 from aiohttp.client_reqrep import ConnectionKey
 from httpx_aiohttp import AiohttpTransport
 
+from .aio_failures import httpx_failure_name
 from .tls import shared_ssl_context
 
 __all__ = ["IDLE_PER_HOST", "POOL_LIMITS", "AioTransport"]
@@ -50,26 +51,11 @@ class _IdleBoundConnector(aiohttp.TCPConnector):
 
 def _httpx_error(error: BaseException, request: httpx.Request) -> httpx.HTTPError | None:
     """The httpx exception that says what an aiohttp failure was, or None if none fits."""
-    message = str(error) or type(error).__name__
-    kind: type[httpx.TransportError]
-    match error:
-        case aiohttp.ConnectionTimeoutError():
-            kind = httpx.ConnectTimeout
-        case aiohttp.SocketTimeoutError():
-            kind = httpx.ReadTimeout
-        case aiohttp.ServerTimeoutError() | TimeoutError():
-            kind = httpx.TimeoutException
-        case aiohttp.ClientConnectorError() | aiohttp.ClientSSLError():
-            kind = httpx.ConnectError
-        case aiohttp.ClientPayloadError() | aiohttp.ServerDisconnectedError():
-            kind = httpx.RemoteProtocolError
-        case aiohttp.InvalidUrlClientError() | aiohttp.NonHttpUrlClientError():
-            kind = httpx.UnsupportedProtocol
-        case aiohttp.ClientError() | OSError():
-            kind = httpx.ReadError
-        case _:
-            return None
-    return kind(message, request=request)
+    name = httpx_failure_name(error)
+    if name is None:
+        return None
+    kind: type[httpx.TransportError] = getattr(httpx, name)
+    return kind(str(error) or type(error).__name__, request=request)
 
 
 def _translated(error: Exception, request: httpx.Request) -> httpx.HTTPError | None:

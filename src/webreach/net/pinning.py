@@ -5,9 +5,11 @@ address between the two (DNS rebinding) never reaches it. Only the socket's dest
 changes: the URL, the Host header, TLS SNI, the certificate check and the pool key all keep the
 original host name.
 
-The fetcher's client is httpx2's (its pool stays linear in concurrent requests, where httpcore
-1.0's re-scans every connection for every queued request); httpcore2's connection pool takes a
-network backend publicly, and :mod:`.pinned_transport` puts that pool under an httpx2 client.
+The fetcher's client is httpx2's. By default its connections are aiohttp's, which dials what
+its resolver returns, so :meth:`PinningBackend.resolve` is that resolver (:mod:`.pinned_aio`).
+A fetcher given its own dialer (tests) and the browser's guard proxy dial through this backend's
+``connect_tcp`` instead, on httpcore2's pools (:mod:`.pinned_transport`), which take a network
+backend publicly.
 """
 
 from __future__ import annotations

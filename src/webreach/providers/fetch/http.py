@@ -90,7 +90,7 @@ class HttpFetchProvider:
         request through an HTTP(S) proxy, each URL vetted first (its name resolved here and
         every address judged), the proxy then resolving and connecting on its own;
         ``resolver`` and ``dialer`` (an ``httpcore2.AsyncNetworkBackend`` that receives the
-        vetted IP) are for tests."""
+        vetted IP) are for tests; with a dialer, connections are httpcore2's, not aiohttp's."""
         self._timeout = timeout
         self._max_bytes = max_bytes
         self._max_chars = max_chars
@@ -131,20 +131,25 @@ class HttpFetchProvider:
 
     def _open(self) -> tuple[httpx2.AsyncClient, PinningBackend | None]:
         """The client, and the backend that resolves names for a proxied one, made by the first
-        request: a page the cache answers needs no connection pool (nor httpcore2 loaded)."""
+        request: a page the cache answers needs no connection pool (nor aiohttp loaded)."""
         if self._opened is not None:
             return self._opened
         from ...net.client import create_fetch_client
-        from ...net.pinned_transport import PinnedTransport
         from ...net.pinning import PinningBackend
 
         resolver, dialer, verify, user_agent, proxy = self._connecting
         backend = PinningBackend(self._allow, resolver=resolver, inner=dialer)
-        transport: httpx2.AsyncBaseTransport = (
-            httpx2.AsyncHTTPTransport(proxy=proxy, verify=verify, trust_env=False)
-            if proxy
-            else PinnedTransport(backend, verify=verify)
-        )
+        transport: httpx2.AsyncBaseTransport
+        if proxy:
+            transport = httpx2.AsyncHTTPTransport(proxy=proxy, verify=verify, trust_env=False)
+        elif dialer is not None:  # aiohttp has no dialling hook: a dialer keeps httpcore2's pools
+            from ...net.pinned_transport import PinnedTransport
+
+            transport = PinnedTransport(backend, verify=verify)
+        else:
+            from ...net.pinned_aio import PinnedAioTransport
+
+            transport = PinnedAioTransport(backend, verify=verify)
         client = create_fetch_client(
             transport,
             timeout=self._timeout,
@@ -387,7 +392,7 @@ def same_site(current: httpx2.URL, target: httpx2.URL) -> bool:
 def _transport_failure(error: httpx2.HTTPError, url: httpx2.URL) -> WebError:
     """A ``WEB_PROVIDER_ERROR`` that names the cause: refused, TLS, protocol, reset."""
     chain = _chain(error)
-    tls = next((e for e in chain if isinstance(e, ssl.SSLError)), None)
+    tls = next((e for e in reversed(chain) if isinstance(e, ssl.SSLError)), None)  # innermost
     if tls is not None:
         what = "TLS handshake failed with"
         detail = (
