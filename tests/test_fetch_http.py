@@ -102,6 +102,25 @@ async def test_dns_rebinding_cannot_reach_a_blocked_address() -> None:
     assert srv.connections == 1
 
 
+async def test_dns_rebinding_on_the_default_pool_is_refused_at_the_next_connection() -> None:
+    """No test dialer: aiohttp's pool dials what the vetting resolver answered."""
+    routes = {"/": lambda ex: respond(ex, 200, b"allowed page", close=True)}
+    async with LocalServer(routes) as srv:
+        resolver = ScriptedResolver(["127.0.0.1"], ["127.0.0.2"])
+        fetcher = HttpFetchProvider(allow="127.0.0.1", resolver=resolver)
+        url = f"http://rebind.test:{srv.port}/"
+        try:
+            assert (await fetcher.fetch(FetchRequest(url))).body == TextBody("allowed page")
+            with pytest.raises(WebError) as caught:  # the connection closed; the name moved
+                await fetcher.fetch(FetchRequest(url))
+        finally:
+            await fetcher.aclose()
+    assert caught.value.code == Code.WEB_BLOCKED_URL
+    assert "rebind.test (resolves to 127.0.0.2)" in caught.value.message
+    assert resolver.calls == ["rebind.test", "rebind.test"]
+    assert srv.connections == 1
+
+
 async def test_one_private_answer_blocks_the_host() -> None:
     resolver = ScriptedResolver([PUBLIC_IP, "10.0.0.7"])
     dialer = LoopbackDialer()
