@@ -19,12 +19,12 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..seam.hops import HOPS_HEADER, MAX_HOPS, arrived_after, hops_of
+from .connections import TIMED_OUT
 from .core.state.store import scoped_to_key
 from .core.turn.budgets import NO_QUOTA, allowed_for_key
 from .core.turn.operator_log import RequestLog, begin_request, end_request, request_log
 from .core.turn.shape import JSON
 from .core.wire.framing import dumps
-from .limits import TIMED_OUT
 from .socket_denial import KEY_NAME, TENANTS, answering_http
 from .tenants import Refusal, Tenants
 

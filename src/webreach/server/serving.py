@@ -11,10 +11,11 @@ from typing import Any
 from ..tools.stopping import StoppingServer
 from .binding import CannotListen, listen
 from .config import ServerSettings
+from .connections import ConnectionLimits, connection_capacity, on_loop_error
 from .core.turn.limits import Stopping
 from .heap import settle_heap
-from .limits import ConnectionLimits, LimitedConfig, connection_capacity, on_loop_error
 from .logs import announce
+from .uvicorn_protocol import LimitedConfig
 
 __all__ = ["CannotListen", "listen", "serve"]
 
@@ -53,7 +54,7 @@ def serve(app: Any, sock: socket.socket, url: str, settings: ServerSettings | No
     At most ``settings.server_max_connections`` (default 1000, fewer if the open-file limit
     cannot hold them) are served at once; a client must send its request headers within
     ``server_header_timeout`` seconds and its body within ``server_body_timeout`` seconds more
-    (:mod:`.limits`). A first Ctrl-C or SIGTERM gives running turns ``shutdown_timeout``
+    (:mod:`.connections`). A first Ctrl-C or SIGTERM gives running turns ``shutdown_timeout``
     seconds, then ends them with their protocol's error (``app.state.stopping``)."""
     settings = settings if settings is not None else ServerSettings()
     most, said = connection_capacity(settings.server_max_connections)

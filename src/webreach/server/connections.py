@@ -3,8 +3,8 @@ headers within ``header_timeout``, the body within ``body_timeout``), and no mor
 than the process's open-file limit can serve, so slow or many clients cannot shut the others
 out.
 
-uvicorn has a keep-alive timeout but no deadline for a request still arriving, so the server
-runs its HTTP/1.1 protocol with two timers added (:class:`GuardedH11Protocol`).
+The deadlines and the bound are declared here, with the answers a refused connection gets;
+:mod:`.uvicorn_protocol` is the HTTP/1.1 protocol that applies them to each connection.
 """
 
 from __future__ import annotations
@@ -16,20 +16,16 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
-
-import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.server import ServerState
+from typing import Any, Literal
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
     "TIMED_OUT",
     "ConnectionLimits",
-    "GuardedH11Protocol",
-    "LimitedConfig",
     "OncePerMinute",
+    "busy_app",
     "connection_capacity",
+    "late_answer",
     "on_loop_error",
 ]
 
@@ -79,14 +75,6 @@ class ConnectionLimits:
     out_of_files: OncePerMinute = field(
         default_factory=lambda: OncePerMinute(logging.ERROR), init=False
     )
-
-
-class LimitedConfig(uvicorn.Config):
-    """uvicorn's config carrying the :class:`ConnectionLimits` each connection reads."""
-
-    def __init__(self, app: Any, limits: ConnectionLimits, **options: Any) -> None:
-        super().__init__(app, http=GuardedH11Protocol, **options)
-        self.limits = limits
 
 
 def connection_capacity(wanted: int | None) -> tuple[int, str | None]:
@@ -168,7 +156,7 @@ def _headers(body: bytes, *extra: tuple[bytes, bytes]) -> list[tuple[bytes, byte
     ]
 
 
-def _busy_app(limits: ConnectionLimits) -> Any:
+def busy_app(limits: ConnectionLimits) -> Any:
     """The ASGI app a connection past the limit gets: 503 to its request, then closed."""
     body = _error_body(
         "overloaded_error",
@@ -185,7 +173,7 @@ def _busy_app(limits: ConnectionLimits) -> Any:
     return app
 
 
-def _late_answer(part: Literal["headers", "body"], seconds: float) -> bytes:
+def late_answer(part: Literal["headers", "body"], seconds: float) -> bytes:
     """The whole 408, written straight to the transport: for late headers there is no request
     yet for the HTTP machinery to answer."""
     setting = "WEBREACH_SERVER_" + ("HEADER" if part == "headers" else "BODY") + "_TIMEOUT"
@@ -196,106 +184,3 @@ def _late_answer(part: Literal["headers", "body"], seconds: float) -> bytes:
     )
     head = b"".join(name + b": " + value + b"\r\n" for name, value in _headers(body))
     return b"HTTP/1.1 408 Request Timeout\r\n" + head + b"\r\n" + body
-
-
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with deadlines: the request headers must be complete within
-    ``header_timeout`` of the connection (or of a new request's first byte), the body within
-    ``body_timeout`` of the headers; otherwise 408 and the connection closes. A connection past
-    ``max_connections`` is answered 503."""
-
-    def __init__(
-        self,
-        config: uvicorn.Config,
-        server_state: ServerState,
-        app_state: dict[str, Any],
-        _loop: asyncio.AbstractEventLoop | None = None,
-    ) -> None:
-        super().__init__(config, server_state, app_state, _loop)
-        self.limits = config.limits if isinstance(config, LimitedConfig) else ConnectionLimits()
-        self._timer: asyncio.TimerHandle | None = None
-        self._waiting: Literal["headers", "body"] = "headers"
-        self._armed_for: Any = None
-        """The request cycle current when the timer was armed (None before the first)."""
-        self._received = 0
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        if len(self.connections) > self.limits.max_connections:
-            self.app = _busy_app(self.limits)
-            self.limits.busy.note(
-                f"answering 503 to new connections: {self.limits.max_connections} are open, "
-                "the most this server serves at once (WEBREACH_SERVER_MAX_CONNECTIONS)"
-            )
-        self._arm("headers")
-
-    def data_received(self, data: bytes) -> None:
-        if self._timer is None and (self.cycle is None or self.cycle.response_complete):
-            self._arm("headers")
-        self._received += len(data)
-        super().data_received(data)
-        self._review()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._review()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._cancel()
-        super().connection_lost(exc)
-
-    def _arm(self, waiting: Literal["headers", "body"]) -> None:
-        self._cancel()
-        self._waiting, self._armed_for, self._received = waiting, self.cycle, 0
-        seconds = self.limits.header_timeout if waiting == "headers" else self.limits.body_timeout
-        self._timer = self.loop.call_later(seconds, self._late)
-
-    def _cancel(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def _review(self) -> None:
-        """After events: a new request's headers stop the header clock and start the body's;
-        a complete body, or an answer begun, stops the body's."""
-        cycle = self.cycle
-        if self._timer is not None:
-            if cycle is self._armed_for and (
-                self._waiting == "headers" or (cycle.more_body and not cycle.response_started)
-            ):
-                return
-            self._cancel()
-        if (
-            cycle is not None
-            and cycle is not self._armed_for
-            and cycle.more_body
-            and not cycle.response_started
-        ):
-            self._arm("body")
-
-    def _late(self) -> None:
-        self._timer = None
-        if self.transport.is_closing():
-            return
-        cycle = self.cycle
-        client = self.client[0] if self.client else "?"
-        if self._waiting == "body":
-            if cycle is None or not cycle.more_body or cycle.response_started:
-                return
-            seconds = self.limits.body_timeout
-            cast(dict[str, Any], cycle.scope)[TIMED_OUT] = seconds
-            self.transport.write(_late_answer("body", seconds))
-            # The app reading the body sees the client gone; its answer goes nowhere.
-            cycle.disconnected = True
-            cycle.message_event.set()
-        else:
-            seconds = self.limits.header_timeout
-            answered_body = cycle is not None and cycle is self._armed_for and cycle.more_body
-            if self._received and not answered_body:
-                self.transport.write(_late_answer("headers", seconds))
-            what = "its request headers were not complete" if self._received else "no request"
-            self.limits.slow.note(
-                f"closed a connection from {client}: {what} within {seconds:g} s "
-                "(WEBREACH_SERVER_HEADER_TIMEOUT)"
-            )
-        self.transport.close()
