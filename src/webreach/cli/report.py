@@ -1,11 +1,9 @@
 """Which provider each capability would use with the current settings, and why none when it
 cannot: for ``webreach config`` and for the commands' start-up checks.
 
-The providers are built (no I/O) and closed again. The choice follows the runtime's table
-(docs/library/index.md): a configured list must be registered and available; ``auto``
-(search) takes every available provider in :data:`webreach.providers.search.AUTO_ORDER`;
-otherwise exactly one available provider is chosen, never one whose only key is shared with
-other programs. Excluded ids (``WEBREACH_SEARCH_EXCLUDE``) are left out of each.
+The providers are built (no I/O) and closed again. The choice is the runtime's own,
+:func:`webreach.seam.selection.select`, run on what each provider says of itself; this module
+words it for a person at the command line.
 """
 
 from __future__ import annotations
@@ -14,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..seam.registry import AUTO, auto_order, did_you_mean
+from ..seam.registry import did_you_mean
+from ..seam.selection import AUTO, Candidate, Refusal, Selection, select
 
 if TYPE_CHECKING:
     from ..config import BuiltProvider, Settings
@@ -81,92 +80,78 @@ class Capability:
             return True
         return any(self.state(pid) is None for pid in self.configured + self.exclude)
 
+    def selection(self) -> Selection:
+        candidates = (Candidate(p.id, p.available, p.shared) for p in self.providers)
+        return select(self.configured, self.exclude, self.order, candidates)
+
     def uses(self) -> tuple[str, ...]:
         """The providers a call would try, in order; empty when none can be chosen."""
-        if self.setting_problem() is not None:
-            return ()
-        if self.auto:
-            order = auto_order((p.id for p in self.providers), self.order or ())
-            ready = {p.id for p in self.providers if p.available}
-            return tuple(pid for pid in order if pid in ready and pid not in self.exclude)
-        if self.configured:
-            return self.kept()
-        available = self._choosable()
-        return (available[0],) if len(available) == 1 else ()
-
-    def _choosable(self) -> list[str]:
-        """What a bare configuration chooses from."""
-        return [
-            p.id
-            for p in self.providers
-            if p.available and not p.shared and p.id not in self.exclude
-        ]
+        return self.selection().uses
 
     def setting_problem(self, named: str | None = None) -> str | None:
         """What is wrong with the settings themselves (an unknown id, a provider named but
         not configured, a list all excluded), naming how the choice was made (``named``: the
         variable, or the command-line option the person used); None when nothing is."""
-        valid = ", ".join(self.ids()) or "none are installed"
-        for pid in self.exclude:
-            if self.state(pid) is None:
-                return (
-                    f"{self.exclude_variable}={','.join(self.exclude)}: there is no "
-                    f"{self.label} provider {pid!r}{did_you_mean(pid, self.ids())} "
-                    f"(valid: {valid})"
-                )
-        named = named or f"{self.variable}={','.join(self.configured)}"
-        if self.auto:
-            if len(self.configured) > 1:
-                return (
-                    f"{named}: {AUTO!r} stands alone (every available provider in order); "
-                    f"to leave providers out of it, set {self.exclude_variable}"
-                )
+        chosen = self.selection()
+        if chosen.refusal is None or not chosen.refusal.of_settings:
             return None
-        if self.configured and not self.kept():
+        return self._worded(chosen.refusal, chosen.about, named)
+
+    def problem(self, named: str | None = None) -> str | None:
+        """Why no provider can be chosen (see :meth:`setting_problem`), or why a bare
+        configuration (or ``auto``) chooses none; None when one can."""
+        chosen = self.selection()
+        if chosen.refusal is None:
+            return None
+        return self._worded(chosen.refusal, chosen.about, named)
+
+    def _worded(self, refusal: Refusal, about: tuple[str, ...], named: str | None) -> str:
+        valid = ", ".join(self.ids()) or "none are installed"
+        named = named or f"{self.variable}={','.join(self.configured)}"
+        if refusal is Refusal.UNKNOWN_EXCLUDED:
+            (pid,) = about
+            return (
+                f"{self.exclude_variable}={','.join(self.exclude)}: there is no "
+                f"{self.label} provider {pid!r}{did_you_mean(pid, self.ids())} "
+                f"(valid: {valid})"
+            )
+        if refusal is Refusal.AUTO_NOT_ALONE:
+            return (
+                f"{named}: {AUTO!r} stands alone (every available provider in order); "
+                f"to leave providers out of it, set {self.exclude_variable}"
+            )
+        if refusal is Refusal.ALL_EXCLUDED:
             return (
                 f"{self.exclude_variable}={','.join(self.exclude)} excludes every provider "
                 f"of {named}"
             )
-        for pid in self.kept():
-            state = self.state(pid)
-            if state is None:
-                close = did_you_mean(pid, self.ids())
-                return f"{named}: there is no {self.label} provider {pid!r}{close} (valid: {valid})"
-            if not state.available:
-                if state.reason:
-                    return f"{named}: {pid} is not available: {state.reason}"
-                if state.needs:
-                    return f"{named}: {pid} is not configured; set {' or '.join(state.needs)}"
-                return f"{named}: {pid} is not available with the current settings"
-        return None
-
-    def problem(self, named: str | None = None) -> str | None:
-        """Why no provider can be chosen (see :meth:`setting_problem`), or why a bare
-        configuration chooses none; None when one can."""
-        if (found := self.setting_problem(named)) is not None:
-            return found
-        if self.configured and not self.auto:
-            return None
-        if self.auto:
-            if self.uses():
-                return None
-            excluded = f" (excluded: {', '.join(self.exclude)})" if self.exclude else ""
-            return f"{self.variable}={AUTO}: no {self.label} provider is available{excluded}"
-        available = self._choosable()
-        if not available:
-            ways = [
-                f"{' or '.join(p.needs)} ({p.id})"
-                for p in self.providers
-                if p.needs and p.id not in self.exclude
-            ]
-            how = f"set {' or '.join(ways)}" if ways else "install or configure one"
-            return f"no {self.label} provider is available; {how}"
-        if len(available) > 1:
+        if refusal is Refusal.UNKNOWN:
+            (pid,) = about
+            close = did_you_mean(pid, self.ids())
+            return f"{named}: there is no {self.label} provider {pid!r}{close} (valid: {valid})"
+        if refusal is Refusal.UNAVAILABLE:
+            state = self.state(about[0])
+            assert state is not None
+            if state.reason:
+                return f"{named}: {state.id} is not available: {state.reason}"
+            if state.needs:
+                return f"{named}: {state.id} is not configured; set {' or '.join(state.needs)}"
+            return f"{named}: {state.id} is not available with the current settings"
+        if refusal is Refusal.AMBIGUOUS:
             return (
-                f"several {self.label} providers are available ({', '.join(available)}); "
+                f"several {self.label} providers are available ({', '.join(about)}); "
                 f"choose one with {self.variable}"
             )
-        return None
+        if self.auto:
+            excluded = f" (excluded: {', '.join(self.exclude)})" if self.exclude else ""
+            return f"{self.variable}={AUTO}: no {self.label} provider is available{excluded}"
+        ways = [
+            f"{' or '.join(p.needs)} ({p.id})"
+            for p in self.providers
+            if p.needs and p.id not in self.exclude
+        ]
+        how = f"set {' or '.join(ways)}" if ways else "install or configure one"
+        return f"no {self.label} provider is available; {how}"
 
 
 async def capabilities(

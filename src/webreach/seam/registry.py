@@ -1,11 +1,10 @@
-"""Providers of one kind by id, and the one place where a call's providers are chosen.
+"""Providers of one kind by id, and the chain a call runs through them.
 
 :class:`~webreach.seam.WebRuntime` keeps one :class:`Registry` per capability (search, fetch,
-image search); they share one selection table (a configured id must be registered and
-available; a bare configuration runs its one available provider, else refuses) and the
-explicit fallback lists. A
-registry given an ``order`` also understands ``auto``: every available provider in that order.
-The registry never names a provider itself: the order comes from whoever builds the runtime.
+image search); each chooses its providers by :func:`~webreach.seam.selection.select` and words
+its refusals as errors. A registry given an ``order`` also understands ``auto``: every available
+provider in that order. The registry never names a provider itself: the order comes from
+whoever builds the runtime.
 """
 
 from __future__ import annotations
@@ -19,26 +18,18 @@ from typing import Generic, Protocol, TypeVar
 from .cache import cache_key
 from .errors import InvalidValueError, WebError, WebErrorCode
 from .protocols import CacheScoped, Explained, SharedCredential
+from .selection import AUTO, Candidate, Refusal, select, settings_refusal
 
 logger = logging.getLogger("webreach.seam")
 
 __all__ = [
-    "AUTO",
     "FALLBACK_CODES",
-    "OTHERS",
     "Disposer",
     "Registry",
-    "auto_order",
     "did_you_mean",
     "parse_provider_ids",
     "scoped_cache_key",
 ]
-
-AUTO = "auto"
-"""The configured id that asks for every available provider, in the registry's order."""
-
-OTHERS = "*"
-"""In an order, where the registered providers it does not name go (by id); without it, last."""
 
 Disposer = Callable[[], None]
 
@@ -74,20 +65,6 @@ def parse_provider_ids(
     return ids
 
 
-def auto_order(ids: Iterable[str], order: Sequence[str]) -> list[str]:
-    """``ids`` in ``order``: the ids it names where it names them, the others by id where it has
-    :data:`OTHERS` (at the end without it). Ids of ``order`` not in ``ids`` are skipped."""
-    present = set(ids)
-    others = sorted(present - set(order))
-    placed: list[str] = []
-    for pid in order:
-        if pid == OTHERS:
-            placed += others
-        elif pid in present:
-            placed.append(pid)
-    return placed if OTHERS in order else placed + others
-
-
 @dataclass(frozen=True, slots=True)
 class _Failure:
     provider: str
@@ -108,8 +85,8 @@ class Registry(Generic[P]):
     ``kind`` and ``env_var`` only word the errors; ``timeout_code`` is what a raw
     ``TimeoutError`` from the last provider becomes; ``fallback_codes`` are the failures after
     which a chain moves on. ``order`` makes ``auto`` a valid configured id (every available
-    provider, in that order; see :func:`auto_order`); ``exclude`` names ids no chain ever uses,
-    set by ``exclude_var``.
+    provider, in that order; see :func:`~webreach.seam.selection.auto_order`); ``exclude``
+    names ids no chain ever uses, set by ``exclude_var``.
     """
 
     def __init__(
@@ -133,21 +110,20 @@ class Registry(Generic[P]):
         self.exclude_var = exclude_var
         self.auto = self.order is not None and AUTO in configured
         field = env_var.removeprefix("WEBREACH_").lower()
-        if self.auto and len(configured) > 1:
+        wrong = settings_refusal(configured, exclude, self.order)
+        if wrong is Refusal.AUTO_NOT_ALONE:
             raise InvalidValueError(
                 field,
                 f"{env_var}={','.join(configured)}: {AUTO!r} stands alone (every available "
                 f"provider in order); to leave providers out of it, set {exclude_var}",
             )
-        kept = tuple(pid for pid in configured if pid not in exclude)
-        if configured and not kept:
+        if wrong is Refusal.ALL_EXCLUDED:
             raise InvalidValueError(
                 field,
                 f"{exclude_var}={','.join(exclude)} excludes every provider of "
                 f"{env_var}={','.join(configured)}; remove one from {exclude_var}",
             )
         self.configured = configured
-        self._kept = kept
         self._providers: dict[str, P] = {}
 
     def register(self, provider: P) -> Disposer:
@@ -168,50 +144,55 @@ class Registry(Generic[P]):
 
     def chain(self) -> list[P]:
         """The providers to try for one call, in order, resolved now."""
-        self._check_excluded()
-        if self.auto:
-            return self._auto()
-        if self.configured:
-            return [self._configured(pid) for pid in self._kept]
-        available = sorted(
-            (
-                p
-                for p in self._providers.values()
-                if p.id not in self.exclude and p.available() and not _shared(p)
-            ),
-            key=lambda p: p.id,
-        )
-        if not available:
-            raise WebError(WebErrorCode.WEB_PROVIDER_UNAVAILABLE, self._none_available())
-        if len(available) > 1:
-            ids = ", ".join(p.id for p in available)
+        candidates = [Candidate(p.id, p.available(), _shared(p)) for p in self._providers.values()]
+        chosen = select(self.configured, self.exclude, self.order, candidates)
+        if chosen.refusal is not None:
+            raise self._refused(chosen.refusal, chosen.about)
+        return [self._providers[pid] for pid in chosen.uses]
+
+    def _refused(self, refusal: Refusal, about: tuple[str, ...]) -> WebError:
+        if refusal is Refusal.UNKNOWN_EXCLUDED:
+            (pid,) = about
+            return WebError(
+                WebErrorCode.WEB_PROVIDER_CONFIGURED_MISSING,
+                f"{self.exclude_var} names {self.kind} provider {pid!r}, which is not "
+                f"registered{did_you_mean(pid, self._providers)} (registered: "
+                f"{', '.join(sorted(self._providers)) or 'none'})",
+                provider=pid,
+            )
+        if refusal is Refusal.UNKNOWN:
+            (pid,) = about
+            known = ", ".join(sorted(self._providers)) or "none"
+            return WebError(
+                WebErrorCode.WEB_PROVIDER_CONFIGURED_MISSING,
+                f"{self.env_var} names {self.kind} provider {pid!r}, which is not registered "
+                f"(registered: {known})",
+                provider=pid,
+            )
+        if refusal is Refusal.UNAVAILABLE:
+            (pid,) = about
+            provider = self._providers[pid]
+            why = provider.unavailable_reason() if isinstance(provider, Explained) else None
+            return WebError(
+                WebErrorCode.WEB_PROVIDER_CONFIGURED_UNAVAILABLE,
+                f"{self.kind} provider {pid!r} is configured but not available "
+                + (f"({why})" if why else "(is its API key or base URL set?)"),
+                provider=pid,
+            )
+        if refusal is Refusal.AMBIGUOUS:
             every = (
                 f", or {self.env_var}={AUTO} for every available one in order"
                 if self.order is not None
                 else ""
             )
-            raise WebError(
+            return WebError(
                 WebErrorCode.WEB_PROVIDER_AMBIGUOUS,
-                f"several {self.kind} providers are available ({ids}); choose one by setting "
-                f"{self.env_var} to one of them (or a comma list for fallback, e.g. "
-                f"{self.env_var}={available[0].id},{available[1].id}{every})",
+                f"several {self.kind} providers are available ({', '.join(about)}); choose one "
+                f"by setting {self.env_var} to one of them (or a comma list for fallback, e.g. "
+                f"{self.env_var}={about[0]},{about[1]}{every})",
             )
-        return available
-
-    def _auto(self) -> list[P]:
-        """Every available provider that is not excluded, in the order; shared keys count."""
-        order = auto_order(self._providers, self.order or ())
-        chain = [
-            self._providers[pid]
-            for pid in order
-            if pid not in self.exclude and self._providers[pid].available()
-        ]
-        if not chain:
-            raise WebError(
-                WebErrorCode.WEB_PROVIDER_UNAVAILABLE,
-                self._none_available(f" for {self.env_var}={AUTO}"),
-            )
-        return chain
+        how = f" for {self.env_var}={AUTO}" if self.auto else ""
+        return WebError(WebErrorCode.WEB_PROVIDER_UNAVAILABLE, self._none_available(how))
 
     def _none_available(self, how: str = "") -> str:
         """Why nothing can run: naming the idle ones tells a user which key to set (no image
@@ -233,38 +214,6 @@ class Registry(Generic[P]):
             f"no {self.kind} provider is available{how}{known}; configure one and set "
             f"{self.env_var}"
         )
-
-    def _check_excluded(self) -> None:
-        """An excluded id must be a provider: a typo would otherwise exclude nothing."""
-        for pid in self.exclude:
-            if pid not in self._providers:
-                raise WebError(
-                    WebErrorCode.WEB_PROVIDER_CONFIGURED_MISSING,
-                    f"{self.exclude_var} names {self.kind} provider {pid!r}, which is not "
-                    f"registered{did_you_mean(pid, self._providers)} (registered: "
-                    f"{', '.join(sorted(self._providers)) or 'none'})",
-                    provider=pid,
-                )
-
-    def _configured(self, pid: str) -> P:
-        provider = self._providers.get(pid)
-        if provider is None:
-            known = ", ".join(sorted(self._providers)) or "none"
-            raise WebError(
-                WebErrorCode.WEB_PROVIDER_CONFIGURED_MISSING,
-                f"{self.env_var} names {self.kind} provider {pid!r}, which is not registered "
-                f"(registered: {known})",
-                provider=pid,
-            )
-        if not provider.available():
-            why = provider.unavailable_reason() if isinstance(provider, Explained) else None
-            raise WebError(
-                WebErrorCode.WEB_PROVIDER_CONFIGURED_UNAVAILABLE,
-                f"{self.kind} provider {pid!r} is configured but not available "
-                + (f"({why})" if why else "(is its API key or base URL set?)"),
-                provider=pid,
-            )
-        return provider
 
     def _passing_on(self, why: object, following: P) -> None:
         """A failure the next provider of the list makes up for: not the caller's error, but
