@@ -10,10 +10,10 @@ import re
 import sys
 
 from typer import Abort
-from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 from . import servers, show_config, web
 from .app import app
+from .click_errors import ClickException, NoArgsIsHelpError, UsageError
 
 __all__ = ["app", "main"]
 
