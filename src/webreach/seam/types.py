@@ -13,7 +13,9 @@ from urllib.parse import unquote_to_bytes, urlsplit
 from .errors import InvalidValueError, WebError, WebErrorCode
 
 __all__ = [
+    "MAX_TEMPERATURE",
     "MAX_URL_LENGTH",
+    "MIN_TEMPERATURE",
     "FetchBody",
     "FetchRequest",
     "FetchResult",
@@ -34,10 +36,27 @@ __all__ = [
     "SearchSource",
     "TextBody",
     "image_from_url",
+    "temperature_problem",
 ]
 
 MAX_URL_LENGTH = 2048
 """The longest URL a fetch accepts: the tools' schema and the fetcher's check."""
+
+
+MIN_TEMPERATURE = 0
+MAX_TEMPERATURE = 2
+"""The sampling temperatures a model-backed provider is asked for: the request's check, the
+tools' schema and the web API's body all read these."""
+
+
+def temperature_problem(value: object) -> str | None:
+    """What is wrong with ``value`` as a temperature (``must be between 0 and 2, not 3``);
+    None when it is a number in range. The one check of the range."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"must be a number, not {value!r}"
+    if not MIN_TEMPERATURE <= value <= MAX_TEMPERATURE:
+        return f"must be between {MIN_TEMPERATURE} and {MAX_TEMPERATURE}, not {value!r}"
+    return None
 
 
 def _max_results_refused(owner: str, value: int) -> InvalidValueError:
@@ -109,7 +128,8 @@ class SearchRequest:
     max_tokens: int | None = None
     """The longest answer a model-backed provider may write; index lookups ignore it."""
     temperature: float | None = None
-    """A model-backed provider's sampling temperature, 0 to 2; index lookups ignore it."""
+    """A model-backed provider's sampling temperature (:data:`MIN_TEMPERATURE` to
+    :data:`MAX_TEMPERATURE`); index lookups ignore it."""
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
@@ -117,11 +137,8 @@ class SearchRequest:
             raise _max_results_refused(owner, self.max_results)
         _at_least_one(owner, "num_search_results", self.num_search_results)
         _at_least_one(owner, "max_tokens", self.max_tokens)
-        if self.temperature is not None and not 0 <= self.temperature <= 2:
-            raise InvalidValueError(
-                "temperature",
-                f"{owner}.temperature must be between 0 and 2, not {self.temperature!r}",
-            )
+        if self.temperature is not None and (wrong := temperature_problem(self.temperature)):
+            raise InvalidValueError("temperature", f"{owner}.temperature {wrong}")
         recency = self.recency.strip().lower() if isinstance(self.recency, str) else self.recency
         if recency is not None and recency not in RECENCIES:
             choices = ", ".join(RECENCIES)

@@ -13,6 +13,7 @@ from ..seam import (
     SearchRequest,
     WebError,
     WebErrorCode,
+    temperature_problem,
 )
 
 ContextSize = Literal["low", "medium", "high"]
@@ -216,15 +217,10 @@ class SearchTuning:
     def __post_init__(self) -> None:
         _bounded("num_search_results", self.num_search_results, 1, MAX_NUM_SEARCH_RESULTS)
         _bounded("max_tokens", self.max_tokens, 1, MAX_SEARCH_TOKENS)
-        temperature = self.temperature
-        if temperature is not None:
-            if isinstance(temperature, bool) or not isinstance(temperature, int | float):
-                raise InvalidValueError("temperature", f"must be a number, not {temperature!r}")
-            if not 0 <= temperature <= 2:
-                raise InvalidValueError(
-                    "temperature", f"must be between 0 and 2, not {temperature!r}"
-                )
-            object.__setattr__(self, "temperature", float(temperature))
+        if self.temperature is not None:
+            if wrong := temperature_problem(self.temperature):
+                raise InvalidValueError("temperature", wrong)
+            object.__setattr__(self, "temperature", float(self.temperature))
 
 
 def _bounded(name: str, value: object, low: int, high: int) -> None:

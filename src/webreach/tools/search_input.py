@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..seam import InvalidValueError, Recency
+from ..seam import MAX_TEMPERATURE, MIN_TEMPERATURE, InvalidValueError, Recency
 from .base import (
     INVALID_ARGUMENTS,
     MAX_NUM_SEARCH_RESULTS,
@@ -92,8 +92,8 @@ def search_schema(max_queries: int, max_results: int | None = None) -> dict[str,
             },
             "temperature": {
                 "type": "number",
-                "minimum": 0,
-                "maximum": 2,
+                "minimum": MIN_TEMPERATURE,
+                "maximum": MAX_TEMPERATURE,
                 "description": "Provider answer temperature; model-backed providers only.",
             },
         },

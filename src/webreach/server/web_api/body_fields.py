@@ -13,7 +13,14 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, ConfigDict, Field
 
-from ...seam import MAX_URL_LENGTH, WebError, WebErrorCode
+from ...seam import (
+    MAX_TEMPERATURE,
+    MAX_URL_LENGTH,
+    MIN_TEMPERATURE,
+    WebError,
+    WebErrorCode,
+    temperature_problem,
+)
 from ...tools.base import MAX_NUM_SEARCH_RESULTS, MAX_SEARCH_TOKENS
 from ...tools.fetch import PAGE_FORMATS, PageFormat
 from ..core.wire.fields import checked
@@ -198,7 +205,7 @@ def _number(value: object) -> bool:
 
 
 def _temperature(value: object) -> bool:
-    return isinstance(value, int | float) and 0 <= value <= 2
+    return temperature_problem(value) is None
 
 
 NumSearchResults = Annotated[
@@ -232,8 +239,16 @@ MaxTokens = Annotated[
 ]
 Temperature = Annotated[
     float,
-    Field(ge=0, le=2, description="A model-backed provider's temperature; others ignore it."),
-    checked(_number, "must be a number", (_temperature, "must be between 0 and 2")),
+    Field(
+        ge=MIN_TEMPERATURE,
+        le=MAX_TEMPERATURE,
+        description="A model-backed provider's temperature; others ignore it.",
+    ),
+    checked(
+        _number,
+        "must be a number",
+        (_temperature, f"must be between {MIN_TEMPERATURE} and {MAX_TEMPERATURE}"),
+    ),
 ]
 
 
