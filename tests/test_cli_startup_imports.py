@@ -27,9 +27,6 @@ with open(__import__("os").environ["PROBE_OUT"], "w") as out:
 """
 
 NEVER = ("aiohttp", "mcp", "playwright", "uvicorn", "starlette", "openai")
-SETTINGS_MODEL = {"webreach.server", "webreach.server.config"}
-"""The server's settings model, which the shared settings extend: the only server module a
-command that serves nothing loads."""
 
 
 def _loaded(args: list[str], env: dict[str, str], tmp_path: Path) -> list[str]:
@@ -52,7 +49,8 @@ def _offending(modules: list[str]) -> list[str]:
         name
         for name in modules
         if name.split(".")[0] in NEVER
-        or (name.startswith("webreach.server") and name not in SETTINGS_MODEL)
+        or name == "webreach.server"
+        or name.startswith("webreach.server.")
     ]
 
 

@@ -27,7 +27,7 @@ from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore, RedisStore
 from webreach.seam import CacheStore, FetchResult, HtmlBody, WebRuntime
 from webreach.server.app import ServerSettings, create_app
-from webreach.server.config import KeyLimits
+from webreach.settings.server import KeyLimits
 from webreach.tools import ToolOptions
 
 ALICE = "sk-alice-secret-4242"

@@ -19,8 +19,8 @@ from server_harness import LiveServer
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app
-from webreach.server.config import KeyLimits
 from webreach.server.responses import websocket
+from webreach.settings.server import KeyLimits
 from webreach.tools import ToolOptions
 
 TERMINAL = ("response.completed", "response.failed", "response.incomplete", "error")

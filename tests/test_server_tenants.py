@@ -22,8 +22,8 @@ from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore, RedisStore
 from webreach.seam import CacheStore, WebRuntime
 from webreach.server.app import ServerSettings, create_app
-from webreach.server.config import KeyLimits
 from webreach.server.logs import JsonFormatter, TextFormatter
+from webreach.settings.server import KeyLimits
 from webreach.tools import ToolOptions
 
 ALICE = "sk-alice-secret-4242"

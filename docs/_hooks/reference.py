@@ -100,8 +100,7 @@ GENERIC = {
 def settings_tables() -> str:
     from webreach.config import discover_providers, provider_kinds
     from webreach.config_sources import Setting
-    from webreach.server.config import ServerSettings
-    from webreach.settings import Settings, WebSettings
+    from webreach.settings import ServerSettings, Settings, WebSettings
 
     out: list[str] = []
     groups = (

@@ -218,7 +218,7 @@ def _environment() -> dict[str, str]:
     """The settings set in this environment that the MCP server reads: the API server's own
     (``WEBREACH_UPSTREAM_*``, inbound keys, the store …) stay out of an MCP client's config."""
     from ..config import all_settings
-    from ..server.config import ServerSettings
+    from ..settings.server import ServerSettings
 
     env: dict[str, str] = {}
     for setting in all_settings():

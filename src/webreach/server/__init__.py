@@ -4,15 +4,16 @@
 page encryption); ``chat/``, ``responses/`` and ``messages/`` each parse their requests into a turn
 and render the loop's events back. Imports tools and seam only, never a provider.
 
-``create_app`` is loaded on first use: the shared settings extend :class:`ServerSettings`, and
-reading them must not need the server's extra (Starlette, the OpenAI SDK) installed.
+The server's settings are declared beneath it, in :mod:`webreach.settings.server`, and named
+here too; ``create_app`` is loaded on first use, so reading them needs none of the server's extra
+(Starlette, the OpenAI SDK) installed.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .config import ServerSettings
+from ..settings.server import ServerSettings
 
 if TYPE_CHECKING:
     from .app import create_app

@@ -16,10 +16,10 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from ..seam import CacheStore, WebRuntime, cancel_and_wait
+from ..settings.server import ServerSettings
 from ..tools import ToolOptions
 from .admin import ADMIN_USAGE_PATH, admin_only, usage_endpoint
 from .chat import ChatCodec
-from .config import ServerSettings
 from .core.loop.context import ServerContext
 from .core.review.reviewers import ModerationReviewer
 from .core.state.page_cipher import PageCipher

@@ -18,8 +18,8 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response, StreamingResponse
 
 from ..seam import cancel_and_wait
+from ..settings.server import ServerSettings
 from .chat.request import check_chat, needs_loop
-from .config import ServerSettings
 from .core.loop.context import ServerContext
 from .core.loop.debug import relayed
 from .core.loop.runner import TurnRunner

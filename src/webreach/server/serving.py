@@ -8,9 +8,9 @@ import logging
 import socket
 from typing import Any
 
+from ..settings.server import ServerSettings
 from ..tools.stopping import StoppingServer
 from .binding import CannotListen, listen
-from .config import ServerSettings
 from .connections import ConnectionLimits, connection_capacity, on_loop_error
 from .core.turn.limits import Stopping
 from .heap import settle_heap

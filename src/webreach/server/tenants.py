@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..seam import CacheStore, CounterStore
-from .config import KeyLimits
+from ..settings.server import KeyLimits
 from .core.turn.budgets import NO_QUOTA, KeyQuota, QuotaKind
 
 __all__ = ["USAGE_FIELDS", "Admission", "DayQuota", "Refusal", "Tenants"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ....seam import WebRuntime
+from ....settings.server import ServerSettings
 from ....tools import ToolOptions
-from ...config import ServerSettings
 from ..review.reviewers import Reviewer
 from ..state.page_cipher import PageCipher
 from ..state.store import ResponseStore

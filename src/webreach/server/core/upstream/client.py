@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from ....seam import await_cleanly
 from ....seam.causes import network_cause
-from ...config import ServerSettings
+from ....settings.server import ServerSettings
 from ..turn.errors import UpstreamError
 from ..turn.events import Usage
 from ..turn.shape import JSON

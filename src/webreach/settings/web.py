@@ -1,8 +1,5 @@
-"""The shared settings of webreach: one typed object read from the environment and
-``webreach.toml``, each value checked when read so a typo stops a command before it starts.
-
-Loading them with every provider's own settings, and reporting problems, is :mod:`webreach.config`.
-"""
+"""The settings of search and fetch that every command shares: which providers, how many
+queries and results, the fetch's limits and allow list, the cache."""
 
 from __future__ import annotations
 
@@ -10,17 +7,12 @@ import os
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
-from pydantic_settings import SettingsConfigDict
-
-from .server.config import ServerSettings
-from .settings_base import FileSettings
 
 if TYPE_CHECKING:
-    from .tools import ToolOptions
+    from ..tools import ToolOptions
 
-__all__ = ["ENV_PREFIX", "Settings", "WebSettings", "default_render_processes"]
+__all__ = ["WebSettings", "default_render_processes"]
 
-ENV_PREFIX = "WEBREACH_"
 PositiveInt = Annotated[int, Field(gt=0)]
 
 
@@ -128,7 +120,7 @@ class WebSettings(BaseModel):
     def _allow_list(cls, value: str | None) -> str | None:
         """Checked when read, so a typo stops every command at once instead of leaving a
         destination silently closed (or a URL silently ignored)."""
-        from .net.allow import AllowList
+        from ..net.allow import AllowList
 
         if value is not None:
             AllowList.parse(value)
@@ -162,7 +154,7 @@ class WebSettings(BaseModel):
     def _cache_store(cls, value: str | None) -> str | None:
         """An unknown store or a missing extra stops every command: continuing without the
         cache would leave server replicas silently without their shared store."""
-        from .cache.urls import check_store_url
+        from ..cache.urls import check_store_url
 
         if value is not None:
             check_store_url(value.strip())
@@ -172,7 +164,7 @@ class WebSettings(BaseModel):
     @classmethod
     def _event_store(cls, value: str) -> str:
         """Memory, none or Redis (SQLite is not shared by replicas and would only be slower)."""
-        from .cache.urls import REDIS_SCHEMES, check_store_url
+        from ..cache.urls import REDIS_SCHEMES, check_store_url
 
         value = value.strip()
         if value in ("memory", "none"):
@@ -183,7 +175,7 @@ class WebSettings(BaseModel):
         return value
 
     def tool_options(self) -> ToolOptions:
-        from .tools import ToolOptions
+        from ..tools import ToolOptions
 
         return ToolOptions(
             search_enabled=self.search_enabled,
@@ -201,18 +193,3 @@ def default_render_processes() -> int:
     ``taskset`` sets); none on one core, where a process only adds copying."""
     cores = len(os.sched_getaffinity(0))
     return cores if cores > 1 else 0
-
-
-class Settings(FileSettings, ServerSettings, WebSettings):
-    """The shared settings of webreach, read from ``WEBREACH_<FIELD>`` and ``webreach.toml``,
-    with their defaults. Secrets are ``SecretStr``.
-
-    The server's settings are declared once, in :class:`ServerSettings`, and inherited here,
-    so ``webreach serve`` hands this object to ``create_app`` whole. A provider's own settings
-    (its key, endpoint, model …) are not here: each provider module declares them (see
-    :mod:`webreach.providers.spec`) and :func:`build_runtime` reads them.
-
-    Fields come in the bases' reverse order: ``webreach config`` lists search and fetch first.
-    """
-
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", validate_default=True)
