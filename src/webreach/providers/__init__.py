@@ -56,11 +56,9 @@ def specs_reading(kind: ProviderKind, names: Iterable[str]) -> list[ProviderSpec
     not list always counts), and every plugin. Only those modules are imported."""
     upper = [name.upper() for name in names]
     specs = _specs(kind, upper)
-    from importlib.metadata import entry_points
-
     from .spec import ProviderSpec
 
-    plugins = [entry.load() for entry in entry_points(group=ENTRY_POINT_GROUPS[kind])]
+    plugins = [entry.load() for entry in _entry_points(kind)]
     return specs + [plugin for plugin in plugins if isinstance(plugin, ProviderSpec)]
 
 
@@ -102,9 +100,24 @@ def provider_sources(kind: ProviderKind) -> list[tuple[Any, bool]]:
     where = (kind, tuple(package.__path__), tuple(sys.path))
     found = _found.get(where)
     if found is None:
-        from importlib.metadata import entry_points
-
         found = [(spec, False) for spec in discover_providers(kind)]
-        found += [(entry.load(), True) for entry in entry_points(group=ENTRY_POINT_GROUPS[kind])]
+        found += [(entry.load(), True) for entry in _entry_points(kind)]
         _found[where] = found
     return list(found)
+
+
+_installed: dict[tuple[str, ...], Any] = {}
+"""Every installed entry point, by import path (a test adds a plugin's folder to it)."""
+
+
+def _entry_points(kind: ProviderKind) -> Any:
+    """The plugins' entry points of ``kind``, from one scan of the installed distributions for
+    all three groups: each scan reads every distribution's metadata, which in a large
+    environment costs a command's start-up more than its own imports."""
+    from importlib.metadata import entry_points
+
+    where = tuple(sys.path)
+    installed = _installed.get(where)
+    if installed is None:
+        installed = _installed[where] = entry_points()
+    return installed.select(group=ENTRY_POINT_GROUPS[kind])
