@@ -8,6 +8,14 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from ..defaults import (
+    FETCH_MAX_CHARS,
+    SEARCH_CONTEXT_SIZE,
+    SEARCH_MAX_QUERIES,
+    SEARCH_MAX_RESULTS,
+    SEARCH_PAGE_TIMEOUT,
+)
+
 if TYPE_CHECKING:
     from ..tools import ToolOptions
 
@@ -39,22 +47,22 @@ class WebSettings(BaseModel):
     false."""
     fetch_enabled: bool = True
     """Define the ``web_fetch`` tool at all; ``webreach fetch`` refuses with exit 2 when false."""
-    search_max_queries: PositiveInt = 4
+    search_max_queries: PositiveInt = SEARCH_MAX_QUERIES
     """The most queries one ``web_search`` call takes."""
-    search_max_results: PositiveInt = 8
+    search_max_results: PositiveInt = SEARCH_MAX_RESULTS
     """Sources per tool call (and the ``max_results`` asked of each provider)."""
     search_timeout: Annotated[float, Field(gt=0)] = 30.0
     """Seconds for one search provider's whole call, connecting to the last byte (model-backed
     providers: at least 120)."""
-    search_context_size: Literal["low", "medium", "high"] = "medium"
+    search_context_size: Literal["low", "medium", "high"] = SEARCH_CONTEXT_SIZE
     """What a search gives the model: ``low`` (sources with snippets), ``medium`` / ``high``
     (the top sources' pages read too, and their passages most relevant to the queries added,
     within about 12,000 / 24,000 characters of output); ``webreach search --context-size``
     and a request's ``search_context_size`` choose per call."""
-    search_page_timeout: Annotated[float, Field(gt=0)] = 3.0
+    search_page_timeout: Annotated[float, Field(gt=0)] = SEARCH_PAGE_TIMEOUT
     """Seconds the pages of a ``medium`` / ``high`` search may take, all together; a page slower
     than that keeps its snippet."""
-    fetch_max_chars: PositiveInt = 40_000
+    fetch_max_chars: PositiveInt = FETCH_MAX_CHARS
     """Characters of rendered page per ``web_fetch`` call."""
     fetch_timeout: Annotated[float, Field(gt=0)] = 30.0
     """Seconds for one fetch, redirects included."""

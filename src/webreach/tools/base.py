@@ -7,6 +7,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
+from ..defaults import (
+    FETCH_MAX_CHARS,
+    SEARCH_CONTEXT_SIZE,
+    SEARCH_MAX_QUERIES,
+    SEARCH_MAX_RESULTS,
+    SEARCH_PAGE_TIMEOUT,
+)
 from ..seam import (
     InvalidValueError,
     Recency,
@@ -113,13 +120,13 @@ class ToolOptions:
 
     search_enabled: bool = True
     fetch_enabled: bool = True
-    search_max_queries: int = 4
-    search_max_results: int = 8
-    fetch_max_chars: int = 40_000
-    search_context_size: ContextSize = "medium"
+    search_max_queries: int = SEARCH_MAX_QUERIES
+    search_max_results: int = SEARCH_MAX_RESULTS
+    fetch_max_chars: int = FETCH_MAX_CHARS
+    search_context_size: ContextSize = SEARCH_CONTEXT_SIZE
     """``low``: sources with snippets; ``medium`` / ``high``: the top sources' pages are read too
     and their passages most relevant to the queries added, within a budget for the output."""
-    search_page_timeout: float = 3.0
+    search_page_timeout: float = SEARCH_PAGE_TIMEOUT
     """Seconds the pages of ``medium`` / ``high`` may take, all together; a slower page keeps
     its snippet."""
 
