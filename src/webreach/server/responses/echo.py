@@ -7,6 +7,7 @@ OpenAI's default, and ``tool_choice`` as the client wrote it, not as the upstrea
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TypeVar
 
 from ..core.turn.shape import JSON
@@ -25,35 +26,31 @@ def _given(value: T | None, default: T) -> T:
     return default if value is None else value
 
 
+_COPIED = tuple(
+    setting.name
+    for setting in dataclasses.fields(Echo)
+    if setting.name not in {"reasoning", "text", "tool_choice"}
+)
+"""The settings echoed as the request gave them, or as the default when it left them out."""
+
+
 def echo_of(request: ResponsesRequest) -> Echo:
     """The settings of ``request`` the response repeats, those it left out as defaults."""
     reasoning = request.reasoning
     text = request.text
     verbosity = text.verbosity if text is not None else None
+    copied = {
+        name: _given(getattr(request, name, None), getattr(NO_ECHO, name)) for name in _COPIED
+    }
     return Echo(
-        background=_given(request.background, NO_ECHO.background),
-        instructions=request.instructions,
-        max_output_tokens=request.max_output_tokens,
-        max_tool_calls=request.max_tool_calls,
-        parallel_tool_calls=_given(request.parallel_tool_calls, NO_ECHO.parallel_tool_calls),
-        prompt_cache_key=request.prompt_cache_key,
-        prompt_cache_retention=request.prompt_cache_retention,
+        **copied,
         reasoning=(
             NO_ECHO.reasoning
             if reasoning is None
             else {"effort": reasoning.effort, "summary": reasoning.summary}
         ),
-        safety_identifier=request.safety_identifier,
-        service_tier=_given(request.service_tier, NO_ECHO.service_tier),
-        temperature=_given(request.temperature, NO_ECHO.temperature),
-        presence_penalty=_given(request.presence_penalty, NO_ECHO.presence_penalty),
-        frequency_penalty=_given(request.frequency_penalty, NO_ECHO.frequency_penalty),
         text=_text(text.format if text is not None else None, verbosity),
         tool_choice=_tool_choice_echo(request.tool_choice),
-        top_p=_given(request.top_p, NO_ECHO.top_p),
-        truncation=_given(request.truncation, NO_ECHO.truncation),
-        user=request.user,
-        metadata=_given(request.metadata, NO_ECHO.metadata),
     )
 
 

@@ -5,8 +5,10 @@ Every shape here is one the official SDK's models accept, also with strict valid
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+from typing import cast
 
 from ..core.turn.events import Action, ClientToolCall, Usage
 from ..core.turn.shape import Turn
@@ -43,6 +45,11 @@ _SDK_WEB_SEARCH_TYPES = frozenset(
 )
 
 
+_ECHOED = tuple(setting.name for setting in dataclasses.fields(Echo))
+_RESPONSE_KEYS = tuple(key for key in Response.__annotations__ if key != "title")
+"""The response's keys in the order the wire carries them, which is :class:`Response`'s."""
+
+
 def base_response(turn: Turn, response_id: str) -> Response:
     """Every field the SDK's ``Response`` requires, and the request's settings echoed back.
 
@@ -50,41 +57,23 @@ def base_response(turn: Turn, response_id: str) -> Response:
     ``item_reference`` can then name it and its items).
     """
     echo = turn.echo if isinstance(turn.echo, Echo) else NO_ECHO
-    return {
+    values: dict[str, object] = {name: getattr(echo, name) for name in _ECHOED}
+    values |= {
         "id": response_id,
         "object": "response",
         "created_at": int(time.time()),
         "completed_at": None,
         "status": "in_progress",
-        "background": echo.background,
         "error": None,
         "incomplete_details": None,
-        "instructions": echo.instructions,
-        "max_output_tokens": echo.max_output_tokens,
-        "max_tool_calls": echo.max_tool_calls,
         "model": turn.model,
         "output": [],
-        "parallel_tool_calls": echo.parallel_tool_calls,
         "previous_response_id": turn.previous_response_id,
-        "prompt_cache_key": echo.prompt_cache_key,
-        "prompt_cache_retention": echo.prompt_cache_retention,
-        "reasoning": echo.reasoning,
-        "safety_identifier": echo.safety_identifier,
-        "service_tier": echo.service_tier,
         "store": turn.store,
-        "temperature": echo.temperature,
-        "text": echo.text,
-        "tool_choice": echo.tool_choice,
         "tools": _tools_echo(turn),
-        "top_logprobs": echo.top_logprobs,
-        "top_p": echo.top_p,
-        "presence_penalty": echo.presence_penalty,
-        "frequency_penalty": echo.frequency_penalty,
-        "truncation": echo.truncation,
         "usage": None,
-        "user": echo.user,
-        "metadata": echo.metadata,
     }
+    return cast(Response, {key: values[key] for key in _RESPONSE_KEYS})
 
 
 def _tools_echo(turn: Turn) -> list[ToolEcho]:

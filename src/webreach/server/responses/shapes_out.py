@@ -248,6 +248,8 @@ class Response(TypedDict):
     id: str
     object: Literal["response"]
     created_at: int
+    completed_at: int | None
+    """None until the response is completed."""
     status: ResponseStatus
     background: bool
     error: ErrorDetail | None
@@ -279,14 +281,14 @@ class Response(TypedDict):
     metadata: dict[str, str]
     title: NotRequired[str | None]
     """webreach's ``title`` extension, when the request asked for one."""
-    completed_at: int | None
-    """None until the response is completed."""
 
 
 @dataclass(frozen=True, slots=True)
 class Echo:
     """The request's settings the response repeats, as OpenAI's does; a setting the client
-    left out is OpenAI's default. The parser makes it, the renderer copies it out."""
+    left out is OpenAI's default. Each is declared here alone: the parser copies the request's
+    field of the same name (``echo_of``), the renderer puts each where :class:`Response` has
+    it (``base_response``)."""
 
     background: bool = False
     instructions: str | None = None
