@@ -17,7 +17,7 @@ from typing import Generic, Protocol, TypeVar
 
 from .cache import cache_key
 from .errors import InvalidValueError, WebError, WebErrorCode
-from .protocols import CacheScoped, Explained, SharedCredential
+from .protocols import CacheScoped, Explained, SharedCredential, implements
 from .selection import AUTO, Candidate, Refusal, select, settings_refusal
 
 logger = logging.getLogger("webreach.seam")
@@ -172,7 +172,7 @@ class Registry(Generic[P]):
         if refusal is Refusal.UNAVAILABLE:
             (pid,) = about
             provider = self._providers[pid]
-            why = provider.unavailable_reason() if isinstance(provider, Explained) else None
+            why = provider.unavailable_reason() if implements(provider, Explained) else None
             return WebError(
                 WebErrorCode.WEB_PROVIDER_CONFIGURED_UNAVAILABLE,
                 f"{self.kind} provider {pid!r} is configured but not available "
@@ -298,7 +298,7 @@ def did_you_mean(pid: str, known: Iterable[str]) -> str:
 def _shared(provider: object) -> bool:
     """Whether the provider's only credential is a key other programs share: it runs when
     named or in ``auto``, never by a bare configuration's choice."""
-    return isinstance(provider, SharedCredential) and provider.shared_credential()
+    return implements(provider, SharedCredential) and provider.shared_credential()
 
 
 def scoped_cache_key(kind: str, provider: _Provider, *request: object) -> str:
@@ -307,7 +307,7 @@ def scoped_cache_key(kind: str, provider: _Provider, *request: object) -> str:
     A provider without :class:`CacheScoped` keeps the plain ``(kind, id, request)`` key; a scoped
     key can never equal it, so entries written before scopes existed are never read as scoped.
     """
-    if isinstance(provider, CacheScoped):
+    if implements(provider, CacheScoped):
         return cache_key(kind, provider.id, {"scope": str(provider.cache_scope())}, *request)
     return cache_key(kind, provider.id, *request)
 

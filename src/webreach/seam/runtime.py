@@ -33,6 +33,7 @@ from .protocols import (
     FetchProvider,
     ImageSearchProvider,
     SearchProvider,
+    implements,
 )
 from .registry import FALLBACK_CODES, Disposer, Registry, parse_provider_ids, scoped_cache_key
 from .tasks import await_cleanly
@@ -249,7 +250,7 @@ class WebRuntime:
         """
 
         async def call(provider: FetchProvider) -> FetchResult:
-            if isinstance(provider, FetchPrecheck):
+            if implements(provider, FetchPrecheck):
                 provider.precheck(request)
             if self._fetching.obeys(request):
                 await self._fetching.check_robots(request.url, provider, self._cache, live=live)
@@ -272,7 +273,7 @@ class WebRuntime:
         ``WEB_UNSUPPORTED_CONTENT_TYPE``. Nothing is cached: the bytes are the caller's."""
 
         async def call(provider: FetchProvider) -> FetchResult:
-            if not isinstance(provider, DocumentReader):
+            if not implements(provider, DocumentReader):
                 raise WebError(
                     WebErrorCode.WEB_UNSUPPORTED_CONTENT_TYPE,
                     f"the fetch provider {provider.id} cannot read files",
@@ -327,7 +328,7 @@ class WebRuntime:
         per_second = self._search_pace.get(provider.id)
         if per_second is None:
             return None
-        scope = str(provider.cache_scope()) if isinstance(provider, CacheScoped) else ""
+        scope = str(provider.cache_scope()) if implements(provider, CacheScoped) else ""
         return shared_pace(f"{provider.id}\n{scope}", per_second)
 
     @staticmethod
@@ -339,7 +340,7 @@ class WebRuntime:
     ) -> R:
         """``attempt`` within ``limit``, or the provider's own :class:`CallTimeout`, paced and
         retried as :func:`.pacing.attempt_within` says."""
-        if isinstance(provider, CallTimeout):
+        if implements(provider, CallTimeout):
             limit = provider.call_timeout()
         return await attempt_within(provider.id, limit, attempt, pace)
 
