@@ -14,7 +14,6 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 
-from openai._streaming import SSEDecoder
 from pydantic import ValidationError
 from pydantic_core import from_json
 from starlette.background import BackgroundTask
@@ -33,6 +32,7 @@ from .chunks import ChatChunk
 from .client import RawUpstreamResponse, Upstream
 from .failures import broken, refused
 from .frame_redaction import RelayedSecrets
+from .openai_stream import SSEDecoder
 from .secrets import Redactor
 from .stream import reported_error
 from .unstreamed import completion_frames

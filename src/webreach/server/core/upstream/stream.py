@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator
 
 import openai
 from openai import AsyncStream
-from openai._streaming_cleanup import drain_response_async
 from pydantic import ValidationError
 
 from ....seam.causes import network_cause
@@ -22,6 +21,7 @@ from ..turn.errors import UpstreamError
 from .chunk_redaction import ChunkRedaction
 from .chunks import ChatChunk, UpstreamErrorBody, invalid
 from .failures import broken, translate
+from .openai_stream import drain_response_async
 from .secrets import Redactor
 
 __all__ = ["TRUNCATED", "ChunkStream", "reported_error"]
