@@ -339,3 +339,22 @@ def test_what_only_looks_like_a_product_page_is_read_as_what_it_is() -> None:
     assert kind(rated) is Kind.ARTICLE
     sold = rated.replace('"aggregateRating"', '"offers": {"price": "5"}, "aggregateRating"')
     assert kind(sold) is Kind.PRODUCT
+
+
+def test_a_short_intro_inside_main_does_not_hide_the_items_after_it() -> None:
+    """The intro paragraph outscores each short item of a list below it; the page's `<main>`
+    around both, mostly not links, is the content."""
+    intro = f"<p>{SENTENCE} {SENTENCE}</p>" * 2
+    items = "".join(
+        f"<div class='trail'><h3>Trail {n}</h3><div>Difficulty: beginner</div>"
+        f"<div>Length: {n + 3} miles</div><div>Steward: volunteer {n}</div></div>"
+        for n in range(8)
+    )
+    html = (
+        "<html><body><nav><a href='/'>Home</a> <a href='/join'>Join</a></nav>"
+        f"<main><h1>Trails</h1><div class='intro'>{intro}</div><div class='grid'>{items}</div>"
+        "</main><footer><p>Copyright the association.</p></footer></body></html>"
+    )
+    markdown = render_html(html)
+    assert "Steward: volunteer 7" in markdown
+    assert "Copyright" not in markdown

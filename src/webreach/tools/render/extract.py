@@ -36,6 +36,10 @@ _LEAF_DIVS: Final = "div:not(:has(div,{}))".format(
     ",".join(name for name in patterns.BLOCK_INSIDE_DIV.split(",") if name != "div")
 )
 _ROOTS: Final = frozenset({"body", "html", "-document"})
+# The declared main region replaces the choice inside it when it holds this many times its
+# text, under this share of it link text.
+_MAIN_MORE: Final = 1.5
+_MAIN_LINK_DENSITY: Final = 0.5
 _BLOCK_INSIDE_DIV: Final = tags(patterns.BLOCK_INSIDE_DIV)
 
 
@@ -172,6 +176,8 @@ def _grab_article(
         return None
     top = _top_candidate(body, scoring, widening)
     nodes = [body] if top is None else _with_siblings(top, scoring)
+    if top is not None:
+        nodes = _main_region(top, nodes)
     prepare_article(nodes, flags.clean_conditionally, flags.weight_classes, scoring.paragraph_divs)
     return Article(nodes, sum(map(text_length, nodes)))
 
@@ -387,6 +393,27 @@ def _top_candidate(body: LexborNode, scoring: _Scoring, widening: Widening) -> L
         node = parent
         parent = node.parent
     return node
+
+
+def _main_region(top: LexborNode, nodes: list[LexborNode]) -> list[LexborNode]:
+    """The page's declared main region, when the chosen block is one part of it.
+
+    An intro paragraph outscores the short items of a listing, one section of a landing page
+    the others: a `<main>` (or `role="main"`) around the choice that holds much more text,
+    mostly not links, is the content the page itself names.
+    """
+    parent = top.parent
+    while parent is not None and parent.tag not in _ROOTS:
+        if parent.tag == "main" or parent.attrs.sget("role") == "main":
+            chosen = sum(map(text_length, nodes))
+            if (
+                text_length(parent) >= _MAIN_MORE * chosen
+                and link_density(parent) < _MAIN_LINK_DENSITY
+            ):
+                return [parent]
+            return nodes
+        parent = parent.parent
+    return nodes
 
 
 def _out_of_reach(score: float, best: float, share: float) -> bool:
