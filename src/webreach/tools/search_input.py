@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..seam import MAX_TEMPERATURE, MIN_TEMPERATURE, InvalidValueError, Recency
 from .base import (
@@ -30,7 +30,90 @@ __all__ = [
     "search_schema",
 ]
 
-ARGUMENTS = ("queries", "recency", "limit", "num_search_results", "max_tokens", "temperature")
+
+@dataclass(frozen=True, slots=True)
+class OptionalArgument:
+    """One optional argument of ``web_search``, declared once: its schema for the model and its
+    check come from here (null is absent; a whole number may come as ``5.0``)."""
+
+    name: str
+    type: Literal["integer", "number", "string"]
+    description: str
+    minimum: float | None = None
+    maximum: float | None = None
+    """None: no bound here (``limit``'s is the deployment's, given to :func:`search_schema`)."""
+    enum: tuple[str, ...] = ()
+
+    def schema(self, maximum: float | None = None) -> dict[str, Any]:
+        shown: dict[str, Any] = {"type": self.type}
+        if self.enum:
+            shown["enum"] = list(self.enum)
+        if self.minimum is not None:
+            shown["minimum"] = self.minimum
+        if (most := self.maximum if maximum is None else maximum) is not None:
+            shown["maximum"] = most
+        shown["description"] = self.description
+        return shown
+
+    def read(self, value: object) -> object:
+        """``value`` as the call means it, or a :class:`ToolError` naming the argument; the
+        bounds of the tuning arguments are :class:`SearchTuning`'s to check."""
+        if value is None:
+            return None
+        if self.enum:
+            for choice in self.enum:
+                if value == choice:
+                    return choice
+            shown = repr(value) if isinstance(value, str) else json_type(value)
+            raise invalid_arguments(
+                f"`{self.name}` must be one of {', '.join(self.enum)}, not {shown}"
+            )
+        if self.type == "integer":
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise invalid_arguments(
+                    f"`{self.name}` must be a whole number, not {_shown(value)}"
+                )
+            return value
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise invalid_arguments(f"`{self.name}` must be a number, not {_shown(value)}")
+        return float(value)
+
+
+RECENCY = OptionalArgument(
+    "recency",
+    "string",
+    "Only sources published within the last day, week, month or year. Leave it out unless "
+    "the question is about recent events.",
+    enum=RECENCIES,
+)
+LIMIT = OptionalArgument("limit", "integer", "Sources to return.", minimum=1)
+NUM_SEARCH_RESULTS = OptionalArgument(
+    "num_search_results",
+    "integer",
+    "Results the provider looks at, when more than `limit`.",
+    minimum=1,
+    maximum=MAX_NUM_SEARCH_RESULTS,
+)
+MAX_TOKENS = OptionalArgument(
+    "max_tokens",
+    "integer",
+    "Longest provider answer; model-backed providers only.",
+    minimum=1,
+    maximum=MAX_SEARCH_TOKENS,
+)
+TEMPERATURE = OptionalArgument(
+    "temperature",
+    "number",
+    "Provider answer temperature; model-backed providers only.",
+    minimum=MIN_TEMPERATURE,
+    maximum=MAX_TEMPERATURE,
+)
+OPTIONAL = (RECENCY, LIMIT, NUM_SEARCH_RESULTS, MAX_TOKENS, TEMPERATURE)
+"""The optional arguments, in the schema's order."""
+
+ARGUMENTS = ("queries", *(argument.name for argument in OPTIONAL))
 """Everything a ``web_search`` call may pass, in the schema's order."""
 
 
@@ -58,9 +141,6 @@ def search_description(max_queries: int) -> str:
 def search_schema(max_queries: int, max_results: int | None = None) -> dict[str, Any]:
     """The call's JSON schema; ``max_results`` (the deployment's bound) is ``limit``'s maximum.
     Descriptions stay short: every request to the model carries them."""
-    limit: dict[str, Any] = {"type": "integer", "minimum": 1}
-    if max_results is not None:
-        limit["maximum"] = max_results
     return {
         "type": "object",
         "properties": {
@@ -71,30 +151,9 @@ def search_schema(max_queries: int, max_results: int | None = None) -> dict[str,
                 "minItems": 1,
                 "maxItems": max_queries,
             },
-            "recency": {
-                "type": "string",
-                "enum": list(RECENCIES),
-                "description": "Only sources published within the last day, week, month or "
-                "year. Leave it out unless the question is about recent events.",
-            },
-            "limit": {**limit, "description": "Sources to return."},
-            "num_search_results": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_NUM_SEARCH_RESULTS,
-                "description": "Results the provider looks at, when more than `limit`.",
-            },
-            "max_tokens": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_SEARCH_TOKENS,
-                "description": "Longest provider answer; model-backed providers only.",
-            },
-            "temperature": {
-                "type": "number",
-                "minimum": MIN_TEMPERATURE,
-                "maximum": MAX_TEMPERATURE,
-                "description": "Provider answer temperature; model-backed providers only.",
+            **{
+                argument.name: argument.schema(max_results if argument is LIMIT else None)
+                for argument in OPTIONAL
             },
         },
         "required": ["queries"],
@@ -162,37 +221,19 @@ def parse_search_call(arguments: object, max_queries: int) -> SearchArguments:
             'e.g. {"queries": ["…"], "recency": "week"}'
         )
     queries = parse_queries({k: v for k, v in arguments.items() if k == "queries"}, max_queries)
-    limit = _whole("limit", arguments.get("limit"))
-    if limit is not None and limit < 1:
+    read = {argument.name: argument.read(arguments.get(argument.name)) for argument in OPTIONAL}
+    limit = read["limit"]
+    if isinstance(limit, int) and limit < 1:
         raise invalid_arguments(f"`limit` must be at least 1, not {limit}")
     try:
         tuning = SearchTuning(
-            _whole("num_search_results", arguments.get("num_search_results")),
-            _whole("max_tokens", arguments.get("max_tokens")),
-            _number("temperature", arguments.get("temperature")),
+            read["num_search_results"],  # type: ignore[arg-type]  # read as the table says
+            read["max_tokens"],  # type: ignore[arg-type]
+            read["temperature"],  # type: ignore[arg-type]
         )
     except InvalidValueError as error:
         raise invalid_arguments(f"`{error.field}` {error}") from None
-    return SearchArguments(queries, parse_recency(arguments.get("recency")), limit, tuning)
-
-
-def _whole(name: str, value: object) -> int | None:
-    """A whole number as JSON gives it (``5`` or ``5.0``); null is absent."""
-    if value is None:
-        return None
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise invalid_arguments(f"`{name}` must be a whole number, not {_shown(value)}")
-    return value
-
-
-def _number(name: str, value: object) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise invalid_arguments(f"`{name}` must be a number, not {_shown(value)}")
-    return float(value)
+    return SearchArguments(queries, read["recency"], limit, tuning)  # type: ignore[arg-type]
 
 
 def _shown(value: object) -> str:
@@ -202,10 +243,4 @@ def _shown(value: object) -> str:
 
 def parse_recency(value: object) -> Recency | None:
     """The model's ``recency``: null or absent is none."""
-    if value is None:
-        return None
-    for recency in RECENCIES:
-        if value == recency:
-            return recency
-    shown = repr(value) if isinstance(value, str) else json_type(value)
-    raise invalid_arguments(f"`recency` must be one of {', '.join(RECENCIES)}, not {shown}")
+    return RECENCY.read(value)  # type: ignore[return-value]  # one of RECENCIES
