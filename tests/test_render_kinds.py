@@ -358,3 +358,20 @@ def test_a_short_intro_inside_main_does_not_hide_the_items_after_it() -> None:
     markdown = render_html(html)
     assert "Steward: volunteer 7" in markdown
     assert "Copyright" not in markdown
+
+
+def test_a_description_written_as_bullet_points_is_the_content() -> None:
+    bullets = "".join(f"<li><strong>Feature {n}:</strong> {SENTENCE}</li>" for n in range(5))
+    notes = "".join(
+        f"<tr><td>Variant {n}, blue, price per piece and quantity, sold out</td></tr>"
+        for n in range(3)
+    )
+    body = (
+        f"<div class='variants'><table>{notes}</table></div><div class='product'><h1>Trail"
+        f" pack 25</h1><div class='product__description'><ul>{bullets}</ul></div></div>"
+        "<div class='promo'><p>Free shipping on orders over fifty dollars, this week only, "
+        "for members.</p></div>"
+    )
+    markdown = render_html(product_page(body))
+    assert "Feature 4:" in markdown
+    assert "Variant 2" not in markdown

@@ -65,7 +65,8 @@ SENTENCE_END: Final = re.compile(r"\.( |$)")
 DISPLAY_HIDDEN: Final = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
 UNLIKELY_ROLES: Final = words("menu menubar complementary navigation alert alertdialog dialog")
-TAGS_TO_SCORE: Final = "p,td,pre,section,h2,h3,h4,h5,h6"
+# List items too: a product's description is often its bullet points, a listing's text its items.
+TAGS_TO_SCORE: Final = "p,td,pre,section,h2,h3,h4,h5,h6,li"
 # An element holding any of these is a container, not a paragraph (Readability's DIV_TO_P_ELEMS).
 BLOCK_INSIDE_DIV: Final = "blockquote,dl,div,img,ol,p,pre,table,ul"
 PHRASING_TAGS: Final = words(
