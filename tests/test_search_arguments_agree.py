@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
-from webreach.server.web_api.bodies import search_body
+from webreach.server.web_api.bodies import FetchRequest, search_body
 from webreach.tools import ToolOptions
+from webreach.tools.fetch import fetch_schema
 from webreach.tools.search_input import OPTIONAL, invalid_arguments, parse_search_call
 from webreach.tools.search_input import search_schema as tool_schema
 
-RULES = ("type", "minimum", "maximum", "enum")
+RULES = ("type", "minimum", "maximum", "enum", "minLength", "maxLength")
 SHARED = ("recency", "num_search_results", "max_tokens", "temperature")
 """The arguments ``/v1/search`` takes by the same name (its ``max_results`` is ``limit``)."""
 
@@ -45,3 +46,9 @@ def test_a_call_past_a_bound_is_refused_naming_the_argument(argument: Any) -> No
     with pytest.raises(type(invalid_arguments(""))) as caught:
         parse_search_call({"queries": ["q"], argument.name: argument.maximum + 1}, 4)
     assert caught.value.message.startswith(f"`{argument.name}` must be")
+
+
+@pytest.mark.parametrize("name", ["url", "start", "max_age"])
+def test_v1_fetch_publishes_web_fetchs_rules(name: str) -> None:
+    published = FetchRequest.model_json_schema()["properties"][name]
+    assert _rules(published) == _rules(fetch_schema()["properties"][name])
