@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 import subprocess
 import sys
@@ -17,7 +18,15 @@ from loopback_dialer import LoopbackDialer
 from webreach.net import USER_AGENT
 from webreach.providers.fetch._decoding import SLICE, BodyDecoder
 from webreach.providers.fetch.http import HttpFetchProvider
-from webreach.seam import FetchRequest, FetchResult, HtmlBody, PdfBody, TextBody, WebError
+from webreach.seam import (
+    FetchRequest,
+    FetchResult,
+    HtmlBody,
+    PdfBody,
+    TextBody,
+    WebError,
+    WebRuntime,
+)
 from webreach.seam import WebErrorCode as Code
 
 PUBLIC_IP = "93.184.215.14"  # a public address the guard accepts; never put on the wire
@@ -192,6 +201,37 @@ async def test_refused_connection_is_a_provider_error() -> None:
     error = await fetch_error(f"http://127.0.0.1:{port}/")
     assert error.code == Code.WEB_PROVIDER_ERROR
     assert error.message == f"http: could not connect to 127.0.0.1:{port} (Connection refused)"
+
+
+async def test_a_refused_page_through_the_runtime_leaves_no_garbage_cycles() -> None:
+    """A wave whose pages are all unreachable spent most of its CPU in full collections: each
+    failure stayed reachable from the frames on its own traceback."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/"
+        runtime = WebRuntime()
+        fetcher = HttpFetchProvider(allow="127.0.0.1")
+        runtime.register_fetch_provider(fetcher)
+        runtime.own(fetcher)
+        async with runtime:
+            with pytest.raises(WebError):
+                await runtime.fetch(FetchRequest(url))  # the pool and its first dial, warmed
+            gc.collect()
+            gc.disable()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            try:
+                for _ in range(5):
+                    with pytest.raises(WebError) as caught:
+                        await runtime.fetch(FetchRequest(url))
+                    assert caught.value.code == Code.WEB_PROVIDER_ERROR
+                del caught
+                gc.collect()
+                left = [type(thing).__name__ for thing in gc.garbage]
+            finally:
+                gc.set_debug(0)
+                gc.garbage.clear()
+                gc.enable()
+    assert left == []
 
 
 # --- redirects --------------------------------------------------------------------------------

@@ -232,6 +232,7 @@ class Registry(Generic[P]):
         """
         chain = self.chain()
         failures: list[_Failure] = []
+        failure: WebError | None = None
         nothing: list[R] = []
         for index, provider in enumerate(chain):
             following = chain[index + 1] if index + 1 < len(chain) else None
@@ -265,7 +266,11 @@ class Registry(Generic[P]):
                 "; ".join(f.reason() for f in failures),
             )
             return nothing[0]
-        raise self._all_failed(failures)
+        try:
+            raise self._all_failed(failures)
+        finally:  # the error's traceback holds this frame: its locals must not hold the error
+            failures.clear()
+            failure = None
 
     def _all_failed(self, failures: list[_Failure]) -> WebError:
         """One error for the whole chain: each provider's reason in order, and what they share

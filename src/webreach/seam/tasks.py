@@ -55,3 +55,5 @@ async def await_cleanly(awaitable: Awaitable[T]) -> T:
     except asyncio.CancelledError:
         await cancel_and_wait([task])
         raise
+    finally:  # a failure's traceback holds this frame; its task must not stay reachable here
+        del task
