@@ -53,35 +53,43 @@ def search_tuning(
     *,
     as_json: bool,
 ) -> dict[str, int | float]:
-    """The tool arguments the options ask for; a bad value stops here, one line, exit 2."""
+    """The tool arguments the options ask for, read as ``web_search`` declares them (whole
+    number or number, then its bounds); a bad value stops here, one line, exit 2."""
     from ..seam import InvalidValueError
     from ..tools.base import SearchTuning
+    from ..tools.search_input import (
+        MAX_TOKENS,
+        NUM_SEARCH_RESULTS,
+        TEMPERATURE,
+        OptionalArgument,
+    )
 
-    def number(option: str, text: str | None, kind: type[int] | type[float]) -> Any:
+    def number(argument: OptionalArgument, text: str | None) -> Any:
         if text is None:
             return None
+        kind = int if argument.type == "integer" else float
         try:
             return kind(text.strip())
         except ValueError:
             what = "a whole number" if kind is int else "a number"
-            usage(f"{option}: must be {what}, not {text!r}", as_json=as_json)
+            usage(f"{_option(argument.name)}: must be {what}, not {text!r}", as_json=as_json)
 
-    options = {
-        "num_search_results": "--num-search-results",
-        "max_tokens": "--max-tokens",
-        "temperature": "--temperature",
-    }
     try:
         tuning = SearchTuning(
-            number(options["num_search_results"], num_search_results, int),
-            number(options["max_tokens"], max_tokens, int),
-            number(options["temperature"], temperature, float),
+            number(NUM_SEARCH_RESULTS, num_search_results),
+            number(MAX_TOKENS, max_tokens),
+            number(TEMPERATURE, temperature),
         )
     except InvalidValueError as error:
-        usage(f"{options[error.field]}: {error}", as_json=as_json)
+        usage(f"{_option(error.field)}: {error}", as_json=as_json)
     asked = {
         "num_search_results": tuning.num_search_results,
         "max_tokens": tuning.max_tokens,
         "temperature": tuning.temperature,
     }
     return {name: value for name, value in asked.items() if value is not None}
+
+
+def _option(argument: str) -> str:
+    """The option of ``webreach search`` that sets a ``web_search`` argument."""
+    return "--" + argument.replace("_", "-")
