@@ -134,12 +134,13 @@ async def test_a_server_that_never_answers_is_httpx2s_read_timeout() -> None:
         await server.wait_closed()
 
 
-def test_the_dependencies_hold_httpx2_and_httpcore2_to_the_tested_minor_version() -> None:
-    """The transport builds httpcore2's pool and requests by their constructors; a new minor
-    version must be tested here before the range admits it."""
+def test_the_dependencies_hold_the_adapted_libraries_to_the_tested_minor_version() -> None:
+    """The httpcore2 transport builds its pool and requests by their constructors, and
+    ``webreach.net.aio`` overrides aiohttp's unexported ``_release``; a new minor version must
+    be tested here before the range admits it."""
     declared = tomllib.loads(PYPROJECT.read_text())["project"]["dependencies"]
     ranges = {r.name: r.specifier for r in map(Requirement, declared)}
-    for name in ("httpx2", "httpcore2"):
+    for name in ("httpx2", "httpcore2", "aiohttp"):
         assert name in ranges, f"{name} is not a declared dependency"
         installed = version(name)
         assert ranges[name].contains(installed), f"{name} {installed} is outside {ranges[name]}"

@@ -37,7 +37,9 @@ class _IdleBoundConnector(aiohttp.TCPConnector):
     aiohttp bounds connections in use, not idle ones: after a wave of 200 concurrent searches
     all 200 sockets stay open until the keep-alive expiry (up to twice it, the clean-up runs
     that often), each holding a slot at the provider. ``httpx-aiohttp`` ignores
-    ``max_keepalive_connections``, so the bound is applied here, where a connection is released.
+    ``max_keepalive_connections``, so the bound is applied here, where a connection is released:
+    aiohttp's ``_release``, which it does not export, the one internal of aiohttp webreach
+    uses (held to the tested minor version; ``tests/test_seam_hostile.py`` checks the bound).
     """
 
     def _release(
