@@ -12,11 +12,18 @@ from typing import Any, ClassVar, TypeVar
 
 import httpx
 
-from ...seam import SearchFilter, SearchProvider, SearchRequest, SearchResult
+from ...seam import (
+    SearchFilter,
+    SearchProvider,
+    SearchRequest,
+    SearchResult,
+    WebError,
+    WebErrorCode,
+)
 from .._json_api import request_json
 from ..spec import ProviderContext, ProviderSettings, ProviderSpec, secret
 
-__all__ = ["KeyedProvider", "ModelProvider", "keyed_spec"]
+__all__ = ["KeyedProvider", "ModelProvider", "keyed_spec", "own_key_spec"]
 
 
 class KeyedProvider(ABC):
@@ -121,6 +128,20 @@ class ModelProvider(KeyedProvider):
             separators=(",", ":"),
         )
 
+    async def _post_model(self, path: str, headers: Mapping[str, str], body: Any) -> Any:
+        """A POST whose 404 names the likely cause: a model name the service does not know."""
+        try:
+            return await self._call("POST", path, headers=headers, json_body=body)
+        except WebError as error:
+            if error.status == 404:
+                raise WebError(
+                    WebErrorCode.WEB_PROVIDER_ERROR,
+                    f"{self.id}: web search returned 404 (model or endpoint not found)",
+                    provider=self.id,
+                    status=404,
+                ) from None
+            raise
+
 
 S = TypeVar("S", bound=ProviderSettings)
 
@@ -141,3 +162,27 @@ def keyed_spec(provider: type[KeyedProvider], settings: type[S]) -> ProviderSpec
         return provider(api_key=key, client=context.client, base_url=base_url)
 
     return ProviderSpec(pid, settings, create)
+
+
+M = TypeVar("M", bound=ModelProvider)
+
+
+def own_key_spec(
+    provider: type[M], settings: type[S], *, shared_keys: Sequence[str], base_urls: Sequence[str]
+) -> ProviderSpec[S, M]:
+    """The spec of a model provider with a search key of its own (``<id>_search_api_key``)
+    that wins over general model keys other programs use too (``shared_keys``, the first set
+    wins, and marks the provider shared); the first set of ``base_urls`` is its endpoint."""
+
+    def create(values: S, context: ProviderContext) -> M:
+        own = secret(getattr(values, f"{provider.id}_search_api_key"))
+        shared = next(filter(None, (secret(getattr(values, k)) for k in shared_keys)), None)
+        return provider(
+            api_key=own or shared,
+            client=context.model_client,
+            base_url=next(filter(None, (getattr(values, u) for u in base_urls)), None),
+            model=getattr(values, provider.model_setting),
+            shared=own is None,
+        )
+
+    return ProviderSpec(provider.id, settings, create)

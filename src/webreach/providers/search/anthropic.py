@@ -29,15 +29,12 @@ from ...seam.filters import host_matches
 from ..spec import (
     BaseUrl,
     NonEmpty,
-    ProviderContext,
     ProviderSettings,
-    ProviderSpec,
     RequestsPerSecond,
     Secret,
-    secret,
 )
 from ._anthropic_messages import SearchedMessage, read_message
-from ._keyed import ModelProvider
+from ._keyed import ModelProvider, own_key_spec
 
 __all__ = ["PROVIDER", "AnthropicSearchProvider", "AnthropicSettings"]
 
@@ -100,26 +97,12 @@ class AnthropicSearchProvider(ModelProvider):
         )
 
     async def _post(self, body: dict[str, Any]) -> Any:
-        try:
-            return await self._call(
-                "POST",
-                "/v1/messages",
-                headers={
-                    "x-api-key": self._api_key or "",
-                    "anthropic-version": "2023-06-01",
-                    "content-type": "application/json",
-                },
-                json_body=body,
-            )
-        except WebError as error:
-            if error.status == 404:
-                raise WebError(
-                    WebErrorCode.WEB_PROVIDER_ERROR,
-                    f"{self.id}: web search returned 404 (model or endpoint not found)",
-                    provider=self.id,
-                    status=404,
-                ) from None
-            raise
+        headers = {
+            "x-api-key": self._api_key or "",
+            "anthropic-version": "2023-06-01",
+            "content-type": "application/json",
+        }
+        return await self._post_model("/v1/messages", headers, body)
 
     def _raise_when_every_search_failed(self, found: SearchedMessage) -> None:
         """Searches that all failed (``max_uses_exceeded``, ``too_many_requests`` …) leave an
@@ -181,15 +164,9 @@ class AnthropicSettings(ProviderSettings):
     anthropic_requests_per_second: RequestsPerSecond = None
 
 
-def _create(values: AnthropicSettings, context: ProviderContext) -> AnthropicSearchProvider:
-    own = secret(values.anthropic_search_api_key)
-    return AnthropicSearchProvider(
-        api_key=own or secret(values.anthropic_api_key),
-        client=context.model_client,
-        base_url=values.anthropic_search_base_url or values.anthropic_base_url,
-        model=values.anthropic_search_model,
-        shared=own is None,
-    )
-
-
-PROVIDER = ProviderSpec("anthropic", AnthropicSettings, _create)
+PROVIDER = own_key_spec(
+    AnthropicSearchProvider,
+    AnthropicSettings,
+    shared_keys=["anthropic_api_key"],
+    base_urls=["anthropic_search_base_url", "anthropic_base_url"],
+)

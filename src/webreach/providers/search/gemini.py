@@ -22,15 +22,12 @@ from .._json_api import optional_str, request_json
 from ..spec import (
     BaseUrl,
     NonEmpty,
-    ProviderContext,
     ProviderSettings,
-    ProviderSpec,
     RequestsPerSecond,
     Secret,
-    secret,
 )
 from ._gemini_grounding import Grounding
-from ._keyed import ModelProvider
+from ._keyed import ModelProvider, own_key_spec
 
 __all__ = ["PROVIDER", "GeminiSearchProvider", "GeminiSettings"]
 
@@ -176,18 +173,9 @@ class GeminiSettings(ProviderSettings):
     gemini_requests_per_second: RequestsPerSecond = None
 
 
-def _create(values: GeminiSettings, context: ProviderContext) -> GeminiSearchProvider:
-    own = secret(values.gemini_search_api_key)
-    shared = secret(values.google_api_key) or secret(values.gemini_api_key)
-    return GeminiSearchProvider(
-        api_key=own or shared,
-        client=context.model_client,
-        base_url=values.gemini_base_url,
-        model=values.gemini_search_model,
-        shared=own is None,
-    )
-
-
-PROVIDER: ProviderSpec[GeminiSettings, GeminiSearchProvider] = ProviderSpec(
-    "gemini", GeminiSettings, _create
+PROVIDER = own_key_spec(
+    GeminiSearchProvider,
+    GeminiSettings,
+    shared_keys=["google_api_key", "gemini_api_key"],
+    base_urls=["gemini_base_url"],
 )

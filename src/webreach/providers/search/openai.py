@@ -23,14 +23,11 @@ from .._json_api import field, optional_str, redact
 from ..spec import (
     BaseUrl,
     NonEmpty,
-    ProviderContext,
     ProviderSettings,
-    ProviderSpec,
     RequestsPerSecond,
     Secret,
-    secret,
 )
-from ._keyed import ModelProvider
+from ._keyed import ModelProvider, own_key_spec
 from ._responses_output import read_output
 
 __all__ = ["PROVIDER", "OpenAISearchProvider", "OpenAISettings"]
@@ -98,22 +95,8 @@ class OpenAISearchProvider(ModelProvider):
         return body
 
     async def _post(self, body: dict[str, Any]) -> Any:
-        try:
-            return await self._call(
-                "POST",
-                "/responses",
-                headers={"Authorization": f"Bearer {self._api_key or ''}"},
-                json_body=body,
-            )
-        except WebError as error:
-            if error.status == 404:
-                raise WebError(
-                    WebErrorCode.WEB_PROVIDER_ERROR,
-                    f"{self.id}: web search returned 404 (model or endpoint not found)",
-                    provider=self.id,
-                    status=404,
-                ) from None
-            raise
+        headers = {"Authorization": f"Bearer {self._api_key or ''}"}
+        return await self._post_model("/responses", headers, body)
 
     def _raise_on_failure(self, data: Any) -> None:
         """A response that failed after it began is HTTP 200 with ``status: failed``."""
@@ -152,15 +135,9 @@ class OpenAISettings(ProviderSettings):
     openai_requests_per_second: RequestsPerSecond = None
 
 
-def _create(values: OpenAISettings, context: ProviderContext) -> OpenAISearchProvider:
-    own = secret(values.openai_search_api_key)
-    return OpenAISearchProvider(
-        api_key=own or secret(values.openai_api_key),
-        client=context.model_client,
-        base_url=values.openai_search_base_url or values.openai_base_url,
-        model=values.openai_search_model,
-        shared=own is None,
-    )
-
-
-PROVIDER = ProviderSpec("openai", OpenAISettings, _create)
+PROVIDER = own_key_spec(
+    OpenAISearchProvider,
+    OpenAISettings,
+    shared_keys=["openai_api_key"],
+    base_urls=["openai_search_base_url", "openai_base_url"],
+)
