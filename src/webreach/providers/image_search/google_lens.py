@@ -4,7 +4,6 @@ the ``visual_matches[]``. SerpApi takes an image URL only (no upload), and its k
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import httpx
@@ -21,10 +20,10 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
-from .._json_api import field, optional_field, optional_str, redact, request_json
+from .._json_api import field, optional_field, optional_str, request_json
 from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
-from ._matches import unique
+from ._matches import KeyedImageProvider, unique
 
 __all__ = ["PROVIDER", "GoogleLensImageSearchProvider", "GoogleLensSettings"]
 
@@ -63,7 +62,7 @@ class _KeyInQuery(httpx.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-class GoogleLensImageSearchProvider:
+class GoogleLensImageSearchProvider(KeyedImageProvider):
     """Available with a SerpApi key. It owns its HTTP client (the key is added by its transport),
     which the runtime closes."""
 
@@ -78,24 +77,13 @@ class GoogleLensImageSearchProvider:
         timeout: float = 30.0,
         proxy: str | None = None,
     ) -> None:
-        self._api_key = api_key or None
-        self._base_url = (base_url or self.default_base_url).rstrip("/")
+        super().__init__(api_key=api_key, base_url=base_url)
         inner = (
             AioTransport()
             if proxy is None
             else httpx.AsyncHTTPTransport(proxy=proxy, verify=shared_ssl_context())
         )
         self._client = create_client(timeout=timeout, transport=_KeyInQuery(inner, self._api_key))
-
-    def __repr__(self) -> str:
-        return f"GoogleLensImageSearchProvider(base_url={self._base_url!r})"
-
-    def available(self) -> bool:
-        return self._api_key is not None
-
-    def cache_scope(self) -> str:
-        """The endpoint, so a replay server's answers never reach the real service's callers."""
-        return json.dumps({"base_url": self._base_url}, separators=(",", ":"))
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -122,19 +110,10 @@ class GoogleLensImageSearchProvider:
         metadata = field(self.id, data, "search_metadata", dict)
         if metadata.get("status") == "Error":
             # A failed search is an HTTP error status too, but not always (SerpApi's docs).
-            raise self._failed(data)
+            raise self._failed("the search failed", data.get("error"))
         # No matches: SerpApi leaves the key out (status Success, with an "error" text).
         items = optional_field(self.id, data, "visual_matches", list, [])
         return ImageSearchResult(matches=unique(_match(item) for item in items))
-
-    def _failed(self, data: dict[str, Any]) -> WebError:
-        detail = data.get("error")
-        reason = f" ({redact(detail, [self._api_key])})" if isinstance(detail, str) else ""
-        return WebError(
-            WebErrorCode.WEB_PROVIDER_ERROR,
-            f"{self.id}: the search failed{reason}",
-            provider=self.id,
-        )
 
 
 def _match(item: Any) -> ImageMatch | None:

@@ -4,7 +4,6 @@ matches are the ``pagesWithMatchingImages[]``. It takes an image URL or the imag
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any, assert_never
 
 import httpx
@@ -20,10 +19,10 @@ from ...seam import (
     WebErrorCode,
 )
 from .._google import google_key_refused
-from .._json_api import field, optional_field, optional_str, redact, request_json
+from .._json_api import field, optional_field, optional_str, request_json
 from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
-from ._matches import unique
+from ._matches import KeyedImageProvider, unique
 
 __all__ = ["MAX_IMAGE_BYTES", "PROVIDER", "GoogleVisionImageSearchProvider", "GoogleVisionSettings"]
 
@@ -32,7 +31,7 @@ MAX_IMAGE_BYTES = 7 * 1024 * 1024
 the image a third larger."""
 
 
-class GoogleVisionImageSearchProvider:
+class GoogleVisionImageSearchProvider(KeyedImageProvider):
     """Available with an API key, sent in the ``X-Goog-Api-Key`` header."""
 
     id = "google_vision"
@@ -41,19 +40,8 @@ class GoogleVisionImageSearchProvider:
     def __init__(
         self, *, api_key: str | None, client: httpx.AsyncClient, base_url: str | None = None
     ) -> None:
-        self._api_key = api_key or None
+        super().__init__(api_key=api_key, base_url=base_url)
         self._client = client
-        self._base_url = (base_url or self.default_base_url).rstrip("/")
-
-    def __repr__(self) -> str:
-        return f"GoogleVisionImageSearchProvider(base_url={self._base_url!r})"
-
-    def available(self) -> bool:
-        return self._api_key is not None
-
-    def cache_scope(self) -> str:
-        """The endpoint, so a replay server's answers never reach the real service's callers."""
-        return json.dumps({"base_url": self._base_url}, separators=(",", ":"))
 
     async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult:
         feature: dict[str, Any] = {"type": "WEB_DETECTION"}
@@ -81,7 +69,8 @@ class GoogleVisionImageSearchProvider:
             )
         error = optional_field(self.id, answer, "error", dict, {})
         if error:
-            raise self._refused(error)
+            # The per-image error of a 200 answer: an image Vision could not fetch or decode.
+            raise self._failed("the image could not be searched", error.get("message"))
         detection = optional_field(self.id, answer, "webDetection", dict, {})
         pages = optional_field(self.id, detection, "pagesWithMatchingImages", list, [])
         return ImageSearchResult(
@@ -104,16 +93,6 @@ class GoogleVisionImageSearchProvider:
                 return {"content": base64.b64encode(data).decode("ascii")}
             case _:
                 assert_never(request.image)
-
-    def _refused(self, error: dict[str, Any]) -> WebError:
-        """The per-image error of a 200 answer: an image Vision could not fetch or decode."""
-        message = error.get("message")
-        reason = f" ({redact(message, [self._api_key])})" if isinstance(message, str) else ""
-        return WebError(
-            WebErrorCode.WEB_PROVIDER_ERROR,
-            f"{self.id}: the image could not be searched{reason}",
-            provider=self.id,
-        )
 
 
 def _match(page: Any) -> ImageMatch | None:
