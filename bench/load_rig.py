@@ -124,6 +124,8 @@ class Rig:
     log: Path
     args: argparse.Namespace
     variant: Variant
+    others: list[int]
+    """The rig's other processes (the fakes, the page server), whose CPU shares the cores."""
 
     @property
     def protocols(self) -> list[str]:
@@ -271,4 +273,5 @@ def start_rig(
         log=logs[-1],
         args=args,
         variant=variant,
+        others=[child.pid for child in children if child is not server],
     )
