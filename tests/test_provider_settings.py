@@ -219,6 +219,14 @@ def test_each_provider_setting_begins_as_its_package_says() -> None:
                     assert variable.upper().startswith(begins), (spec.id, variable)
 
 
+def test_each_package_lists_its_built_in_providers_by_id() -> None:
+    """A command that does not use a capability trusts a provider named for it when its id is a
+    key of ``SETTING_PREFIXES``, without building the providers to see."""
+    for kind, name in PACKAGES.items():
+        prefixes = importlib.import_module(name).SETTING_PREFIXES
+        assert sorted(prefixes) == sorted(spec.id for spec in discover_providers(kind)), kind
+
+
 def test_only_the_providers_a_name_may_set_are_checked() -> None:
     assert [spec.id for spec in specs_reading("search", ["PATH", "exa_base_url"])] == ["exa"]
     assert [spec.id for spec in specs_reading("search", ["GOOGLE_API_KEY_FILE"])] == ["gemini"]

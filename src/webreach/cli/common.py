@@ -185,7 +185,31 @@ def checked_kinds(settings: Settings, need: str | None) -> list[ProviderKind]:
     one without ``need``."""
     from ..config import provider_kinds
 
-    return [k for k in provider_kinds() if need is None or k == need or _chosen(settings, k)]
+    return [k for k in provider_kinds() if need is None or k == need or _doubtful(settings, k)]
+
+
+def _doubtful(settings: Settings, kind: ProviderKind) -> bool:
+    return _chosen(settings, kind) and not _plainly_possible(settings, kind)
+
+
+def _plainly_possible(settings: Settings, kind: ProviderKind) -> bool:
+    """Whether the choice the settings make for ``kind`` (a capability the command does not use)
+    names only built-in providers, in a selection that can work: checking it would then build
+    every provider of ``kind`` to find nothing that stops the command. The built-in ids are the
+    keys of the package's ``SETTING_PREFIXES``; anything else takes the whole check."""
+    from ..providers import PACKAGES
+    from ..seam import InvalidValueError
+    from .report import Capability, ProviderState, settings_choice
+
+    known = getattr(import_module(PACKAGES[kind]), "SETTING_PREFIXES", None)
+    if not known:
+        return False
+    try:
+        configured, order, exclude = settings_choice(settings, kind)
+    except InvalidValueError:
+        return False
+    states = tuple(ProviderState(pid, False, (), False) for pid in known)
+    return not Capability(kind, configured, states, order, exclude).impossible()
 
 
 def _judge(

@@ -20,7 +20,13 @@ if TYPE_CHECKING:
     from ..config_sources import Setting
     from ..providers import ProviderKind
 
-__all__ = ["Capability", "ProviderState", "capabilities", "capabilities_of"]
+__all__ = [
+    "Capability",
+    "ProviderState",
+    "capabilities",
+    "capabilities_of",
+    "settings_choice",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,25 +177,30 @@ async def capabilities_of(
     settings: Settings, built: Iterable[BuiltProvider], kinds: Iterable[ProviderKind]
 ) -> list[Capability]:
     """The capabilities of ``kinds`` as the providers ``built`` for ``settings`` give them."""
-    from ..providers.search import AUTO_ORDER
-    from ..seam import parse_provider_ids
-
     states = [(item.kind, await _state(item)) for item in built]
     found = []
     for kind in kinds:
-        variable = f"WEBREACH_{kind.upper()}"
-        found.append(
-            Capability(
-                kind,
-                parse_provider_ids(getattr(settings, f"{kind}_provider"), f"{variable}_PROVIDER"),
-                tuple(state for of, state in sorted(states, key=lambda s: s[1].id) if of == kind),
-                AUTO_ORDER if kind == "search" else None,
-                parse_provider_ids(
-                    getattr(settings, f"{kind}_exclude", None), f"{variable}_EXCLUDE"
-                ),
-            )
-        )
+        configured, order, exclude = settings_choice(settings, kind)
+        mine = tuple(state for of, state in sorted(states, key=lambda s: s[1].id) if of == kind)
+        found.append(Capability(kind, configured, mine, order, exclude))
     return found
+
+
+def settings_choice(
+    settings: Settings, kind: str
+) -> tuple[tuple[str, ...], tuple[str, ...] | None, tuple[str, ...]]:
+    """The ids the settings choose for ``kind``, the order of ``auto`` (None where it is no
+    choice) and the excluded ids; a list that names a provider twice raises
+    :class:`~webreach.seam.InvalidValueError`."""
+    from ..providers.search import AUTO_ORDER
+    from ..seam import parse_provider_ids
+
+    variable = f"WEBREACH_{kind.upper()}"
+    return (
+        parse_provider_ids(getattr(settings, f"{kind}_provider"), f"{variable}_PROVIDER"),
+        AUTO_ORDER if kind == "search" else None,
+        parse_provider_ids(getattr(settings, f"{kind}_exclude", None), f"{variable}_EXCLUDE"),
+    )
 
 
 async def _state(item: BuiltProvider) -> ProviderState:

@@ -7,12 +7,13 @@ import email.utils
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..seam import WebError, WebErrorCode
 from ..seam.causes import network_cause
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "field",
@@ -34,6 +35,8 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
 def _host(url: str) -> str | None:
     """``host`` or ``host:port`` of a request URL, for a message (never its query: SerpApi's
     key is a query parameter)."""
+    import httpx
+
     try:
         parts = httpx.URL(url)
     except httpx.InvalidURL:
@@ -103,6 +106,8 @@ async def request_json(
     ``key_refused`` tells an error answer that means "bad key" under another status than
     401/403 (Google answers 400 ``API_KEY_INVALID``), so the message says to check the key.
     """
+    import httpx  # loaded with the client that calls this, not with each provider's settings
+
     secrets = tuple(secrets)
     try:
         response = await client.request(method, url, headers=headers, params=params, json=json_body)

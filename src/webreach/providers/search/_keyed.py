@@ -8,9 +8,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ...seam import (
     SearchFilter,
@@ -22,6 +20,9 @@ from ...seam import (
 )
 from .._json_api import request_json
 from ..spec import ProviderContext, ProviderSettings, ProviderSpec, secret
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["KeyedProvider", "ModelProvider", "keyed_spec", "own_key_spec"]
 
