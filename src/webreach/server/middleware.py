@@ -122,20 +122,28 @@ class AccessLog:
             raise
         finally:
             end_request(token)
-            late = scope.get(TIMED_OUT)
-            if late is not None:
-                status, complete = 408, True
-                record.note = (
-                    f"the request body did not arrive within {late:g} s "
-                    "(WEBREACH_SERVER_BODY_TIMEOUT)"
-                )
-            elif left:
-                status, complete = CLIENT_LEFT, True
-                if not body_read:
-                    record.note = record.note or "client left before sending the whole body"
+            status, complete = _settled(scope, record, status, complete, left, body_read)
             if access_logger.isEnabledFor(logging.INFO):
                 elapsed = time.perf_counter() - started
                 _write_access(scope, record, status, complete, elapsed)
+
+
+def _settled(
+    scope: Scope, record: RequestLog, status: int, complete: bool, left: bool, body_read: bool
+) -> tuple[int, bool]:
+    """The status and completeness the log tells: a body that timed out is a 408 and a client
+    gone before the answer a 499, whatever the app sent, each with its reason noted."""
+    late = scope.get(TIMED_OUT)
+    if late is not None:
+        record.note = (
+            f"the request body did not arrive within {late:g} s (WEBREACH_SERVER_BODY_TIMEOUT)"
+        )
+        return 408, True
+    if left:
+        if not body_read:
+            record.note = record.note or "client left before sending the whole body"
+        return CLIENT_LEFT, True
+    return status, complete
 
 
 def _write_access(

@@ -13,7 +13,7 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp.types as types
@@ -39,6 +39,9 @@ from .mcp_calls import (
 from .mcp_events import RETRY_MS, session_scoped
 from .mcp_stopping import CallsInFlight
 from .prompt import web_tools_prompt
+
+if TYPE_CHECKING:
+    from .stopping import StoppingServer
 
 __all__ = [
     "SERVER_NAME",
@@ -172,21 +175,7 @@ def create_server(
                 rate_limited_text(params.name, limit.per_minute, retry_after),
                 rate_limited_json(limit.per_minute, retry_after),
             )
-
-        async def call() -> ToolResult:
-            return await toolkit.call(params.name, params.arguments or {})
-
-        async def reported() -> ToolResult:
-            return await with_progress(call, ctx.session.report_progress, params.name)
-
-        try:
-            result = await running.run(reported)
-        except ToolError as error:
-            return _error_result(tool_error_text(params.name, error), error.to_json())
-        return types.CallToolResult(
-            content=[types.TextContent(text=result.text)],
-            structured_content=result.data.to_json(),
-        )
+        return await _called(toolkit, ctx, params, running)
 
     return Server(
         SERVER_NAME,
@@ -196,6 +185,31 @@ def create_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         cache_hints={"tools/list": CacheHint(ttl_ms=TOOLS_TTL_MS, scope="public")},
+    )
+
+
+async def _called(
+    toolkit: WebToolkit,
+    ctx: ServerRequestContext[_Tools],
+    params: types.CallToolRequestParams,
+    running: CallsInFlight,
+) -> types.CallToolResult:
+    """One admitted call, its progress told to the session, counted among the running calls
+    so the server's stop can end it; a tool's error is a result the model reads."""
+
+    async def call() -> ToolResult:
+        return await toolkit.call(params.name, params.arguments or {})
+
+    async def reported() -> ToolResult:
+        return await with_progress(call, ctx.session.report_progress, params.name)
+
+    try:
+        result = await running.run(reported)
+    except ToolError as error:
+        return _error_result(tool_error_text(params.name, error), error.to_json())
+    return types.CallToolResult(
+        content=[types.TextContent(text=result.text)],
+        structured_content=result.data.to_json(),
     )
 
 
@@ -299,20 +313,6 @@ async def serve_http(
     rejects requests whose Host is not that address and port (421) or whose Origin is not its
     own (403): DNS rebinding protection, for every loopback address.
     """
-    import uvicorn
-
-    from .stopping import StoppingServer
-
-    class Server(StoppingServer):
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)
-            if started is not None and not self.should_exit:
-                started()
-
-        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            calls.stopping()
-            await super().shutdown(sockets)
-
     calls = CallsInFlight()
     server = create_server(
         runtime, options, version=version, calls_per_minute=calls_per_minute, calls=calls
@@ -329,22 +329,7 @@ async def serve_http(
         app = session_scoped(app)
     if any(keys):
         app = _BearerKeys(app, keys)
-    app = calls.counted(app)
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        lifespan="on",
-    )
-    stopping = Server(
-        config,
-        shutdown_timeout=shutdown_timeout,
-        say=_say,
-        end_turns=calls.end,
-        running=lambda: calls.requests,
-        turn="call",
-    )
+    stopping = _stopping_server(calls.counted(app), host, port, calls, started, shutdown_timeout)
     try:
         with calls.serving():
             await stopping.serve(sockets=[sock] if sock is not None else None)
@@ -356,3 +341,38 @@ async def serve_http(
 
 def _say(line: str) -> None:
     print(f"webreach: {line}", file=sys.stderr, flush=True)
+
+
+def _stopping_server(
+    app: ASGIApp,
+    host: str,
+    port: int,
+    calls: CallsInFlight,
+    started: Callable[[], None] | None,
+    shutdown_timeout: float,
+) -> StoppingServer:
+    """The uvicorn server of ``app``: it tells ``started`` once it listens, and at its stop
+    refuses new calls and gives the running ones ``shutdown_timeout`` seconds."""
+    import uvicorn
+
+    from .stopping import StoppingServer
+
+    class Server(StoppingServer):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if started is not None and not self.should_exit:
+                started()
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            calls.stopping()
+            await super().shutdown(sockets)
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    return Server(
+        config,
+        shutdown_timeout=shutdown_timeout,
+        say=_say,
+        end_turns=calls.end,
+        running=lambda: calls.requests,
+        turn="call",
+    )

@@ -215,25 +215,42 @@ async def _search(
     except WebError as error:
         raise ToolError.from_web_error(error) from error
     providers = {r.provider for r in results if r.provider}
-    provider = providers.pop() if len(providers) == 1 else None
     fates = filter_fates(results)
     sections = merge_sections(results, queries)
     if len(results) == 1:
-        only = results[0]
-        sources, cut = only.sources[:max_results], len(only.sources) > max_results
-        content = cap_answer(only.content) if only.content else only.content
-        return SearchToolResult(
-            tuple(queries),
-            content,
-            sources,
-            only.truncated or cut,
-            provider,
-            filters,
-            *fates,
-            citations=sections.citations,
-            related=sections.related,
-            provider_queries=sections.queries,
-        )
+        content, sources, truncated = _one_answer(results[0], max_results)
+    else:
+        content, sources, truncated = _answers(queries, results, max_results)
+    return SearchToolResult(
+        queries=tuple(queries),
+        content=content,
+        sources=sources,
+        truncated=truncated,
+        provider=providers.pop() if len(providers) == 1 else None,
+        filters=filters,
+        filtered_by_provider=fates[0],
+        filtered_after=fates[1],
+        unfiltered=fates[2],
+        citations=sections.citations,
+        related=sections.related,
+        provider_queries=sections.queries,
+    )
+
+
+_Answer = tuple[str | None, tuple[SearchSource, ...], bool]
+"""The answer text, the sources and whether either was cut."""
+
+
+def _one_answer(only: SearchResult, max_results: int) -> _Answer:
+    """One query's answer as the provider wrote it (capped), its sources cut to the count."""
+    sources, cut = only.sources[:max_results], len(only.sources) > max_results
+    content = cap_answer(only.content) if only.content else only.content
+    return content, sources, only.truncated or cut
+
+
+def _answers(queries: Sequence[str], results: Sequence[SearchResult], max_results: int) -> _Answer:
+    """Several queries' answers, each under its query's heading and a share of the room, and
+    their sources merged by rank."""
     answered = [
         (query, result.content)
         for query, result in zip(queries, results, strict=True)
@@ -245,20 +262,7 @@ async def _search(
         for query, content in answered
     ]
     sources, cut = merge_sources(results, max_results)
-    return SearchToolResult(
-        queries=tuple(queries),
-        content="\n\n".join(answers) or None,
-        sources=sources,
-        truncated=cut or any(r.truncated for r in results),
-        provider=provider,
-        filters=filters,
-        filtered_by_provider=fates[0],
-        filtered_after=fates[1],
-        unfiltered=fates[2],
-        citations=sections.citations,
-        related=sections.related,
-        provider_queries=sections.queries,
-    )
+    return "\n\n".join(answers) or None, sources, cut or any(r.truncated for r in results)
 
 
 def _label(source: SearchSource) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -23,7 +23,7 @@ from ..turn.events import (
     Usage,
 )
 from ..turn.shape import ClientTool
-from .chunks import ChatChunk
+from .chunks import ChatChunk, ChunkDelta
 
 __all__ = ["PendingCall", "StepState", "UpstreamClock", "read_step"]
 
@@ -121,16 +121,7 @@ async def read_step(
     iterator: AsyncIterator[ChatChunk] = stream.__aiter__()
     reported = (0, 0, 0, 0)
     try:
-        while True:
-            try:
-                chunk = await clock.timed(iterator.__anext__())
-            except StopAsyncIteration:
-                break
-            except UpstreamError:
-                raise
-            except Exception as error:
-                message = f"upstream stream failed ({type(error).__name__})"
-                raise UpstreamError(502, message) from error
+        while (chunk := await _next_chunk(iterator, clock)) is not None:
             if chunk.usage is not None:
                 p, c, k, r = (max(a, b) for a, b in zip(reported, chunk.usage.counts, strict=True))
                 reported = (p, c, k, r)
@@ -138,25 +129,9 @@ async def read_step(
                     first = False
                     yield FirstStepUsage(Usage(p, c, k, r))
             choice = chunk.first
-            delta = choice.delta if choice is not None else None
-            if delta is not None:
-                reasoning = delta.reasoning_text
-                if reasoning:
-                    state.reasoning += reasoning
-                    yield ReasoningDelta(reasoning)
-                if delta.content:
-                    state.text += delta.content
-                    for event in citations.feed(delta.content) if shown else ():
-                        yield event
-                for piece in delta.tool_calls or ():
-                    pending = state.calls.setdefault(piece.index, PendingCall())
-                    pending.id = pending.id or (piece.id or "")
-                    if piece.function is not None:
-                        pending.name += piece.function.name or ""
-                        pending.arguments += piece.function.arguments or ""
-                    told = pending.tell(streamed) if streamed else None
-                    if told is not None:
-                        yield told
+            if choice is not None and choice.delta is not None:
+                for event in _read_delta(choice.delta, state, citations, shown, streamed):
+                    yield event
             if choice is not None and choice.finish_reason:
                 state.finish_reason = choice.finish_reason
         for event in citations.flush():
@@ -164,3 +139,43 @@ async def read_step(
     finally:
         usage.add_step(*reported)
         await await_cleanly(stream.close())
+
+
+async def _next_chunk(iterator: AsyncIterator[ChatChunk], clock: UpstreamClock) -> ChatChunk | None:
+    """The next chunk within the clock's time, ``None`` at the end; a failure of the stream
+    itself (a dropped connection) is a 502."""
+    try:
+        return await clock.timed(iterator.__anext__())
+    except StopAsyncIteration:
+        return None
+    except UpstreamError:
+        raise
+    except Exception as error:
+        message = f"upstream stream failed ({type(error).__name__})"
+        raise UpstreamError(502, message) from error
+
+
+def _read_delta(
+    delta: ChunkDelta,
+    state: StepState,
+    citations: CitationStream,
+    shown: bool,
+    streamed: Mapping[str, ClientTool] | None,
+) -> Iterator[Event]:
+    """One chunk's reasoning, text and call pieces, recorded in the step and told as events."""
+    reasoning = delta.reasoning_text
+    if reasoning:
+        state.reasoning += reasoning
+        yield ReasoningDelta(reasoning)
+    if delta.content:
+        state.text += delta.content
+        yield from citations.feed(delta.content) if shown else ()
+    for piece in delta.tool_calls or ():
+        pending = state.calls.setdefault(piece.index, PendingCall())
+        pending.id = pending.id or (piece.id or "")
+        if piece.function is not None:
+            pending.name += piece.function.name or ""
+            pending.arguments += piece.function.arguments or ""
+        told = pending.tell(streamed) if streamed else None
+        if told is not None:
+            yield told
