@@ -1,54 +1,56 @@
 """Model-facing tools: ``web_search`` and ``web_fetch``, their schemas, text and adapters.
 
-This package reaches providers only through :class:`webreach.seam.WebRuntime`.
+This package reaches providers only through :class:`webreach.seam.WebRuntime`. Names load on
+first use (PEP 562): a command that fetches one page loads neither the search tool nor the
+adapters, and the renderer's HTML parser loads with the first render.
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .adapters import (
-    WebToolkit,
-    anthropic_tools,
-    openai_chat_tools,
-    openai_responses_tools,
-    parse_arguments,
-    tool_error_text,
-)
-from .base import (
-    CONTEXT_SIZES,
-    INVALID_ARGUMENTS,
-    RECENCIES,
-    ContextSize,
-    SearchFilters,
-    SearchTuning,
-    ToolDefinition,
-    ToolError,
-    ToolOptions,
-    ToolResult,
-)
-from .fetch import (
-    WEB_FETCH,
-    FetchToolResult,
-    format_fetch,
-    render_body,
-    render_fetched,
-    web_fetch_tool,
-)
-from .prompt import web_tools_prompt
-from .search import (
-    WEB_SEARCH,
-    SearchToolResult,
-    format_search,
-    parse_queries,
-    run_search,
-    web_search_tool,
-)
-from .toolset import web_tools
-from .untrusted import fence, neutralise
-
 if TYPE_CHECKING:
+    from .adapters import (
+        WebToolkit,
+        anthropic_tools,
+        openai_chat_tools,
+        openai_responses_tools,
+        parse_arguments,
+        tool_error_text,
+    )
+    from .base import (
+        CONTEXT_SIZES,
+        INVALID_ARGUMENTS,
+        RECENCIES,
+        ContextSize,
+        SearchFilters,
+        SearchTuning,
+        ToolDefinition,
+        ToolError,
+        ToolOptions,
+        ToolResult,
+    )
+    from .fetch import (
+        WEB_FETCH,
+        FetchToolResult,
+        format_fetch,
+        render_body,
+        render_fetched,
+        web_fetch_tool,
+    )
+    from .prompt import web_tools_prompt
     from .render import RenderedPage, render_html, render_page
+    from .search import (
+        WEB_SEARCH,
+        SearchToolResult,
+        format_search,
+        parse_queries,
+        run_search,
+        web_search_tool,
+    )
+    from .toolset import web_tools
+    from .untrusted import fence, neutralise
 
 __all__ = [
     "CONTEXT_SIZES",
@@ -88,13 +90,57 @@ __all__ = [
     "web_tools_prompt",
 ]
 
-_LAZY = {"render_html", "render_page", "RenderedPage"}
+_HOMES = {
+    "CONTEXT_SIZES": "base",
+    "ContextSize": "base",
+    "FetchToolResult": "fetch",
+    "INVALID_ARGUMENTS": "base",
+    "RECENCIES": "base",
+    "RenderedPage": "render",
+    "SearchFilters": "base",
+    "SearchToolResult": "search",
+    "SearchTuning": "base",
+    "ToolDefinition": "base",
+    "ToolError": "base",
+    "ToolOptions": "base",
+    "ToolResult": "base",
+    "WEB_FETCH": "fetch",
+    "WEB_SEARCH": "search",
+    "WebToolkit": "adapters",
+    "anthropic_tools": "adapters",
+    "fence": "untrusted",
+    "format_fetch": "fetch",
+    "format_search": "search",
+    "neutralise": "untrusted",
+    "openai_chat_tools": "adapters",
+    "openai_responses_tools": "adapters",
+    "parse_arguments": "adapters",
+    "parse_queries": "search",
+    "render_body": "fetch",
+    "render_fetched": "fetch",
+    "render_html": "render",
+    "render_page": "render",
+    "run_search": "search",
+    "tool_error_text": "adapters",
+    "web_fetch_tool": "fetch",
+    "web_search_tool": "search",
+    "web_tools": "toolset",
+    "web_tools_prompt": "prompt",
+}
+"""The submodule each public name is defined in."""
 
 
-def __getattr__(name: str) -> Any:
-    """The renderer loads its HTML parser only when first used."""
-    if name in _LAZY:
-        from . import render
+if not TYPE_CHECKING:  # type checkers see the imports above
 
-        return getattr(render, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        """Load a public name from its submodule, once (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(f"{__name__}.{home}"), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
