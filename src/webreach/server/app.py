@@ -107,6 +107,25 @@ def create_app(
         settings, runtime, options, store, redactor, tuple(tools), metrics
     )
 
+    routes = _routes(settings, codecs, keepalive_seconds)
+    middleware, shapes = _middleware(settings, codecs, routes, redactor, metrics, store)
+    not_routed = {404: shapes.not_routed, 405: shapes.not_routed}
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=_lifespan(open_context, settings),
+        exception_handlers=not_routed,
+    )
+    app.state.stopping = Stopping()
+    return app
+
+
+def _lifespan(
+    open_context: Callable[[], AbstractAsyncContextManager[ServerContext]],
+    settings: ServerSettings,
+) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """The server's life: the shared context open, and the upstream's readiness watched."""
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with open_context() as context:
@@ -118,6 +137,13 @@ def create_app(
             finally:
                 await cancel_and_wait([watcher])
 
+    return lifespan
+
+
+def _routes(
+    settings: ServerSettings, codecs: dict[str, Codec], keepalive_seconds: float
+) -> list[BaseRoute]:
+    """Each protocol's paths, the model list, health, the web API and the playground."""
     routes: list[BaseRoute] = [
         Route(path, ProtocolEndpoint(codec, keepalive_seconds).handle, methods=["POST"])
         for protocol, codec in codecs.items()
@@ -136,6 +162,19 @@ def create_app(
     ]
     if settings.playground is not False:
         routes += playground_routes()
+    return routes
+
+
+def _middleware(
+    settings: ServerSettings,
+    codecs: dict[str, Codec],
+    routes: list[BaseRoute],
+    redactor: Redactor,
+    metrics: Metrics | None,
+    store: CacheStore | None,
+) -> tuple[list[Middleware], ErrorShapes]:
+    """The middleware, outermost first, and the error shapes it answers in; it adds to
+    ``routes`` the operator's endpoints (metrics, usage), which the admin key guards."""
     protocols = _protocols(codecs)
     middleware = [
         Middleware(RedactedResponses, redactor=redactor),
@@ -185,12 +224,7 @@ def create_app(
             open_paths=_OPEN_PATHS | operator_paths | PLAYGROUND_PATHS,
         )
         middleware.append(inbound)
-    not_routed = {404: shapes.not_routed, 405: shapes.not_routed}
-    app = Starlette(
-        routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=not_routed
-    )
-    app.state.stopping = Stopping()
-    return app
+    return middleware, shapes
 
 
 def _context_opener(

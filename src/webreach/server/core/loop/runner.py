@@ -271,15 +271,7 @@ class TurnRunner:
         first = True
         while True:
             if stream is None:
-                if self._steps + 1 >= self.limits.max_steps:
-                    budgets.forced = True
-                nudge = self._nudge(budgets)
-                body = self._body(tools=not budgets.forced, nudge=nudge)
-                self._steps += 1
-                if self._debug is not None:
-                    told = _NUDGES.get(nudge or "")
-                    self._debug.step(self._steps, body, budgets, told)
-                stream = await self._clock.timed(self.context.upstream.stream_chat(body))
+                stream = await self._next_step(budgets)
             state = StepState()
             withheld = self._withheld
             step_events = read_step(
@@ -300,17 +292,10 @@ class TurnRunner:
                 call.id = call.id or f"call_{uuid.uuid4().hex}"
             capped = self._steps >= self.limits.max_steps
             if not calls:
-                if withheld and not capped:
-                    # An answer written without the format: asked again, with it and no tools.
-                    budgets.forced = True
+                finished = self._answered(state, budgets, withheld=withheld, capped=capped)
+                if finished is None:
                     continue
-                if budgets.forced and not state.text.strip() and not budgets.retried and not capped:
-                    budgets.retried = True
-                    continue
-                finish = _STOP_REASONS.get(state.finish_reason, "end_turn")
-                if self._debug is not None:
-                    self._debug.answered(self._steps, finish, budgets)
-                yield Finished(_STOP_REASONS.get(state.finish_reason, "end_turn"), self.usage)
+                yield finished
                 return
             kinds = self._sort(calls)
             if capped and len(kinds.client) < len(calls):
@@ -334,6 +319,36 @@ class TurnRunner:
                 return
             self._messages += step_messages(state, calls, results)
             budgets.advance()
+
+    async def _next_step(self, budgets: Budgets) -> AsyncStream[Any]:
+        """The next step's request sent: tools withheld once the steps run out or a budget
+        forced an answer, with the nudge its budgets call for."""
+        if self._steps + 1 >= self.limits.max_steps:
+            budgets.forced = True
+        nudge = self._nudge(budgets)
+        body = self._body(tools=not budgets.forced, nudge=nudge)
+        self._steps += 1
+        if self._debug is not None:
+            told = _NUDGES.get(nudge or "")
+            self._debug.step(self._steps, body, budgets, told)
+        return await self._clock.timed(self.context.upstream.stream_chat(body))
+
+    def _answered(
+        self, state: StepState, budgets: Budgets, *, withheld: bool, capped: bool
+    ) -> Finished | None:
+        """How a step without calls ends the turn, or ``None`` to ask once more: an answer
+        written without the format, or an empty forced answer, while steps remain."""
+        if withheld and not capped:
+            # An answer written without the format: asked again, with it and no tools.
+            budgets.forced = True
+            return None
+        if budgets.forced and not state.text.strip() and not budgets.retried and not capped:
+            budgets.retried = True
+            return None
+        finish = _STOP_REASONS.get(state.finish_reason, "end_turn")
+        if self._debug is not None:
+            self._debug.answered(self._steps, finish, budgets)
+        return Finished(finish, self.usage)
 
     def _sort(self, calls: list[PendingCall]) -> StepCalls:
         kinds = StepCalls(
