@@ -29,6 +29,7 @@ from .common import (
 
 if TYPE_CHECKING:
     import socket
+    from collections.abc import Callable
 
     from ..seam import WebRuntime
     from ..settings import Settings
@@ -109,60 +110,78 @@ def mcp(
         usage("--host and --port apply only with --http")
     settings = startup(False)
     check_providers(settings, need=None, warn_unavailable=True)
-    import asyncio
-
-    from .. import __version__
     from ..config import build_runtime
-    from ..tools.mcp_events import event_store_for
-    from ..tools.mcp_server import DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, serve_http, serve_stdio
 
     def open_runtime() -> WebRuntime:
         return build_runtime(settings, default_cache="memory")
 
     try:
-        if not http:
-            _stop_at_once_on_interrupt()  # before the hint: a Ctrl-C right after it is caught
-            if sys.stdin.isatty():
-                print(
-                    "webreach mcp: waiting for an MCP client on stdin; Ctrl-C to stop",
-                    file=sys.stderr,
-                )
-            asyncio.run(
-                serve_stdio(
-                    open_runtime,
-                    settings.tool_options(),
-                    version=__version__,
-                    calls_per_minute=settings.mcp_calls_per_minute,
-                )
-            )
-            return
-        host, port = host or "127.0.0.1", port or DEFAULT_HTTP_PORT
-        _check_exposure(settings, host, port)
-        sock = _bind(host, port)
-        shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{port}{DEFAULT_HTTP_PATH}"
-        asyncio.run(
-            serve_http(
-                open_runtime,
-                settings.tool_options(),
-                host=host,
-                port=port,
-                version=__version__,
-                sock=sock,
-                keys=settings.api_keys(),
-                calls_per_minute=settings.mcp_calls_per_minute,
-                shutdown_timeout=settings.shutdown_timeout,
-                event_store=event_store_for(
-                    settings.mcp_event_store,
-                    per_stream=settings.mcp_events_per_stream,
-                    streams=settings.mcp_event_streams,
-                    ttl=settings.mcp_event_ttl,
-                ),
-                started=lambda: print(f"webreach: MCP server on {url}", file=sys.stderr),
-            )
-        )
+        if http:
+            _serve_mcp_http(settings, open_runtime, host, port)
+        else:
+            _serve_mcp_stdio(settings, open_runtime)
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def _serve_mcp_stdio(settings: Settings, open_runtime: Callable[[], WebRuntime]) -> None:
+    """The MCP server on stdin and stdout, for the client that started this command."""
+    import asyncio
+
+    from .. import __version__
+    from ..tools.mcp_server import serve_stdio
+
+    _stop_at_once_on_interrupt()  # before the hint: a Ctrl-C right after it is caught
+    if sys.stdin.isatty():
+        print("webreach mcp: waiting for an MCP client on stdin; Ctrl-C to stop", file=sys.stderr)
+    asyncio.run(
+        serve_stdio(
+            open_runtime,
+            settings.tool_options(),
+            version=__version__,
+            calls_per_minute=settings.mcp_calls_per_minute,
+        )
+    )
+
+
+def _serve_mcp_http(
+    settings: Settings,
+    open_runtime: Callable[[], WebRuntime],
+    host: str | None,
+    port: int | None,
+) -> None:
+    """The MCP server over streamable HTTP, its address checked and bound before it starts."""
+    import asyncio
+
+    from .. import __version__
+    from ..tools.mcp_events import event_store_for
+    from ..tools.mcp_server import DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, serve_http
+
+    host, port = host or "127.0.0.1", port or DEFAULT_HTTP_PORT
+    _check_exposure(settings, host, port)
+    sock = _bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}{DEFAULT_HTTP_PATH}"
+    asyncio.run(
+        serve_http(
+            open_runtime,
+            settings.tool_options(),
+            host=host,
+            port=port,
+            version=__version__,
+            sock=sock,
+            keys=settings.api_keys(),
+            calls_per_minute=settings.mcp_calls_per_minute,
+            shutdown_timeout=settings.shutdown_timeout,
+            event_store=event_store_for(
+                settings.mcp_event_store,
+                per_stream=settings.mcp_events_per_stream,
+                streams=settings.mcp_event_streams,
+                ttl=settings.mcp_event_ttl,
+            ),
+            started=lambda: print(f"webreach: MCP server on {url}", file=sys.stderr),
+        )
+    )
 
 
 def _stop_at_once_on_interrupt() -> None:

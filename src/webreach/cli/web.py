@@ -7,7 +7,6 @@ model) or ``json`` (``--json``: the structured result, for programs).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..providers import ProviderKind
     from ..seam import CacheStore, SearchResult, WebError, WebRuntime
+    from ..tools.fetch import FetchToolResult
 
 T = TypeVar("T")
 
@@ -116,6 +116,8 @@ def _run(
 
     Only the capabilities checked are built (``uses``, and those the settings name providers
     for), each provider once: the runtime registers the very providers the check built."""
+    import asyncio
+
     from ..cache import default_sqlite_url
     from ..config import ConfigError, build_runtime
     from ..seam import WebError, WebErrorCode, WebRuntime
@@ -360,13 +362,7 @@ def fetch(
 
     By default a page is read over HTTP and drawn in the headless browser only when it is an
     app shell (its text is drawn by scripts); --browser draws it there in any case."""
-    from ..tools.fetch import (
-        format_fetch,
-        limit_words,
-        page_piece,
-        parse_fetch_arguments,
-        read_page,
-    )
+    from ..tools.fetch import page_piece, parse_fetch_arguments, read_page
 
     form = _format(output, as_json)
     as_json = form is Format.json
@@ -409,8 +405,16 @@ def fetch(
             exit_code=EXIT_HTTP_ERROR,
             status_code=piece.status_code,
         )
+    _print_page(piece, form, raw=raw, cached=watch.cached)
+
+
+def _print_page(piece: FetchToolResult, form: Format, *, raw: bool, cached: bool) -> None:
+    """The page as the format asks: the result's JSON, the tool's text, the body itself (a
+    note on stderr when it was cut) or the Markdown rendering."""
+    from ..tools.fetch import format_fetch, limit_words
+
     if form is Format.json:
-        _print_json(piece.to_json(), watch.cached)
+        _print_json(piece.to_json(), cached)
     elif form is Format.tool:
         print(format_fetch(piece))
     elif raw:
@@ -424,4 +428,4 @@ def fetch(
     else:
         from .show import fetch_text, print_text
 
-        print_text(fetch_text(piece, cached=watch.cached))
+        print_text(fetch_text(piece, cached=cached))
