@@ -59,9 +59,17 @@ def test_help_loads_no_settings_provider_or_server(tmp_path: Path) -> None:
     assert _offending(modules) == []
     heavy = ("pydantic", "httpx", "webreach.providers", "webreach.config", "webreach.server")
     assert [name for name in modules if name.startswith(heavy)] == []
+    # the commands' own work loads inside them: the event loop, the seam and the tools
+    later = ("asyncio", "webreach.seam", "webreach.tools")
+    assert [name for name in modules if name.startswith(later)] == []
 
 
-def test_a_cached_fetch_loads_only_what_reads_its_page(tmp_path: Path) -> None:
+SEARCH_TOOL = ("adapters", "prompt", "search", "search_input", "passages", "ranking")
+"""The modules of ``webreach.tools`` that only a search (or a model's tool list) needs."""
+
+
+def _cached_fetch_modules(tmp_path: Path, **settings: str) -> list[str]:
+    """What a ``webreach fetch`` answered from the cache imports, with ``settings`` set."""
     with ReplayServer() as pages:
         pages.route(
             "GET",
@@ -74,6 +82,7 @@ def test_a_cached_fetch_loads_only_what_reads_its_page(tmp_path: Path) -> None:
         env = clean_env(
             WEBREACH_FETCH_ALLOW=pages.url.removeprefix("http://"),
             WEBREACH_CACHE=f"sqlite:///{tmp_path / 'cache.sqlite3'}",
+            **settings,
         )
         first = run_cli("fetch", f"{pages.url}/page", "--json", env=env)
         assert first.returncode == 0, first.stderr
@@ -81,6 +90,13 @@ def test_a_cached_fetch_loads_only_what_reads_its_page(tmp_path: Path) -> None:
         modules = _loaded(["fetch", f"{pages.url}/page"], env, tmp_path)
     assert len(pages.requests) == 1, "the second fetch came from the cache"
     assert _offending(modules) == []
+    tools = [f"webreach.tools.{name}" for name in SEARCH_TOOL]
+    assert [name for name in modules if name in tools] == [], "a fetch needs no search tool"
+    return modules
+
+
+def test_a_cached_fetch_loads_only_what_reads_its_page(tmp_path: Path) -> None:
+    modules = _cached_fetch_modules(tmp_path)
     search = [name for name in modules if name.startswith("webreach.providers.search.")]
     assert search == [], "a fetch builds no search provider"
     image = [name for name in modules if name.startswith("webreach.providers.image_search.")]
@@ -88,3 +104,21 @@ def test_a_cached_fetch_loads_only_what_reads_its_page(tmp_path: Path) -> None:
     # the fetcher's pool and the search clients are made by the first request that needs them
     pools = ("httpcore2", "trio", "httpx", "httpx_aiohttp")
     assert [name for name in modules if name.split(".")[0] in pools] == []
+
+
+def test_a_cached_fetch_checks_a_named_search_provider_without_building_any(
+    tmp_path: Path,
+) -> None:
+    """A search provider named in the settings, and its own settings, are checked (a bad value
+    still stops the fetch), but only its module loads for that, and no HTTP client library."""
+    modules = _cached_fetch_modules(
+        tmp_path,
+        WEBREACH_SEARCH_PROVIDER="exa",
+        EXA_API_KEY="test-key",
+        EXA_BASE_URL="http://127.0.0.1:9",
+    )
+    package = "webreach.providers.search."
+    public = [n for n in modules if n.startswith(package) and not n.split(".")[-1].startswith("_")]
+    assert public == ["webreach.providers.search.exa"]
+    assert [name for name in modules if name.split(".")[0] == "httpx"] == []
+    assert [name for name in modules if name.startswith("webreach.providers.image_search.")] == []
