@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser, Playwright
 
     from ...net.pinning import PinningBackend, Resolver
+    from ._browser_page import Rendered
 
 __all__ = ["BrowserEngine", "BrowserLimits"]
 
@@ -159,16 +160,8 @@ class BrowserEngine:
         if time.monotonic() < self._retry_start_at:
             return _as_served(result, f"{reason}; the browser could not start")
         async with self._slots:
-            try:
-                browser = await self._ready(source)
-            except Exception as error:
-                self._retry_start_at = time.monotonic() + _RETRY_START_S
-                logger.warning(
-                    "browser: could not start %s: %s; trying again in %g s on a page that needs it",
-                    self._found,
-                    _line(error),
-                    _RETRY_START_S,
-                )
+            browser = await self._started(source)
+            if browser is None:
                 return _as_served(result, f"{reason}; the browser could not start")
             until = min(time.monotonic() + self.limits.timeout, deadline)
             if until - time.monotonic() < _MIN_RENDER_S:
@@ -202,24 +195,46 @@ class BrowserEngine:
                 await proxy.aclose()
         if proxy.refused:
             logger.debug("browser: %s: refused %s", result.url, "; ".join(proxy.refused[:5]))
+        return self._drawn(result, rendered, proxy.over_budget, reason)
+
+    async def _started(self, source: BrowserSource) -> Browser | None:
+        """The browser, up; ``None`` when it could not start, and no new start is tried for a
+        while (each page that wants it would wait on another failing start)."""
+        try:
+            return await self._ready(source)
+        except Exception as error:
+            self._retry_start_at = time.monotonic() + _RETRY_START_S
+            logger.warning(
+                "browser: could not start %s: %s; trying again in %g s on a page that needs it",
+                self._found,
+                _line(error),
+                _RETRY_START_S,
+            )
+            return None
+
+    def _drawn(
+        self, result: FetchResult, rendered: Rendered, over_budget: bool, reason: str
+    ) -> FetchResult:
+        """The drawn page as the fetch's result, cut to the character cap, its notes saying
+        whether it settled and which limit cut it."""
         html = rendered.html
         cut = len(html) > self._max_chars
         notes = [reason]
         if not rendered.settled:
             notes.append("drawn as it was at the deadline")
-        if proxy.over_budget:
+        if over_budget:
             notes.append(f"the page's byte budget ({self.limits.max_bytes} bytes) was spent")
         by = result.truncated_by
         if cut:
             by = chars_limit(self._max_chars)
-        elif proxy.over_budget:
+        elif over_budget:
             spent = self.limits.max_bytes
             by = f"{spent:,} bytes a drawn page may pull in (WEBREACH_BROWSER_MAX_BYTES)"
         return FetchResult(
             url=rendered.url,
             status_code=result.status_code,
             body=HtmlBody(html[: self._max_chars]),
-            truncated=result.truncated or cut or proxy.over_budget,
+            truncated=result.truncated or cut or over_budget,
             truncated_by=by,
             rendered_by="browser",
             render_reason="; ".join(notes),
