@@ -163,19 +163,23 @@ class Frames:
         """The arguments of a ``function_call`` as they arrive: the item opens with the first."""
         open_call = self._told.get(told.id)
         if open_call is None:
-            started: FunctionCall = {
-                "id": item_id,
-                "type": "function_call",
-                "call_id": told.id,
-                "name": told.name,
-                "arguments": "",
-                "status": "in_progress",
-            }
-            if told.namespace is not None:
-                started["namespace"] = told.namespace
-            open_call = _Told(self._add_item(started), started)
+            open_call = self._open_call(item_id, told.id, told.name, told.namespace)
             self._told[told.id] = open_call
         self._arguments_delta(open_call, told.delta)
+
+    def _open_call(self, item_id: str, call_id: str, name: str, namespace: str | None) -> _Told:
+        """A ``function_call`` item opened in progress, its arguments still to come."""
+        started: FunctionCall = {
+            "id": item_id,
+            "type": "function_call",
+            "call_id": call_id,
+            "name": name,
+            "arguments": "",
+            "status": "in_progress",
+        }
+        if namespace is not None:
+            started["namespace"] = namespace
+        return _Told(self._add_item(started), started)
 
     def _arguments_delta(self, open_call: _Told, delta: str) -> None:
         if not delta:
@@ -206,17 +210,7 @@ class Frames:
         """A ``function_call`` item, with its argument events (those not streamed already)."""
         open_call = self._told.pop(call.id, None)
         if open_call is None:
-            started: FunctionCall = {
-                "id": item_id,
-                "type": "function_call",
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": "",
-                "status": "in_progress",
-            }
-            if call.namespace is not None:
-                started["namespace"] = call.namespace
-            open_call = _Told(self._add_item(started), started)
+            open_call = self._open_call(item_id, call.id, call.name, call.namespace)
         told = open_call.arguments
         if call.arguments.startswith(told):
             self._arguments_delta(open_call, call.arguments[len(told) :])
