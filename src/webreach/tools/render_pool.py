@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import multiprocessing
 import os
 import signal
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Final
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Final
 
 from ..seam import WebRuntime
 from .render import RenderedPage, plain_page, render_page
 from .render.budget import RENDER_BUDGET
 from .threads import in_render_thread
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = [
     "POOL_MIN_CHARS",
@@ -105,6 +106,8 @@ class RenderPool:
         self.lost = 0
         self._worker = worker
         self._overrun = overrun
+        import multiprocessing  # here, not at import: a command that renders in threads skips it
+
         self._context = multiprocessing.get_context("forkserver")
         # The workers fork from a server that has imported the renderer once.
         self._context.set_forkserver_preload(["webreach.tools.render_pool"])
@@ -142,6 +145,8 @@ class RenderPool:
         if self._executor is not executor:  # lost or closed while this page waited
             self._slots.release()
             return await self.render(html, base_url)
+        from concurrent.futures.process import BrokenProcessPool
+
         slot = self._free.pop()
         self._flags[slot] = 0
         try:
@@ -157,6 +162,8 @@ class RenderPool:
     async def _result(
         self, executor: ProcessPoolExecutor, future: Future[RenderedPage], slot: int, html: str
     ) -> RenderedPage:
+        from concurrent.futures.process import BrokenProcessPool
+
         waiting = asyncio.wrap_future(future)
         try:
             done, _ = await asyncio.wait({waiting}, timeout=self._overrun)
@@ -205,6 +212,9 @@ class RenderPool:
             self._starting.add_done_callback(self._started)
 
     def _launch(self) -> ProcessPoolExecutor | None:
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
         executor = ProcessPoolExecutor(
             self.processes,
             mp_context=self._context,
