@@ -1,4 +1,5 @@
-"""robots.txt for the fetches a model asks for, as the official MCP fetch server obeys it.
+"""robots.txt for the fetches a model asks for (the official MCP fetch server obeys it too,
+but refuses a page whose robots.txt answers 401/403 or cannot be read; here that allows).
 
 The file is fetched through the same provider (so its guard, allow list and pinning), at most
 :data:`ROBOTS_MAX_CHARS` of it read and within :data:`ROBOTS_TIMEOUT` seconds; one that is

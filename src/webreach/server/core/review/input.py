@@ -1,6 +1,6 @@
 """The user's input under ``safety_check``: reviewed before anything is generated.
 
-The reference refuses an unsafe input with ``400 Content Exists Risk``. The review runs before
+DeepSeek's API refuses an unsafe input with ``400 Content Exists Risk``, and so does this one. The review runs before
 the first upstream call (and before the title is asked for), so a refused input costs no
 generation and no search. What is reviewed is what the user wrote for this round: the user
 messages after the last assistant message, and a partial reply the client asks to continue.
@@ -18,7 +18,7 @@ from .reviewers import ReviewText, ReviewUnavailable
 __all__ = ["CONTENT_RISK", "InputRefused", "review_input", "round_input"]
 
 CONTENT_RISK = "Content Exists Risk"
-"""The reference's message for an input the content review refused."""
+"""DeepSeek's message for an input the content review refused."""
 
 
 class InputRefused(ServerFailure):
