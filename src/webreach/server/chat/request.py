@@ -261,7 +261,7 @@ def _read(call: JSON) -> bool:
 
 
 def _refuse_with_web(body: JSON, request: ChatRequest) -> None:
-    """The reference's refusals for what cannot be honoured once web tools run the turn."""
+    """DeepSeek's refusals for what cannot be honoured once web tools run the turn."""
     for name, message in _REFUSED_WITH_WEB.items():
         if body.get(name) not in (None, False):
             raise RequestError(message, param=name)

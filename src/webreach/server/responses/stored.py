@@ -1,7 +1,7 @@
 """Responses requests that name what an earlier response produced (``previous_response_id``,
 ``item_reference``), and keeping a response so a later one can.
 
-The reference API refuses both; clients with ``store: true`` defaults (the Vercel AI SDK,
+DeepSeek's web-tools API refuses both; clients with ``store: true`` defaults (the Vercel AI SDK,
 Codex-style agents) send them on every second turn, so the server resolves them from its store
 when it still holds them, and answers 400 naming the id when it does not.
 """

@@ -1,11 +1,12 @@
 """The user's input under ``safety_check``: reviewed before anything is generated.
 
-DeepSeek's API refuses an unsafe input with ``400 Content Exists Risk``, and so does this one. The review runs before
-the first upstream call (and before the title is asked for), so a refused input costs no
-generation and no search. What is reviewed is what the user wrote for this round: the user
-messages after the last assistant message, and a partial reply the client asks to continue.
-Earlier rounds were reviewed when they were sent, and every answer is reviewed anyway, so the
-cost stays one review per request however long the conversation. Only text is reviewed.
+DeepSeek's API refuses an unsafe input with ``400 Content Exists Risk``, and so does this one.
+The review runs before the first upstream call (and before the title is asked for), so a
+refused input costs no generation and no search. What is reviewed is what the user wrote for
+this round: the user messages after the last assistant message, and a partial reply the client
+asks to continue. Earlier rounds were reviewed when they were sent, and every answer is reviewed
+anyway, so the cost stays one review per request however long the conversation. Only text is
+reviewed.
 """
 
 from __future__ import annotations

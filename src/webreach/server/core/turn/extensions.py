@@ -1,4 +1,4 @@
-"""The reference's top-level extension fields, read the same way in every protocol:
+"""DeepSeek's top-level extension fields, read the same way in every protocol:
 ``title`` (a conversation title) and ``safety_check`` (model content safety)."""
 
 from __future__ import annotations
