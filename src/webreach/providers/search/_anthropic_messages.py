@@ -8,9 +8,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ...seam import SearchCitation, SearchSource, WebError, WebErrorCode
-from .._json_api import field, optional_str, redact
+from ...seam import SearchCitation, SearchSource
+from .._json_api import field, optional_str
 from .._plain_text import optional_text
+from ._keyed import model_failed
 
 __all__ = ["SearchedMessage", "read_message"]
 
@@ -51,15 +52,7 @@ def _raise_on_error_body(pid: str, data: Any, secrets: Iterable[str | None]) -> 
     if not (isinstance(data, dict) and data.get("type") == "error"):
         return
     error = data.get("error")
-    detail = error if isinstance(error, dict) else {}
-    kind = optional_str(detail, "type") or "error"
-    message = optional_str(detail, "message")
-    text = f"{kind}: {message}" if message else kind
-    raise WebError(
-        WebErrorCode.WEB_PROVIDER_ERROR,
-        f"{pid}: the model failed to answer ({redact(text, secrets)})",
-        provider=pid,
-    )
+    raise model_failed(pid, error if isinstance(error, dict) else {}, "type", "error", secrets)
 
 
 def _results(blocks: list[dict[str, Any]]) -> Iterable[Any]:

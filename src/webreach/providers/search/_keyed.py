@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ...seam import (
@@ -18,13 +18,13 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
-from .._json_api import request_json
+from .._json_api import optional_str, redact, request_json
 from ..spec import ProviderContext, ProviderSettings, ProviderSpec, secret
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["KeyedProvider", "ModelProvider", "keyed_spec", "own_key_spec"]
+__all__ = ["KeyedProvider", "ModelProvider", "keyed_spec", "model_failed", "own_key_spec"]
 
 
 class KeyedProvider(ABC):
@@ -187,3 +187,18 @@ def own_key_spec(
         )
 
     return ProviderSpec(provider.id, settings, create)
+
+
+def model_failed(
+    pid: str, detail: dict[str, Any], code_key: str, unnamed: str, secrets: Iterable[str | None]
+) -> WebError:
+    """A model that failed after it began answering (an HTTP 200 with an error body): its
+    error's code (``unnamed`` when it gave none) and message, the keys redacted."""
+    code = optional_str(detail, code_key) or unnamed
+    message = optional_str(detail, "message")
+    text = f"{code}: {message}" if message else code
+    return WebError(
+        WebErrorCode.WEB_PROVIDER_ERROR,
+        f"{pid}: the model failed to answer ({redact(text, secrets)})",
+        provider=pid,
+    )

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchRequest, SearchResult, WebError, WebErrorCode
+from ...seam import SearchRequest, SearchResult, WebError
 from ...seam.filters import host_matches
-from .._json_api import field, optional_str, redact
+from .._json_api import field
 from ..spec import (
     BaseUrl,
     NonEmpty,
@@ -27,7 +27,7 @@ from ..spec import (
     RequestsPerSecond,
     Secret,
 )
-from ._keyed import ModelProvider, own_key_spec
+from ._keyed import ModelProvider, model_failed, own_key_spec
 from ._responses_output import read_output
 
 __all__ = ["PROVIDER", "OpenAISearchProvider", "OpenAISettings"]
@@ -106,14 +106,7 @@ class OpenAISearchProvider(ModelProvider):
         if data.get("status") != "failed" and not isinstance(error, dict):
             return
         detail = error if isinstance(error, dict) else {}
-        code = optional_str(detail, "code") or "failed"
-        message = optional_str(detail, "message")
-        text = f"{code}: {message}" if message else code
-        raise WebError(
-            WebErrorCode.WEB_PROVIDER_ERROR,
-            f"{self.id}: the model failed to answer ({redact(text, [self._api_key])})",
-            provider=self.id,
-        )
+        raise model_failed(self.id, detail, "code", "failed", [self._api_key])
 
 
 def _cut_short(data: dict[str, Any]) -> bool:
