@@ -17,6 +17,7 @@ from webreach.net import origin_pools as pools
 from webreach.net.pinned_aio import PinnedAioTransport
 from webreach.net.pinned_transport import PinnedTransport
 from webreach.net.pinning import PinningBackend
+from webreach.seam import WebError, WebErrorCode
 
 TRANSPORTS = ("aiohttp", "httpcore2")
 
@@ -184,6 +185,34 @@ async def test_idle_connections_close_after_their_keep_alive() -> None:
             assert all(s.open <= 1 for s in sites)
             await asyncio.wait_for(_until(lambda: sum(s.open for s in sites) == 0), 60)
             assert await _get(client, sites[0].url()) == "ok"  # and a new one opens after
+
+
+async def test_a_vetted_answer_expires_and_a_name_that_moved_is_refused() -> None:
+    answers = iter([["127.0.0.1"], ["127.0.0.2"]])
+
+    async def resolver(host: str, port: int) -> list[str]:
+        return next(answers)
+
+    backend = PinningBackend(AllowList.parse("127.0.0.1"), resolver=resolver)
+    async with (
+        Site() as site,
+        httpx2.AsyncClient(
+            transport=PinnedAioTransport(backend, keepalive=0.01, dns_ttl=1), timeout=60
+        ) as client,
+    ):
+        url = f"http://moving.test:{site.port}/"
+        assert (await client.get(url)).text == "ok"
+        await asyncio.wait_for(_until(lambda: site.open == 0), 60)  # the next read dials anew
+        with pytest.raises(WebError) as caught:
+            await asyncio.wait_for(_until_refused(client, url), 60)
+    assert caught.value.code == WebErrorCode.WEB_BLOCKED_URL
+    assert "127.0.0.2" in caught.value.message
+
+
+async def _until_refused(client: httpx2.AsyncClient, url: str) -> None:
+    """Reads ``url`` until a read raises (its vetted answer expired), a second apart."""
+    while (await client.get(url)).text == "ok":
+        await asyncio.sleep(0.2)
 
 
 async def _until(condition: Callable[[], bool]) -> None:

@@ -30,11 +30,16 @@ from .origin_pools import PER_ORIGIN, TOTAL
 from .pinning import PinningBackend
 from .tls import ssl_context_for
 
-__all__ = ["KEEPALIVE", "PinnedAioTransport"]
+__all__ = ["DNS_TTL", "KEEPALIVE", "PinnedAioTransport"]
 
 KEEPALIVE = 5.0
 """Seconds an idle connection waits for the next page of its site (a search reads robots.txt,
 then the page, on one connection) before it is closed."""
+DNS_TTL = 10
+"""Seconds a name's vetted addresses are reused by later connections to it (aiohttp's own
+default): a search reads a site's robots.txt and then its page, and a wave reads many pages of
+one site. Only vetted answers are kept, so a name that moves to a private address meanwhile
+still reaches only the public one it was vetted at; the next lookup after the TTL refuses it."""
 _HEADER_BYTES = 16_384
 """The longest header line a response may send, as h11 allowed (aiohttp's own is 8,190, which
 real sites' policy and cookie headers pass)."""
@@ -106,21 +111,23 @@ class PinnedAioTransport(httpx2.AsyncBaseTransport):
         per_origin: int = PER_ORIGIN,
         total: int = TOTAL,
         keepalive: float = KEEPALIVE,
+        dns_ttl: int = DNS_TTL,
     ) -> None:
         self._backend = backend
         self._ssl: ssl.SSLContext | bool = ssl_context_for(verify) if verify else False
-        self._limits = (per_origin, total, keepalive)
+        self._limits = (per_origin, total, keepalive, dns_ttl)
         self._session: aiohttp.ClientSession | None = None
 
     def _opened(self) -> aiohttp.ClientSession:
         """The session, made on first use (inside the event loop, as aiohttp wants)."""
         if self._session is None:
-            per_origin, total, keepalive = self._limits
+            per_origin, total, keepalive, dns_ttl = self._limits
             connector = aiohttp.TCPConnector(
                 limit=total,
                 limit_per_host=per_origin,
                 resolver=_VettingResolver(self._backend),
-                use_dns_cache=False,
+                use_dns_cache=dns_ttl > 0,
+                ttl_dns_cache=dns_ttl or None,
                 keepalive_timeout=keepalive,
                 ssl=self._ssl,
             )
