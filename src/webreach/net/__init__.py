@@ -6,8 +6,9 @@ allow list loads neither HTTP client library.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .addresses import parse_ip_literal
@@ -50,16 +51,4 @@ _HOMES = {
 
 
 if not TYPE_CHECKING:  # type checkers see the imports above
-
-    def __getattr__(name: str) -> Any:
-        """Load a public name from its submodule, once (PEP 562)."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(import_module(f"{__name__}.{home}"), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    __getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())
