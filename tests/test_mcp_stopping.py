@@ -6,6 +6,7 @@ a second Ctrl-C stops at once in one line; the process writes no ERROR and no tr
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -205,14 +206,18 @@ async def test_an_idle_session_does_not_hold_the_stop(
     pages: ReplayServer, served: list[McpServed], tmp_path: Path
 ) -> None:
     """A session's GET stream only waits for notifications: it is no request to wait for, and
-    it closes at once rather than at the end of the timeout."""
+    it closes at once rather than at the end of the timeout (600 s, ten times ``WAIT``).
+
+    In the legacy protocol an answer arrives on the GET stream, so the POST that asked for it
+    (or the client's last notification) may still be finishing on a busy server when the
+    signal lands: then one request is counted, for the moment it takes to end."""
     server = start(served, pages, tmp_path, WEBREACH_SHUTDOWN_TIMEOUT="600")
     with anyio.fail_after(WAIT):
         async with Client(server.url, mode="legacy") as client:
             await client.list_tools()
             server.process.send_signal(signal.SIGTERM)
             line = await server.said("stopping: waiting for")
-            assert "stopping: waiting for 0 requests (Ctrl-C again to stop now)" in line
+            assert re.search(r"stopping: waiting for (0 requests|1 request) \(Ctrl-C again", line)
             code, err = await server.end()
     assert code == 0, err
     clean(err)
