@@ -61,7 +61,9 @@ def site(robots_txt: Any = None) -> LocalServer:
 
 def runtime(**options: Any) -> WebRuntime:
     rt = WebRuntime(**options)
-    rt.register_fetch_provider(HttpFetchProvider(allow="127.0.0.1"))
+    fetcher = HttpFetchProvider(allow="127.0.0.1")
+    rt.register_fetch_provider(fetcher)
+    rt.own(fetcher)
     return rt
 
 

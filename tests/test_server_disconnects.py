@@ -70,7 +70,9 @@ def stack(upstream: ScriptedUpstream, replay: ReplayServer) -> Iterator[Stack]:
     runtime.register_search_provider(
         ExaSearchProvider(api_key="exa-key", client=client, base_url=replay.url)
     )
-    runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
+    fetcher = HttpFetchProvider(allow=["127.0.0.1"])
+    runtime.register_fetch_provider(fetcher)
+    runtime.own(fetcher)  # closed with the runtime, by the app's lifespan, in the server's loop
     config = ServerSettings(upstream_base_url=upstream.url, signing_key="k" * 32)
     with LiveServer(create_app(config, runtime, ToolOptions(), keepalive_seconds=0.2)) as server:
         result = Stack(upstream, replay, server.url)

@@ -62,7 +62,9 @@ def webreach_url(
 ) -> Iterator[str]:
     runtime = WebRuntime(fetch_provider="http")
     runtime.register_search_provider(search)
-    runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"], max_bytes=LIMIT))
+    fetcher = HttpFetchProvider(allow=["127.0.0.1"], max_bytes=LIMIT)
+    runtime.register_fetch_provider(fetcher)
+    runtime.own(fetcher)  # closed with the runtime, by the app's lifespan, in the server's loop
     app = create_app(server_config, runtime, ToolOptions(), store=MemoryStore())
     with LiveServer(app) as server:
         yield server.url + "/v1"
