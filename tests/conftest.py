@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -8,19 +9,33 @@ import pytest
 
 from cli_helpers import OWN_PREFIXES
 from replay_server import ReplayServer
+from repo_paths import TESTS
 from slow_marker import mark_slow
 from webreach.net import create_client
 
 pytest_plugins = ["server_harness", "redis_harness"]
 
 
+def _test_folders() -> list[str]:
+    """Every folder under tests/ that holds test modules (npm packages and caches left out)."""
+    found = []
+    for folder, subfolders, files in os.walk(TESTS):
+        subfolders[:] = [
+            name for name in subfolders if name != "node_modules" and name[0] not in "._"
+        ]
+        if any(name.startswith("test_") and name.endswith(".py") for name in files):
+            found.append(folder)
+    return sorted(found)
+
+
+# A test module imports another's cases by its name (``from test_mcp import server_env``), from
+# whatever folder it sits in: basenames are unique, and every folder of tests is on the path.
+sys.path.extend(folder for folder in _test_folders() if folder not in sys.path)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     mark_slow(items)
 
-
-# The environment as the session began, before the per-test cleaning below: live smoke tests
-# read real keys from it.
-LIVE_ENVIRONMENT = dict(os.environ)
 
 # Settings come from the environment: tests start from a clean one, whatever the machine has.
 

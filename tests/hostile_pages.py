@@ -1,6 +1,7 @@
 """Hostile pages for the renderer: absurd nesting and sheer width (webreach issue 18).
 
-Shared by tests/test_render_hostile*.py and bench/hostile.py (``sys.path`` the tests folder).
+Shared by tests/tools/render/test_render_hostile*.py and bench/hostile.py (``sys.path`` the
+tests folder).
 """
 
 from __future__ import annotations

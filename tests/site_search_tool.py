@@ -1,7 +1,7 @@
 """A fifth server tool, written as docs/development/adding-a-server-tool.md says a new one
 is: ``site_search(site, query)``, a web search kept to one site. It is this module and nothing
 else; a server offers it once its factory is among ``create_app(tools=...)``
-(tests/test_server_tool_plugin.py puts it there).
+(tests/server/test_server_tool_plugin.py puts it there).
 
 Its calls find sources, so every protocol renders them as it renders a search's; it draws on the
 search budget and bills ``tool_search``, as ``web_search`` does.

@@ -4,7 +4,8 @@
 //   node ai_sdk.mjs <server url ending in /v1> <case>
 //
 // Prints one JSON object: what a user of the SDK sees after each turn (text, sources, the
-// tool calls the SDK ran), or the error the SDK raised. tests/test_clients_ai_sdk.py runs it.
+// tool calls the SDK ran), or the error the SDK raised. tests/suites/test_clients_ai_sdk.py runs
+// it.
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, stepCountIs, streamText, tool } from "ai";

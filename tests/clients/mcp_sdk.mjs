@@ -8,7 +8,8 @@
 // `calls` is a list of `{"name", "arguments"}`. The client lists the tools first, as every client
 // does, so it holds each tool's outputSchema and checks each result against it. Prints one JSON
 // object: the tools listed and, for each call, the result the SDK returned or the error it
-// threw, with the output-schema checks the client ran for it. tests/test_mcp_clients.py runs it.
+// threw, with the output-schema checks the client ran for it. tests/suites/test_clients_mcp.py
+// runs it.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";

@@ -5,7 +5,7 @@
 //   node node_sdks.mjs <server url ending in /v1> <case>
 //
 // Prints one JSON object: what a user of the SDK sees after each turn (text, citations), or
-// the error the SDK raised. tests/test_clients_node_sdks.py runs it.
+// the error the SDK raised. tests/suites/test_clients_node_sdks.py runs it.
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 
