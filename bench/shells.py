@@ -16,8 +16,9 @@ A shell is a set of files, ``{path: (content type, body)}``, for a local page se
 ``MINIMAL`` adds hand-written shells (``<div id="root"></div><script src=app.js>`` and kin).
 The content keeps the page's body without its scripts, styles, frames and media, so that what
 a browser draws is the text the page holds; its title stays in the head. Used by
-``bench/fetch_browser.py``, ``bench/search_substance.py`` and ``tests/test_app_shell.py``
-(which loads this file by path); it reads nothing from disk itself.
+``bench/fetch_browser.py``, ``bench/search_substance.py`` and
+``tests/providers/fetch/test_app_shell.py`` (which loads this file by path); it reads nothing
+from disk itself.
 """
 
 from __future__ import annotations
