@@ -1,7 +1,7 @@
 """Which tests are ``slow``: those that start a process or a server, found from their code.
 
 A test is slow when its function, a fixture it uses, or anything of the tests' own they call
-(helpers, classes, fixtures in this folder, followed through their globals) names something that
+(helpers, classes, fixtures under tests/, followed through their globals) names something that
 starts a process or serves over a socket: :mod:`subprocess`, ``asyncio.create_subprocess_*``,
 :mod:`multiprocessing`, :mod:`uvicorn` or Playwright. Nothing keeps a list of test modules: a
 new test that starts a server is slow because it does. A test slow for another reason (it waits
@@ -52,7 +52,7 @@ def starts_a_process(mark: pytest.MarkDecorator) -> pytest.MarkDecorator:
 
 
 def _ours(value: object) -> bool:
-    """Defined in a file of this folder: followed further; libraries are judged by name only."""
+    """Defined in a file under tests/: followed further; libraries are judged by name only."""
     module = sys.modules.get(getattr(value, "__module__", None) or "")
     where = getattr(module, "__file__", None)
     return where is not None and Path(where).resolve().is_relative_to(TESTS)
