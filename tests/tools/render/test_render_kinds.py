@@ -190,8 +190,13 @@ def test_a_page_of_linked_item_titles_is_a_listing() -> None:
 
     items = "".join(f"<h3><a href='/story/{n}'>Story {n}</a></h3><p>Teaser.</p>" for n in range(7))
     anchors = "".join(f"<h3><a href='#part-{n}'>Part {n}</a></h3><p>Text.</p>" for n in range(7))
+    article = '<meta property="og:type" content="article">'
     assert kind("", items) is Kind.LISTING
-    assert kind('<meta property="og:type" content="article">', items) is Kind.ARTICLE
+    # Blogs call every page an article: the items say listing, unless a body of prose stands
+    # beside them (a story with a rail of related ones).
+    assert kind(article, items) is Kind.LISTING
+    story = f"<div><p>{SENTENCE * 4}</p><p>{SENTENCE * 4}</p></div>"
+    assert kind(article, story + items) is Kind.ARTICLE
     assert kind("", anchors) is Kind.ARTICLE
     collection = '<script type="application/ld+json">{"@type": "CollectionPage"}</script>'
     assert kind(collection) is Kind.LISTING

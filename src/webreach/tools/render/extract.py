@@ -18,14 +18,12 @@ from .clean import prepare_article
 from .density import NestedDensities, link_density, text_length
 from .dom import class_weight, element_children, has_descendant, inner_text, tags
 from .furniture import remove_furniture
-from .kinds import Kind, page_kind
+from .kinds import page_kind
 from .prune import prune
+from .reading import READINGS, Reading, Widening
 from .reveal import reveal
 
 CHAR_THRESHOLD: Final = 500
-_TOP_CANDIDATES: Final = 5
-# Other top candidates scoring at least this share of the best one may widen the choice.
-_ALTERNATIVE_SHARE: Final = 0.75
 # A paragraph's score goes to five ancestors, divided by 1, 2, then 3 per level.
 _DIVIDERS: Final = (1, 2, 6, 9, 12)
 _ABOVE_BODY: Final = frozenset({"html", "-document"})
@@ -36,35 +34,9 @@ _LEAF_DIVS: Final = "div:not(:has(div,{}))".format(
     ",".join(name for name in patterns.BLOCK_INSIDE_DIV.split(",") if name != "div")
 )
 _ROOTS: Final = frozenset({"body", "html", "-document"})
-# The declared main region replaces the choice inside it when it holds this many times its
-# text, under this share of it link text.
+# The declared main region replaces the choice inside it when it holds this many times its text.
 _MAIN_MORE: Final = 1.5
-_MAIN_LINK_DENSITY: Final = 0.5
 _BLOCK_INSIDE_DIV: Final = tags(patterns.BLOCK_INSIDE_DIV)
-
-
-@dataclass(frozen=True, slots=True)
-class Widening:
-    """When other top candidates join the best one: how many are ranked, the share of the best
-    score that makes one an alternative, and how many alternatives one ancestor must hold."""
-
-    ranked: int = _TOP_CANDIDATES
-    share: float = _ALTERNATIVE_SHARE
-    needed: int = 3
-    disjoint: bool = False
-    """Alternatives must be other blocks than the best one: not its wrappers, not its parts."""
-
-
-ARTICLE_WIDENING: Final = Widening()
-# A thread is many posts of similar weight, a product page a description beside its specs and
-# its buy box, a listing its items: every block, not the best one, is the content.
-MANY_BLOCKS_WIDENING: Final = Widening(ranked=12, share=0.2, needed=2, disjoint=True)
-_WIDENING: Final = {
-    Kind.ARTICLE: ARTICLE_WIDENING,
-    Kind.FORUM: MANY_BLOCKS_WIDENING,
-    Kind.PRODUCT: MANY_BLOCKS_WIDENING,
-    Kind.LISTING: MANY_BLOCKS_WIDENING,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +107,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
     """
     best: Article | None = None
     kind = page_kind(tree)
-    widening = _WIDENING[kind]
-    furniture = patterns.KIND_FURNITURE.get(kind.value, frozenset())
+    reading = READINGS[kind]
     for attempt, flags in enumerate(ATTEMPTS):
         check()
         if attempt:
@@ -150,7 +121,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
             node.decompose(recursive=False)
         if attempt == 1 and text_length(body) < CHAR_THRESHOLD:
             break
-        article = _grab_article(body, flags, title, widening, furniture)
+        article = _grab_article(body, flags, title, reading)
         if article is not None:
             if article.text_length >= CHAR_THRESHOLD:
                 best = article
@@ -166,19 +137,19 @@ def _grab_article(
     body: LexborNode,
     flags: Flags,
     title: str | None,
-    widening: Widening,
-    furniture: frozenset[str],
+    reading: Reading,
 ) -> Article | None:
-    prune(body, strip_unlikely=flags.strip_unlikely, title=title, furniture=furniture)
+    prune(body, strip_unlikely=flags.strip_unlikely, title=title, furniture=reading.furniture)
     scoring = _Scoring(flags)
     _score_paragraphs(body, scoring)
     if not scoring.candidates:
         return None
-    top = _top_candidate(body, scoring, widening)
+    top = _top_candidate(body, scoring, reading.widening)
     nodes = [body] if top is None else _with_siblings(top, scoring)
     if top is not None:
-        nodes = _main_region(top, nodes)
-    prepare_article(nodes, flags.clean_conditionally, flags.weight_classes, scoring.paragraph_divs)
+        nodes = _main_region(top, nodes, reading.main_link_density)
+    clean = flags.clean_conditionally and reading.clean_conditionally
+    prepare_article(nodes, clean, flags.weight_classes, scoring.paragraph_divs)
     return Article(nodes, sum(map(text_length, nodes)))
 
 
@@ -395,7 +366,7 @@ def _top_candidate(body: LexborNode, scoring: _Scoring, widening: Widening) -> L
     return node
 
 
-def _main_region(top: LexborNode, nodes: list[LexborNode]) -> list[LexborNode]:
+def _main_region(top: LexborNode, nodes: list[LexborNode], most_links: float) -> list[LexborNode]:
     """The page's declared main region, when the chosen block is one part of it.
 
     An intro paragraph outscores the short items of a listing, one section of a landing page
@@ -406,9 +377,8 @@ def _main_region(top: LexborNode, nodes: list[LexborNode]) -> list[LexborNode]:
     while parent is not None and parent.tag not in _ROOTS:
         if parent.tag == "main" or parent.attrs.sget("role") == "main":
             chosen = sum(map(text_length, nodes))
-            if (
-                text_length(parent) >= _MAIN_MORE * chosen
-                and link_density(parent) < _MAIN_LINK_DENSITY
+            if text_length(parent) >= _MAIN_MORE * chosen and (
+                most_links >= 1 or link_density(parent) < most_links
             ):
                 return [parent]
             return nodes

@@ -4,8 +4,9 @@ A forum thread is many posts of similar weight, a listing many items, where an a
 the kind decides whether the renderer keeps one best block or the container of every post or
 item. Forum threads and products are read from what the page declares: schema.org types in
 JSON-LD, microdata and Open Graph, and the generator of known forum software. A listing
-declares a collection, or shows it: most of its headings link to other pages (each an item's
-title), and it declares no article. Any other page is read as an article.
+shows it is one: most of its headings link to other pages (each an item's title) and no block
+of it holds paragraphs side by side, as an article's body does; or it declares a collection and
+no article. Any other page is read as an article.
 """
 
 from __future__ import annotations
@@ -73,20 +74,39 @@ _ARTICLE_TYPES: Final = re.compile(
     r'|LocalBusiness)"'
 )
 _HEADINGS: Final = "h2,h3,h4"
-_LINK_ABOVE: Final = 3
+# A card's title sits a few wrappers inside the link that makes the whole card clickable.
+_LINK_ABOVE: Final = 6
 _MIN_LINKED_HEADINGS: Final = 6
+# Prose: paragraphs side by side in one block, this long together. A page of linked headings
+# without it is a listing, whatever it declares (blogs and news sites call every page an article).
+_PROSE_CHARS: Final = 600
 
 
 def _is_listing(tree: LexborHTMLParser, data: str, og_type: str) -> bool:
-    """A page of many items: it declares a collection, or most of its headings link elsewhere
-    (each the title of an item), and it declares itself no article."""
-    if _ARTICLE_TYPES.search(data) or og_type.startswith("article"):
-        return False
-    if _LISTING_TYPES.search(data):
-        return True
+    """A page of many items: most of its headings link elsewhere (each the title of an item)
+    and no block of it is prose, or it declares a collection and no article."""
     headings = tree.css(_HEADINGS)
     linked = sum(map(_links_away, headings))
-    return linked >= _MIN_LINKED_HEADINGS and 2 * linked > len(headings)
+    if linked >= _MIN_LINKED_HEADINGS and 2 * linked > len(headings) and _little_prose(tree):
+        return True
+    if _ARTICLE_TYPES.search(data) or og_type.startswith("article"):
+        return False
+    return bool(_LISTING_TYPES.search(data))
+
+
+def _little_prose(tree: LexborHTMLParser) -> bool:
+    """Tell whether no one block holds paragraphs of this many characters together: an item's
+    text is a paragraph of its own, an article's are siblings."""
+    together: dict[int, int] = {}
+    for paragraph in tree.css("p"):
+        parent = paragraph.parent
+        if parent is None:
+            continue
+        key = parent.mem_id
+        held = together[key] = together.get(key, 0) + len(paragraph.text(strip=True))
+        if held >= _PROSE_CHARS:
+            return False
+    return True
 
 
 def _links_away(heading: LexborNode) -> bool:

@@ -28,14 +28,6 @@ UNLIKELY_SURE: Final = words(
     "ai2html combx legends shoutbox skyscraper agegate gdpr disqus cookie cookies consent onetrust "
     "fides cookiebot usercentrics didomi trustarc truste osano"
 )
-# More layout names that are furniture on one kind of page only, by the kind's name: a shop's
-# cart, reviews and "customers also bought" rails beside the product it sells.
-KIND_FURNITURE: Final = {
-    "product": words(
-        "cart minicart drawer reviews review ratings upsell upsells crosssell recommendations "
-        "recommended recently wishlist"
-    ),
-}
 # Matched as substrings of the lowercased class/id string.
 UNLIKELY_PHRASES: Final = ("-ad-", "cover-wrap", "ad-break", "yom-remote")
 MAYBE_CANDIDATE: Final = re.compile(r"article|body|column|content|main|mathjax|shadow")
