@@ -39,7 +39,7 @@ class _IdleBoundConnector(aiohttp.TCPConnector):
     that often), each holding a slot at the provider. ``httpx-aiohttp`` ignores
     ``max_keepalive_connections``, so the bound is applied here, where a connection is released:
     aiohttp's ``_release``, which it does not export, the one internal of aiohttp webreach
-    uses (held to the tested minor version; ``tests/test_seam_hostile.py`` checks the bound).
+    uses (held to the tested minor version; ``tests/seam/test_seam_hostile.py`` checks the bound).
     """
 
     def _release(

@@ -5,7 +5,7 @@ httpx2's ``AsyncHTTPTransport`` takes no network backend, but httpcore2's
 ``AsyncConnectionPool`` does, publicly; this transport is the thin layer between the two that
 ``AsyncHTTPTransport`` itself is (a request and a response converted field by field,
 httpcore2's failures named as httpx2 names them). It uses only public names of both; httpx2
-and httpcore2 are held to 2.16.x in the dependencies, and ``tests/test_net_pinning.py`` checks
+and httpcore2 are held to 2.16.x in the dependencies, and ``tests/net/test_net_pinning.py`` checks
 it against them.
 """
 

@@ -4,7 +4,7 @@ uvicorn has a keep-alive timeout and ``limit_concurrency`` (which counts request
 connections) but no deadline for a request still arriving, and no public hook into a
 connection's reading. So this module, and no other, subclasses its ``H11Protocol`` and reads its
 request cycle (``cycle.more_body``, ``response_started``, ``message_event``). uvicorn's version
-is bounded in pyproject.toml for it, and tests/test_server_connections.py drives these timers
+is bounded in pyproject.toml for it, and tests/server/test_server_connections.py drives these timers
 against a real server, so a uvicorn that changes them fails there first.
 """
 
