@@ -1,7 +1,7 @@
 """The big-body measurement of ``bench/load.py``: one 64 MiB Chat Completions body sent to the
 server running with default settings (a 32 MiB body limit, no inbound keys).
 
-First with ``Content-Length`` (refused before a byte is read, says SPEC §9), then chunked
+First with ``Content-Length`` (refused before a byte is read), then chunked
 (refused at the chunk that crosses the limit). Each by a client that reads while it sends, so it
 sees a 413 sent before the body is done; then (extra) by httpx, the ``openai`` SDK's transport,
 which sends the whole body before reading. For each: the answer (413 in the Chat error shape,

@@ -1,4 +1,4 @@
-"""Hostile pages for the renderer: absurd nesting and sheer width (webreach issue 18).
+"""Hostile pages for the renderer: absurd nesting and sheer width.
 
 Shared by tests/tools/render/test_render_hostile*.py and bench/hostile.py (``sys.path`` the
 tests folder).

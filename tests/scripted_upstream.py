@@ -303,7 +303,7 @@ async def _torn(whole: bytes) -> AsyncIterator[bytes]:
     raise ConnectionResetError("scripted break")
 
 
-# --- Hostile upstreams (issue 18): a model that never stops calling tools, one that never ends.
+# --- Hostile upstreams: a model that never stops calling tools, one that never ends.
 
 
 class ToolCaller:

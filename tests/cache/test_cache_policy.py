@@ -1,4 +1,4 @@
-"""A cached result reaches only callers whose policy would have let them fetch it (issue 8).
+"""A cached result reaches only callers whose policy would have let them fetch it.
 
 A page fetched with ``WEBREACH_FETCH_ALLOW`` opening loopback must not be served from the
 shared SQLite cache to a later run without it; a replay server's search results must not reach

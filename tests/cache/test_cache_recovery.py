@@ -1,6 +1,6 @@
 """The search cache comes back with its Redis: a failure turns it off with one warning, and it
 is tried again after a back-off (1 s, doubling to 30 s) instead of staying off for the life of
-the process (webreach issue 18, 11 b)."""
+the process."""
 
 from __future__ import annotations
 

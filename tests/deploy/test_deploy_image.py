@@ -1,4 +1,4 @@
-"""A reproducible image and a deployment that says what is wrong (issue 22, point 6): base images
+"""A reproducible image and a deployment that says what is wrong: base images
 pinned by digest and a command that moves the pins; Python packages from a lock with hashes,
 covering everything the image's extras need; compose stopping with a message naming a required
 value left empty; nginx's resolver taken from the container's own DNS (Docker or Podman); the

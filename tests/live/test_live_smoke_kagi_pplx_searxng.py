@@ -1,4 +1,4 @@
-"""Smoke tests of what issue 21 added to kagi, perplexity and searxng, against the real services:
+"""Smoke tests of the newer options of kagi, perplexity and searxng, against the real services:
 Kagi's v1 request with ``filters.after``, Perplexity's 004 inputs with citations and related
 questions, SearXNG's cut to the breadth. Each skips itself unless its key (for searxng,
 ``SEARXNG_BASE_URL``) was set when the session began."""

@@ -1,4 +1,4 @@
-"""What a hostile or broken search provider can no longer do through the seam (issue 18).
+"""What a hostile or broken search provider can no longer do through the seam.
 
 - A provider that sends its body a byte at a time never trips a per-read timeout: the search
   timeout is the deadline of the whole provider call, so the search fails (or falls back) on

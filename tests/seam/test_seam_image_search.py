@@ -62,7 +62,8 @@ def failing(pid: str, code: WebErrorCode) -> ScriptedImageSearch:
     return ScriptedImageSearch(pid, behaviour=fail)
 
 
-# Selection: the table of SPEC §2, as for search and fetch.
+# Selection: a provider named at the call, else the configured one, else the first available,
+# as for search and fetch.
 
 
 async def test_the_configured_provider_answers_and_is_stamped() -> None:

@@ -1,4 +1,4 @@
-"""Errors with their cause (issue 22, points 3 and 4), as an operator and a client meet them.
+"""Errors with their cause, as an operator and a client meet them.
 
 An upstream that answers an HTTP error with a page or plain text (a proxy's 501, 502) is named by
 its status and the start of what it said, in the client's error and the log (which alone names

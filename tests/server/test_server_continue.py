@@ -1,6 +1,6 @@
 """Continue generation: a conversation that ends with a partial assistant reply gets only the
 new part. Messages ends with the assistant message; Chat sets ``prefix: true`` on it (on the
-beta endpoint, ``/beta/chat/completions``, as the reference's clients send it); Responses
+beta endpoint, ``/beta/chat/completions``, as DeepSeek's clients send it); Responses
 refuses. The upstream is asked in its own way (``WEBREACH_UPSTREAM_CONTINUE``).
 """
 

@@ -234,7 +234,7 @@ def test_a_failed_or_empty_image_search_is_not_billed(
     upstream.queue(SEARCH_IMAGE, Step(content="Nothing."))
     completion = client.chat.completions.create(**chat_request())
     assert completion.usage is not None
-    # Nothing billed: the reference omits server_tool_use when all its counts are 0.
+    # Nothing billed: DeepSeek omits server_tool_use when all its counts are 0.
     assert "server_tool_use" not in (completion.usage.model_extra or {})
     (step,) = (completion.choices[0].message.model_extra or {})["server_tool_calls"]
     assert step["calls"][0]["sources"] == []

@@ -1,6 +1,6 @@
 """``safety_check`` reviews the user's input too, before anything is generated.
 
-An unsafe input is the reference's ``400 Content Exists Risk`` in every protocol's error shape,
+An unsafe input is DeepSeek's ``400 Content Exists Risk`` in every protocol's error shape,
 streamed or not (a plain HTTP 400, never a stream), and neither the upstream nor a search
 provider is asked anything. What is reviewed is the round's own input: the user messages after
 the last assistant message, and a partial reply to continue. A review that cannot be made fails

@@ -1,5 +1,5 @@
 """Pages read from the user's links are numbered like search sources, so 【n】 cites them in
-every protocol (the reference's Chat example cites a read page with a ``url_citation``)."""
+every protocol (DeepSeek's Chat example cites a read page with a ``url_citation``)."""
 
 from __future__ import annotations
 
@@ -129,7 +129,8 @@ def test_messages_cites_a_read_page(
     tool: dict[str, str],
 ) -> None:
     """Strict SDK parsing for Anthropic's own web fetch; the DeepSeek tool's call block is
-    named outside the SDK's types, which the reference says SDKs accept when not strict."""
+    named outside the SDK's types, which DeepSeek's
+    documentation says SDKs accept when not strict."""
     fetcher.pages[ARTICLE_URL] = ARTICLE
     read_then_cite(upstream)
     client = anthropic.Anthropic(

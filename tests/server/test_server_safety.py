@@ -2,8 +2,8 @@
 
 The answer (thinking and text) reaches the client only once reviewed; a failing one ends as
 the protocol's refusal (Messages ``refusal``, Responses ``incomplete``/``content_filter``, Chat
-``content_filter``), keeping what the reference keeps. A read page is reviewed before the model
-or the client sees it; one that fails is ``url_not_allowed``. The reviewer is a moderation
+``content_filter``), keeping what DeepSeek's web tools keep. A read page is reviewed before the
+model or the client sees it; one that fails is ``url_not_allowed``. The reviewer is a moderation
 endpoint when one is configured (scored per level), else the upstream model.
 """
 
@@ -335,7 +335,7 @@ def test_a_page_that_fails_review_is_url_not_allowed_and_never_shown(
     assert "did not pass the content review" in told["content"]
     assert "recipe" not in json.dumps(upstream.requests[1])
     usage = completion.usage.model_extra["server_tool_use"]
-    assert usage["tool_fetch"] == 1  # fetched, so billed, as the reference bills it
+    assert usage["tool_fetch"] == 1  # fetched, so billed, as DeepSeek bills it
     scripted, _ = moderation
     assert scripted.keys[0] == "Bearer moderation-key"
     assert scripted.requests[0]["model"] == "text-moderation-test"

@@ -1,5 +1,5 @@
 """What the server keeps between requests, under clients that do not trust each other and
-stores that fail: webreach issue 18, point 11 and its degradations.
+stores that fail, and how each failure degrades.
 
 Every stored response, item and read page belongs to the inbound key that made it; the
 in-memory store holds thousands of responses within its memory bound (WEBREACH_STORE_MAX_MB)

@@ -276,7 +276,7 @@ def test_a_long_answer_is_preceded_by_newlines_and_a_late_failure_is_the_error_b
 ) -> None:
     """Past the keep-alive interval a non-streamed answer sends newlines (valid leading JSON
     whitespace) so proxies keep the connection; the status is then sent, so a failure after
-    that is the protocol's error body, as the reference does."""
+    that is the protocol's error body, as DeepSeek's API does."""
     config = ServerSettings(upstream_base_url=upstream.url, upstream_timeout=1.0)
     app = create_app(config, WebRuntime(), ToolOptions(), keepalive_seconds=0.2)
     with LiveServer(app) as server:

@@ -1,4 +1,4 @@
-"""An upstream that answers 200 with something hostile or broken (issue 18, points 2, 5, 6).
+"""An upstream that answers 200 with something hostile or broken.
 
 An error inside a stream that quotes the server's secrets, a body that is not an event stream
 (a whole JSON completion, invalid JSON, an HTML page, a line cut mid-frame), chunks with the

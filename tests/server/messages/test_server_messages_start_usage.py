@@ -1,4 +1,4 @@
-"""A streamed Messages ``message_start`` carries the first model step's usage, as the reference's.
+"""A streamed Messages ``message_start`` carries the first model step's usage, as DeepSeek's does.
 
 The upstream reports usage with its last chunk, so ``message_start`` waits for that usage or for
 the first event that must go out, whichever comes first (keep-alives fill the wait): a step that

@@ -1,4 +1,4 @@
-"""Hostile pages against the renderer (webreach issue 18): absurd nesting renders to its text,
+"""Hostile pages against the renderer: absurd nesting renders to its text,
 in bounded time, without stalling the event loop of the process that renders it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A deeply nested page read through `webreach fetch` and the server's `/v1/fetch` (issue 18):
+"""A deeply nested page read through `webreach fetch` and the server's `/v1/fetch`:
 the page's text comes back, with no traceback and no 500, and `/healthz` keeps answering."""
 
 from __future__ import annotations
