@@ -222,7 +222,9 @@ def runtime_for(fetch: str, search: LocalSearch) -> WebRuntime:
     webreach builds from its settings, with that fetch provider and no cache."""
     if fetch == "direct":
         runtime = WebRuntime()
-        runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
+        fetcher = HttpFetchProvider(allow=["127.0.0.1"])
+        runtime.register_fetch_provider(fetcher)
+        runtime.own(fetcher)  # its connections close with the runtime
     else:
         from webreach.config import build_runtime, load_settings
 
