@@ -38,9 +38,11 @@ metrics = _metrics()
 
 # Just under what the renderer reaches on each whole set: (word F1, shingle F1) means. Reached
 # when set: Readability 0.994/0.990, CleanEval 0.908/0.885, CleanPortalEval 0.932/0.928,
-# L3S-GN1 0.939/0.934.
+# L3S-GN1 0.939/0.934. Readability's floor came down to 0.989 when listings got their own
+# reading: its front-page case (nytimes-5) expects one section of the page, a listing reader
+# keeps every section's items.
 FLOORS = {
-    "readability": (0.991, 0.987),
+    "readability": (0.989, 0.985),
     "cleaneval": (0.905, 0.882),
     "cleanportaleval": (0.928, 0.925),
     "l3s-gn1": (0.936, 0.931),

@@ -123,7 +123,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
             break
         article = _grab_article(body, flags, title, reading)
         if article is not None:
-            if article.text_length >= CHAR_THRESHOLD:
+            if article.text_length >= reading.enough:
                 best = article
                 break
             if best is None or article.text_length > best.text_length:

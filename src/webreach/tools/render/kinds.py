@@ -32,6 +32,7 @@ _FORUM_SOFTWARE: Final = re.compile(
 )
 _PRODUCT_TYPES: Final = re.compile(r'"@type"\s*:\s*"Product"')
 _PRODUCT_ITEMTYPE: Final = re.compile(r"schema\.org/Product\b")
+_PRODUCT_GROUP_TYPE: Final = re.compile(r'"@type"\s*:\s*"ProductGroup"')
 # Open Graph's group of products: a collection of them, not one.
 _PRODUCT_GROUP: Final = re.compile(r"product[.:]group\b")
 
@@ -51,7 +52,10 @@ def page_kind(tree: LexborHTMLParser) -> Kind:
     products = len(_PRODUCT_TYPES.findall(data)) + len(_PRODUCT_ITEMTYPE.findall(itemtypes))
     if products == 1 and not _rated_only(data, og_type):
         return Kind.PRODUCT
-    if not products and og_type.startswith("product") and not _PRODUCT_GROUP.match(og_type):
+    # A product group is one product in its variants (sizes, colours), each declared a product.
+    if _PRODUCT_GROUP_TYPE.search(data):
+        return Kind.PRODUCT
+    if og_type.startswith("product") and not _PRODUCT_GROUP.match(og_type):
         return Kind.PRODUCT
     if _PRODUCT_GROUP.match(og_type) or _is_listing(tree, data, og_type):
         return Kind.LISTING

@@ -55,6 +55,8 @@ _KINDS: Final = {
     **dict.fromkeys(words("ul ol menu pre xmp listing blockquote table hr"), _HANDLED),
     **dict.fromkeys(words("a strong b em i"), _FORMATTING),
 }
+# A card's title sits a few wrappers inside the link that makes the whole card clickable.
+_CARD_DEPTH: Final = 6
 _BLOCK_INSIDE: Final = tags("p,div,h1,h2,h3,h4,h5,h6,ul,ol,table,pre,blockquote,section,article,li")
 _BR: Final = tags("br")
 _IMAGE_SOURCES: Final = ("src", "data-src", "data-lazy-src", "data-original", "data-url")
@@ -176,11 +178,24 @@ class MarkdownWriter:
         elif kind == _HEADING:
             self._flush(para, blocks)
             text = " ".join(self._inline_children(node).split())
+            url = self._card_link(node) if text and "](" not in text else None
             if text:
-                blocks.append(f"{_HEADINGS[tag]} {text}")
+                blocks.append(f"{_HEADINGS[tag]} {f'[{text}]({url})' if url else text}")
         elif kind == _HANDLED:
             self._flush(para, blocks)
             self._block_handlers[tag](node, blocks)
+
+    def _card_link(self, heading: LexborNode) -> str | None:
+        """The link around a heading and the blocks beside it (a card that is one link, as
+        listings draw their items): Markdown has no link around blocks, so the title takes it."""
+        node = heading.parent
+        for _ in range(_CARD_DEPTH):
+            if node is None or node.tag == "a":
+                break
+            node = node.parent
+        if node is None or node.tag != "a":
+            return None
+        return self._urls.resolve(node.attrs.get("href"))
 
     def _has_block_inside(self, node: LexborNode) -> bool:
         """Tell whether block content sits inside an inline element, like a link around a card.

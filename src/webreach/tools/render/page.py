@@ -94,7 +94,9 @@ def _reader_markdown(
     markdown = ""
     if article is not None and article.text_length >= _MIN_ARTICLE_CHARS:
         markdown = writer.convert(article.nodes)
-    if not markdown:
+    # A shop's declared description stands in for the page it draws by script: the whole page
+    # would be its menus and cart.
+    if not markdown and (product is None or not product.description):
         whole = LexborHTMLParser(source)
         root = whole.body or whole.root
         if root is not None:

@@ -46,6 +46,8 @@ class Reading:
     """More layout names that are furniture on this kind of page only."""
     clean_conditionally: bool = True
     """Drop blocks whose shape says boilerplate (link-heavy, list-heavy), as in an article."""
+    enough: int = 500
+    """A pass that finds this many characters is kept; with fewer, the next relaxes its rules."""
     main_link_density: float = 0.5
     """The declared main region replaces the choice only under this share of link text."""
 
@@ -58,8 +60,10 @@ READINGS: Final = {
         # A shop's cart, reviews and "customers also bought" rails beside the product it sells.
         words(
             "cart minicart drawer reviews review ratings upsell upsells crosssell "
-            "recommendations recommended recently wishlist"
+            "recommendations recommended recently wishlist similar carousel bundle notify"
         ),
+        # A product's description is short, and its schema data makes up what the page lacks.
+        enough=150,
     ),
     Kind.LISTING: Reading(MANY_BLOCKS_WIDENING, clean_conditionally=False, main_link_density=1.0),
 }
