@@ -15,6 +15,7 @@ from pydantic_ai.providers.openrouter import OpenRouterProvider
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client as client
 from test_server_read_link import ARTICLE, ARTICLE_URL, ASK
 
 QUESTION = [{"role": "user", "content": "What is the weather like?"}]
@@ -30,10 +31,6 @@ SEARCH = {
         "max_total_results": 10,
     },
 }
-
-
-def client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0)
 
 
 def searched_twice(upstream: ScriptedUpstream) -> None:

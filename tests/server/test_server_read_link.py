@@ -10,6 +10,7 @@ import pytest
 
 from providers_for_tests import ScriptedFetch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client as client
 from server_harness import LiveServer
 from webreach.seam import FetchResult, HtmlBody, TextBody, WebError, WebErrorCode, WebRuntime
 from webreach.server.app import ServerSettings, create_app
@@ -28,10 +29,6 @@ ARTICLE = FetchResult(
 )
 READ = [{"type": "deepseek_read_url"}]
 ASK = [{"role": "user", "content": f"Summarise {ARTICLE_URL}, please."}]
-
-
-def client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0)
 
 
 def read_step(url: str = ARTICLE_URL) -> Step:

@@ -26,14 +26,11 @@ from client_sockets import STARTUP_PATIENCE
 from providers_for_tests import ScriptedFetch
 from replay_server import ReplayServer, Reply
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client as client
 from test_server_read_link import ARTICLE, ARTICLE_URL
 
 READ = [{"type": "deepseek_read_url"}]
 ASK = f"Summarise {ARTICLE_URL}"
-
-
-def client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0)
 
 
 def read_step(url: str = ARTICLE_URL) -> Step:

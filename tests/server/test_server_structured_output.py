@@ -13,6 +13,7 @@ from agents import Agent, OpenAIResponsesModel, RunConfig, Runner, WebSearchTool
 from pydantic import BaseModel
 
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client as client
 
 QUESTION = "What is the weather in Reykjavík?"
 DRAFT = "It is 5 °C in Reykjavík【1】."
@@ -44,10 +45,6 @@ def format_only_on_the_answer(upstream: ScriptedUpstream) -> dict[str, Any]:
     assert "tools" not in answer
     shape: dict[str, Any] = answer["response_format"]
     return shape
-
-
-def client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0)
 
 
 def test_chat_parse_through_a_search(upstream: ScriptedUpstream, webreach_url: str) -> None:

@@ -14,6 +14,7 @@ from anthropic.types.beta import message_create_params as beta_create_params
 
 from messages_events import USER
 from scripted_upstream import ScriptedUpstream
+from sdk_clients import anthropic_client
 from webreach.server.messages.shapes_in import MessagesRequest
 
 HEADERS = {"betas", "user_profile_id", "workspace_id"}
@@ -45,12 +46,7 @@ def test_every_field_of_the_sdk_is_declared() -> None:
 
 
 def client(url: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=url.removesuffix("/v1"),
-        api_key="k",
-        max_retries=0,
-        _strict_response_validation=True,
-    )
+    return anthropic_client(url.removesuffix("/v1"), strict=True)
 
 
 def create(url: str, *, stream: bool = False, **body: Any) -> Any:

@@ -17,6 +17,7 @@ import pytest
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
@@ -34,7 +35,7 @@ ARGUMENTS = {"city": "Reykjavík", "unit": "celsius"}
 
 
 def client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0, _strict_response_validation=True)
+    return openai_client(url, strict=True)
 
 
 def _post(url: str, body: dict[str, Any]) -> dict[str, Any]:
