@@ -9,7 +9,7 @@ from load_client import Outcome
 from load_rig import ProcSample
 
 MAX_RATIO = 3.0
-"""Issue 8: p50 under load, and the search after abandoned ones, at most this x one alone."""
+"""p50 under load, and the search after abandoned ones, at most this x one request alone."""
 MAX_IDLE_CPU = 0.05
 """Not one of the issue's targets: an idle server should not burn CPU after the clients left."""
 

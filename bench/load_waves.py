@@ -25,6 +25,7 @@ from load_client import Outcome, fake_stats, new_session, one_request
 from load_pages import Reads, passage_reads, render_cpu
 from load_report import MAX_RATIO, error_summary, fake_line, idle_cpu, median, pct, spread, target
 from load_rig import PROC_HEADER, ProcSample, Rig
+from load_timeline import timeline_lines
 
 MAX_RSS_MIB = 200.0
 FD_SLACK = 25
@@ -182,6 +183,8 @@ async def wave(rig: Rig) -> Wave:
     print(f"  streams that showed their search: {sum(o.searched for o in outcomes)}")
     if done.reads:
         print(reads_line(done.reads))
+    for line in timeline_lines(rig.log, log_start):
+        print(line)
     if rig.variant.turn_timeout is not None:
         print(deadline_line(done))
     print(PROC_HEADER)
