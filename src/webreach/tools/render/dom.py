@@ -51,6 +51,20 @@ def has_ancestor(node: LexborNode, tags: Collection[str], max_depth: int = 0) ->
     return False
 
 
+CARD_LINK_DEPTH: Final = 6
+"""How far above a card's title the link that makes the whole card clickable may sit."""
+
+
+def enclosing_link(node: LexborNode, max_depth: int = CARD_LINK_DEPTH) -> LexborNode | None:
+    """The nearest ``<a>`` around `node`, up to `max_depth` levels above it."""
+    parent = node.parent
+    for _ in range(max_depth):
+        if parent is None or parent.tag == "a":
+            return parent
+        parent = parent.parent
+    return None
+
+
 class Within:
     """Tells whether nodes sit inside an element that passes `test`, remembering the answer for
     every ancestor it passes: a walk up stops at the first one already answered, so a pass that

@@ -17,6 +17,8 @@ from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from .dom import enclosing_link
+
 
 class Kind(Enum):
     ARTICLE = "article"
@@ -78,8 +80,6 @@ _ARTICLE_TYPES: Final = re.compile(
     r'|LocalBusiness)"'
 )
 _HEADINGS: Final = "h2,h3,h4"
-# A card's title sits a few wrappers inside the link that makes the whole card clickable.
-_LINK_ABOVE: Final = 6
 _MIN_LINKED_HEADINGS: Final = 6
 # Prose: paragraphs side by side in one block, this long together. A page of linked headings
 # without it is a listing, whatever it declares (blogs and news sites call every page an article).
@@ -115,12 +115,5 @@ def _little_prose(tree: LexborHTMLParser) -> bool:
 
 def _links_away(heading: LexborNode) -> bool:
     """Tell whether a heading is a link to another page (not an anchor within this one)."""
-    link = heading.css_first("a[href]")
-    node: LexborNode | None = heading
-    for _ in range(_LINK_ABOVE):
-        if link is not None or node is None:
-            break
-        node = node.parent
-        if node is not None and node.tag == "a":
-            link = node
+    link = heading.css_first("a[href]") or enclosing_link(heading)
     return link is not None and not (link.attrs.sget("href") or "#").startswith("#")

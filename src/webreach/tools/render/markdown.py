@@ -14,7 +14,7 @@ from typing import Final
 from selectolax.lexbor import LexborNode
 
 from .budget import check
-from .dom import first_descendant, has_descendant, tags
+from .dom import enclosing_link, first_descendant, has_descendant, tags
 from .patterns import words
 from .tables import render_table
 from .urls import UrlResolver
@@ -55,8 +55,6 @@ _KINDS: Final = {
     **dict.fromkeys(words("ul ol menu pre xmp listing blockquote table hr"), _HANDLED),
     **dict.fromkeys(words("a strong b em i"), _FORMATTING),
 }
-# A card's title sits a few wrappers inside the link that makes the whole card clickable.
-_CARD_DEPTH: Final = 6
 _BLOCK_INSIDE: Final = tags("p,div,h1,h2,h3,h4,h5,h6,ul,ol,table,pre,blockquote,section,article,li")
 _BR: Final = tags("br")
 _IMAGE_SOURCES: Final = ("src", "data-src", "data-lazy-src", "data-original", "data-url")
@@ -188,14 +186,8 @@ class MarkdownWriter:
     def _card_link(self, heading: LexborNode) -> str | None:
         """The link around a heading and the blocks beside it (a card that is one link, as
         listings draw their items): Markdown has no link around blocks, so the title takes it."""
-        node = heading.parent
-        for _ in range(_CARD_DEPTH):
-            if node is None or node.tag == "a":
-                break
-            node = node.parent
-        if node is None or node.tag != "a":
-            return None
-        return self._urls.resolve(node.attrs.get("href"))
+        link = enclosing_link(heading)
+        return None if link is None else self._urls.resolve(link.attrs.get("href"))
 
     def _has_block_inside(self, node: LexborNode) -> bool:
         """Tell whether block content sits inside an inline element, like a link around a card.
