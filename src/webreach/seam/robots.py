@@ -45,6 +45,8 @@ _NO_RULES = b"\x00"
 """What the cache keeps for an origin whose robots.txt allows everything (missing, broken)."""
 
 Fetcher = Callable[[FetchRequest], Awaitable[FetchResult]]
+CacheRead = Callable[[str], Awaitable[bytes | None]]
+CacheWrite = Callable[[str, bytes], Awaitable[None]]
 
 
 def robots_token(user_agent: str) -> str:
@@ -74,20 +76,14 @@ class RobotsRules:
         share the first read of its robots.txt instead of each reading it, even with no TTL to
         keep its answer for."""
 
-    async def check(
-        self,
-        url: str,
-        fetch: Fetcher,
-        load: Callable[[str], Awaitable[bytes | None]],
-        keep: Callable[[str, bytes], Awaitable[None]],
-    ) -> None:
+    async def check(self, url: str, fetch: Fetcher, load: CacheRead, keep: CacheWrite) -> None:
         """Raise ``WEB_ROBOTS_DISALLOWED`` naming robots.txt and the rule when ``url`` is
         disallowed. ``fetch`` reads robots.txt through the provider; ``load`` and ``keep`` read
         and write the runtime's cache by the robots.txt URL."""
         where = robots_url(url)
         if where is None or urlsplit(url).path == "/robots.txt":
             return
-        rules, text = await self._rules(where, fetch, load, keep)
+        rules, text = await self._rules(where, lambda: self._read_rules(where, fetch, load, keep))
         if rules is None:
             return
         if len(text) >= _IN_THREAD_CHARS:
@@ -105,18 +101,16 @@ class RobotsRules:
         )
 
     async def _rules(
-        self,
-        where: str,
-        fetch: Fetcher,
-        load: Callable[[str], Awaitable[bytes | None]],
-        keep: Callable[[str, bytes], Awaitable[None]],
+        self, where: str, read_rules: Callable[[], Awaitable[tuple[Protego | None, str]]]
     ) -> tuple[Protego | None, str]:
+        """The rules parsed already, or the read of them in progress, or ``read_rules()``
+        started for every page of the origin to share."""
         known = self._known(where)
         if known is not None:
             return known
         shared = self._reading.get(where)
         if shared is None:
-            read = asyncio.ensure_future(self._read_rules(where, fetch, load, keep))
+            read = asyncio.ensure_future(read_rules())
             shared = self._reading[where] = _SharedRead(read)
             read.add_done_callback(lambda _: self._forget(where, shared))
         return await shared.wait()
@@ -133,11 +127,7 @@ class RobotsRules:
         return known[1], known[2]
 
     async def _read_rules(
-        self,
-        where: str,
-        fetch: Fetcher,
-        load: Callable[[str], Awaitable[bytes | None]],
-        keep: Callable[[str, bytes], Awaitable[None]],
+        self, where: str, fetch: Fetcher, load: CacheRead, keep: CacheWrite
     ) -> tuple[Protego | None, str]:
         raw = await load(where)
         if raw is None:
