@@ -30,7 +30,7 @@ from ..core.wire.fields import (
     checked,
     when_missing,
 )
-from ..core.wire.filter_fields import Approximate, checked_filters
+from ..core.wire.filter_fields import Approximate, tool_filters
 
 __all__ = [
     "Block",
@@ -277,18 +277,13 @@ class WebDeclared(Declared):
     def search_filters(self, path: str) -> SearchFilters:
         """The domains and the user's country, pushed to the provider (the domains are checked
         again on what comes back)."""
-        place = self.user_location
-        asked = SearchFilters(
-            include_domains=tuple(self.allowed_domains or ()),
-            exclude_domains=tuple(self.blocked_domains or ()),
-            country=place.country_code() if place is not None else None,
+        return tool_filters(
+            self.domains(),
+            self.user_location,
+            allowed=f"{path}.allowed_domains",
+            blocked=f"{path}.blocked_domains",
+            located=f"{path}.user_location",
         )
-        fields = {
-            "include_domains": f"{path}.allowed_domains",
-            "exclude_domains": f"{path}.blocked_domains",
-            "country": f"{path}.user_location.country",
-        }
-        return checked_filters(asked, fields)
 
 
 class ClientDeclared(Request):

@@ -15,7 +15,6 @@ import json
 import re
 from collections.abc import Sequence
 
-from ...tools import SearchFilters
 from ..core.turn.errors import RequestError
 from ..core.turn.shape import (
     JSON,
@@ -28,7 +27,7 @@ from ..core.turn.shape import (
     WebTools,
 )
 from ..core.wire.fields import Request, validate
-from ..core.wire.filter_fields import Approximate, checked_filters, context_size, location_hint
+from ..core.wire.filter_fields import Approximate, context_size, location_hint, tool_filters
 from ..core.wire.framing import DEEPSEEK_READ_URL, DEEPSEEK_SEARCH, refuse_deepseek_fields
 from ..core.wire.openrouter_tools import OPENROUTER_TOOLS, openrouter_tool
 from .shapes_in import (
@@ -237,22 +236,19 @@ def _search_tool(tool: object, kind: str, path: str) -> SearchSpec:
         if declared.user_location is None
         else validate(Approximate, declared.user_location, f"{path}.user_location")
     )
-    asked = SearchFilters(
-        include_domains=domains.allowed,
-        exclude_domains=domains.blocked,
-        country=place.country_code() if place is not None else None,
+    filters = tool_filters(
+        domains,
+        place,
+        allowed=f"{path}.filters.allowed_domains",
+        blocked=f"{path}.filters.blocked_domains",
+        located=f"{path}.user_location",
     )
-    fields = {
-        "include_domains": f"{path}.filters.allowed_domains",
-        "exclude_domains": f"{path}.filters.blocked_domains",
-        "country": f"{path}.user_location.country",
-    }
     return SearchSpec(
         "web_search",
         kind,
         domains=domains,
         location=location_hint(place),
-        filters=checked_filters(asked, fields),
+        filters=filters,
         context_size=context_size(declared.search_context_size, f"{path}.search_context_size"),
         live=declared.external_web_access is not False,
     )

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from ....seam import InvalidValueError
 from ....tools import CONTEXT_SIZES, ContextSize, SearchFilters
+from ..turn.shape import DomainFilter
 from .fields import Request, String, bad
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "checked_filters",
     "context_size",
     "location_hint",
+    "tool_filters",
 ]
 
 SOURCES_PER_CONTEXT_SIZE: dict[ContextSize, int] = {"low": 3, "medium": 5, "high": 8}
@@ -53,6 +55,25 @@ def checked_filters(filters: SearchFilters, fields: Mapping[str, str]) -> Search
         return filters.check()
     except InvalidValueError as error:
         raise bad(fields.get(error.field, error.field), str(error)) from None
+
+
+def tool_filters(
+    domains: DomainFilter, place: Approximate | None, *, allowed: str, blocked: str, located: str
+) -> SearchFilters:
+    """A web search tool's domains and the user's country, pushed to the provider (the domains
+    are checked again on what comes back); a bad one is a 400 naming its field: ``allowed`` and
+    ``blocked`` are the domain lists' paths, ``located`` the ``user_location``'s."""
+    asked = SearchFilters(
+        include_domains=domains.allowed,
+        exclude_domains=domains.blocked,
+        country=place.country_code() if place is not None else None,
+    )
+    fields = {
+        "include_domains": allowed,
+        "exclude_domains": blocked,
+        "country": f"{located}.country",
+    }
+    return checked_filters(asked, fields)
 
 
 def context_size(value: object, path: str) -> ContextSize | None:

@@ -10,10 +10,9 @@ server's configured providers and its fetch limits decide those.
 
 from __future__ import annotations
 
-from ....tools import SearchFilters
 from ..turn.shape import DomainFilter, ReadUrlSpec, SearchSpec
 from .fields import PositiveInt, Request, StringList, validate
-from .filter_fields import Approximate, checked_filters, context_size, location_hint
+from .filter_fields import Approximate, context_size, location_hint, tool_filters
 
 __all__ = ["OPENROUTER_FETCH", "OPENROUTER_SEARCH", "OPENROUTER_TOOLS", "openrouter_tool"]
 
@@ -59,24 +58,23 @@ def openrouter_tool(kind: str, tool: object, path: str) -> SearchSpec | ReadUrlS
         if search.user_location is None
         else validate(Approximate, search.user_location, f"{where}.user_location")
     )
-    allowed, blocked = tuple(search.allowed_domains or ()), tuple(search.excluded_domains or ())
-    asked = SearchFilters(
-        include_domains=allowed,
-        exclude_domains=blocked,
-        country=place.country_code() if place is not None else None,
+    domains = DomainFilter(
+        allowed=tuple(search.allowed_domains or ()), blocked=tuple(search.excluded_domains or ())
     )
-    fields = {
-        "include_domains": f"{where}.allowed_domains",
-        "exclude_domains": f"{where}.excluded_domains",
-        "country": f"{where}.user_location.country",
-    }
+    filters = tool_filters(
+        domains,
+        place,
+        allowed=f"{where}.allowed_domains",
+        blocked=f"{where}.excluded_domains",
+        located=f"{where}.user_location",
+    )
     return SearchSpec(
         "web_search",
         OPENROUTER_SEARCH,
         max_uses=search.max_uses,
-        domains=DomainFilter(allowed=allowed, blocked=blocked),
+        domains=domains,
         max_results=search.max_results,
         location=location_hint(place),
-        filters=checked_filters(asked, fields),
+        filters=filters,
         context_size=context_size(search.search_context_size, f"{where}.search_context_size"),
     )
