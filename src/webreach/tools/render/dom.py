@@ -146,19 +146,7 @@ def descendants(node: LexborNode, wanted: Tags | str) -> list[LexborNode]:
 
 def has_descendant(node: LexborNode, wanted: Tags) -> bool:
     """Tell whether a descendant (not the node itself) is named in `wanted`."""
-    for seen, element in enumerate(node.traverse()):
-        if seen == _SMALL_SUBTREE:
-            break
-        if seen and element.tag in wanted.names:
-            return True
-    else:
-        return False
-    first = node.css_first(wanted.selector)
-    if first is None:
-        return False
-    return first.mem_id != node.mem_id or any(
-        child.css_first(wanted.selector) is not None for child in element_children(node)
-    )
+    return first_descendant(node, wanted) is not None
 
 
 def first_descendant(node: LexborNode, wanted: Tags) -> LexborNode | None:
