@@ -8,18 +8,33 @@ page could otherwise restyle, retitle or rewrite the user's terminal.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rich.text import Text
-
     from ..tools.fetch import FetchToolResult
     from ..tools.search import SearchToolResult
 
-__all__ = ["clean", "fetch_text", "print_text", "search_text"]
+__all__ = ["Text", "clean", "fetch_text", "print_text", "search_text"]
+
+
+class Text:
+    """Text in runs, each with a rich style or none, built without importing rich: a pipe gets
+    the plain text as it is (tabs kept), and only a terminal loads rich to draw the styles."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, str | None]] = []
+
+    def append(self, text: str, style: str | None = None) -> None:
+        self.runs.append((text, style))
+
+    @property
+    def plain(self) -> str:
+        return "".join(text for text, _style in self.runs)
+
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides that can
 # make text read differently from what it is.
@@ -43,8 +58,6 @@ def _one_line(text: str) -> str:
 
 
 def search_text(result: SearchToolResult, *, cached: bool) -> Text:
-    from rich.text import Text
-
     from ..tools.search_filters import filters_line
 
     quoted = " · ".join(f'"{_one_line(q)}"' for q in result.queries)
@@ -104,8 +117,6 @@ def _sections(out: Text, result: SearchToolResult) -> None:
 
 def fetch_text(piece: FetchToolResult, *, cached: bool, raw: bool = False) -> Text:
     """The page's text under a short header, and a note for every cut, naming ``--start``."""
-    from rich.text import Text
-
     from ..tools.fetch import limit_words
 
     out = Text()
@@ -140,9 +151,21 @@ def fetch_text(piece: FetchToolResult, *, cached: bool, raw: bool = False) -> Te
     return out
 
 
-def print_text(text: Any) -> None:
-    """Styled on a terminal, plain in a pipe; never wrapped, so URLs stay whole."""
-    from rich.console import Console
+_TERMINAL_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE")
 
-    Console(soft_wrap=True, highlight=False, markup=False, emoji=False).print(text)
+
+def print_text(text: Text) -> None:
+    """Styled on a terminal, plain in a pipe; never wrapped, so URLs stay whole. Rich decides
+    what a terminal is wherever its variables (``FORCE_COLOR``, ``TTY_COMPATIBLE``) are set."""
+    if not sys.stdout.isatty() and not any(map(os.environ.get, _TERMINAL_VARIABLES)):
+        sys.stdout.write(text.plain + "\n")
+        sys.stdout.flush()
+        return
+    from rich.console import Console
+    from rich.text import Text as RichText
+
+    styled = RichText()
+    for run, style in text.runs:
+        styled.append(run, style=style)
+    Console(soft_wrap=True, highlight=False, markup=False, emoji=False).print(styled)
     sys.stdout.flush()
