@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from abc import abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
@@ -134,40 +135,9 @@ def _input_name(settings_cls: type[BaseSettings], name: str) -> str:
     return alias if isinstance(alias, str) else name
 
 
-class SecretFilesFromEnvironment(PydanticBaseSettingsSource):
-    """Each secret from the file its ``<NAME>_FILE`` variable names. Read before the
-    environment itself, so that naming both is an error instead of one silently winning."""
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        environ = {name.upper(): value for name, value in os.environ.items()}
-        found: dict[str, Any] = {}
-        for name, variable, _key in _secret_fields(self.settings_cls):
-            path = secret_file_path(variable, environ)
-            if path is None:
-                continue
-            named = f"{variable}{FILE_SUFFIX}={shlex.quote(path)}"
-            if environ.get(variable):
-                both = f"{variable} and {variable}{FILE_SUFFIX} are both set; keep one of them"
-                found[_input_name(self.settings_cls, name)] = SecretFileProblem(both)
-                continue
-            try:
-                found[_input_name(self.settings_cls, name)] = _read_secret(Path(path))
-            except ValueError as why:
-                found[_input_name(self.settings_cls, name)] = SecretFileProblem(f"{named}: {why}")
-        return found
-
-
-class SecretFilesFromToml(PydanticBaseSettingsSource):
-    """Each secret from the file its ``<key>_file`` key in the settings file names (a relative
-    path from the settings file's directory), unless the environment sets it."""
-
-    def __init__(self, settings_cls: type[BaseSettings], data: Mapping[str, Any], path: Path):
-        super().__init__(settings_cls)
-        self._data = data
-        self._path = path
+class _SecretFiles(PydanticBaseSettingsSource):
+    """Each secret of the settings class that a file is named for: the file's text, or the
+    problem with it in the secret's place."""
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False
@@ -176,26 +146,67 @@ class SecretFilesFromToml(PydanticBaseSettingsSource):
         environ = {name.upper(): value for name, value in os.environ.items()}
         found: dict[str, Any] = {}
         for name, variable, key in _secret_fields(self.settings_cls):
-            given = self._data.get(key + FILE_SUFFIX.lower())
-            if given is None or environ.get(variable) or secret_file_path(variable, environ):
-                continue
-            where = f"{key}{FILE_SUFFIX.lower()} in {self._path.absolute()}"
-            if key in self._data:
-                both = f"{key} and {where} are both set; keep one of them"
-                found[_input_name(self.settings_cls, name)] = SecretFileProblem(both)
-                continue
-            if not isinstance(given, str) or not given:
-                problem = f'{where}: must be the path of a file, e.g. "/run/secrets/{key}"'
-                found[_input_name(self.settings_cls, name)] = SecretFileProblem(problem)
-                continue
-            path = toml_secret_path(key, self._data, self._path)
-            assert path is not None
-            try:
-                found[_input_name(self.settings_cls, name)] = _read_secret(path)
-            except ValueError as why:
-                problem = f"{where} ({path}): {why}"
-                found[_input_name(self.settings_cls, name)] = SecretFileProblem(problem)
+            secret = self._secret(variable, key, environ)
+            if secret is not None:
+                found[_input_name(self.settings_cls, name)] = secret
         return found
+
+    @abstractmethod
+    def _secret(
+        self, variable: str, key: str, environ: Mapping[str, str]
+    ) -> str | SecretFileProblem | None:
+        """The secret of ``variable`` (``key`` in the settings file), or None when this source
+        names no file for it."""
+
+
+class SecretFilesFromEnvironment(_SecretFiles):
+    """Each secret from the file its ``<NAME>_FILE`` variable names. Read before the
+    environment itself, so that naming both is an error instead of one silently winning."""
+
+    def _secret(
+        self, variable: str, key: str, environ: Mapping[str, str]
+    ) -> str | SecretFileProblem | None:
+        path = secret_file_path(variable, environ)
+        if path is None:
+            return None
+        if environ.get(variable):
+            return SecretFileProblem(
+                f"{variable} and {variable}{FILE_SUFFIX} are both set; keep one of them"
+            )
+        try:
+            return _read_secret(Path(path))
+        except ValueError as why:
+            return SecretFileProblem(f"{variable}{FILE_SUFFIX}={shlex.quote(path)}: {why}")
+
+
+class SecretFilesFromToml(_SecretFiles):
+    """Each secret from the file its ``<key>_file`` key in the settings file names (a relative
+    path from the settings file's directory), unless the environment sets it."""
+
+    def __init__(self, settings_cls: type[BaseSettings], data: Mapping[str, Any], path: Path):
+        super().__init__(settings_cls)
+        self._data = data
+        self._path = path
+
+    def _secret(
+        self, variable: str, key: str, environ: Mapping[str, str]
+    ) -> str | SecretFileProblem | None:
+        given = self._data.get(key + FILE_SUFFIX.lower())
+        if given is None or environ.get(variable) or secret_file_path(variable, environ):
+            return None
+        where = f"{key}{FILE_SUFFIX.lower()} in {self._path.absolute()}"
+        if key in self._data:
+            return SecretFileProblem(f"{key} and {where} are both set; keep one of them")
+        if not isinstance(given, str) or not given:
+            return SecretFileProblem(
+                f'{where}: must be the path of a file, e.g. "/run/secrets/{key}"'
+            )
+        path = toml_secret_path(key, self._data, self._path)
+        assert path is not None
+        try:
+            return _read_secret(path)
+        except ValueError as why:
+            return SecretFileProblem(f"{where} ({path}): {why}")
 
 
 def toml_secret_path(key: str, data: Mapping[str, Any], settings_path: Path) -> Path | None:
