@@ -459,7 +459,12 @@ async def test_a_session_the_server_refuses_is_an_error(
     def forgetful(request: Recorded) -> Reply:
         message = request.json()
         if message.get("method") == "initialize":
-            return Reply(json={"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            result = {
+                "protocolVersion": SERVER_VERSION,
+                "capabilities": {},
+                "serverInfo": {"name": "web-search-prime", "version": "1.0.0"},
+            }
+            return Reply(json={"jsonrpc": "2.0", "id": message["id"], "result": result})
         return Reply(400, json=rpc_error(-32000, "Bad Request: No valid session ID provided"))
 
     replay.route("POST", PATH, forgetful)
@@ -555,7 +560,11 @@ async def test_the_listed_tool_is_called_once_listed_per_session(
 async def test_a_server_without_a_search_tool_is_a_provider_error(
     replay: ReplayServer, client: httpx.AsyncClient
 ) -> None:
-    server = McpServer(replay, tools=[{"name": "image_analysis"}, {"name": "read_page"}])
+    listed = [
+        {"name": name, "inputSchema": {"type": "object"}}
+        for name in ("image_analysis", "read_page")
+    ]
+    server = McpServer(replay, tools=listed)
     with pytest.raises(WebError) as caught:
         await zai(replay, client).search(SearchRequest("q"))
     assert caught.value.message == (

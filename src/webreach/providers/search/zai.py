@@ -1,6 +1,8 @@
 """Z.AI: the remote MCP server at ``{base}/api/mcp/web_search_prime/mcp``.
 
-An MCP session (see :mod:`._mcp_http`), Bearer ``ZAI_API_KEY``: the session's tools are listed
+An MCP session with the official ``mcp`` SDK (see :mod:`._mcp_sdk`; the ``mcp`` extra, imported
+only when a search runs: without it the provider is not available and says which command adds
+it), Bearer ``ZAI_API_KEY``, one per search: the session's tools are listed
 once and the search tool that is there is called (Z.AI names it ``webSearchPrime``; an older
 server ``web_search_prime``). It is asked with ``{search_query, count}`` as Z.AI documents, then
 ``{search_query, search_engine: "search-prime", count}``, then ``{query, count}``, moving on only
@@ -17,20 +19,24 @@ Errors keep Z.AI's own message (never the key).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from ...install_hint import install_command
 from ...seam import Recency, SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
 from .._json_api import optional_str, redact
 from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
-from ._mcp_http import McpSession, RpcError
 from ._sources import url_of
+
+if TYPE_CHECKING:
+    from ._mcp_sdk import McpSession, RpcError
 
 __all__ = ["PROVIDER", "ZaiSearchProvider", "ZaiSettings"]
 
@@ -68,21 +74,45 @@ class ZaiSearchProvider(KeyedProvider):
         super().__init__(api_key=api_key, client=client, base_url=base_url)
         self._shape = 0
 
+    def available(self) -> bool:
+        return super().available() and _sdk_installed()
+
+    def unavailable_reason(self) -> str | None:
+        """The SDK missing, once there is a key to use (without one, the key is what to set)."""
+        if self._api_key is None or _sdk_installed():
+            return None
+        return f"the mcp package is not installed: {install_command('mcp')}"
+
     async def search(self, request: SearchRequest) -> SearchResult:
+        if not _sdk_installed():
+            raise WebError(
+                WebErrorCode.WEB_PROVIDER_ERROR,
+                f"{self.id}: {self.unavailable_reason()}",
+                provider=self.id,
+            )
+        from ._mcp_sdk import McpSession, RpcError
+
         count = min(request.breadth() or _DEFAULT_COUNT, _MAX_COUNT)
         extra = _filters(request)
-        session = McpSession(
-            self._client,
-            self.id,
-            f"{self._base_url}/api/mcp/web_search_prime/mcp",
-            api_key=self._api_key or "",
-        )
         try:
-            await session.open()
-            tool, accepted = self._tool(await session.list_tools())
+            async with McpSession(
+                self._client,
+                self.id,
+                f"{self._base_url}/api/mcp/web_search_prime/mcp",
+                api_key=self._api_key or "",
+            ) as session:
+                return await self._searched(session, request.query, count, extra)
         except RpcError as error:
             raise self._refused(error) from None
-        tries = _tries(request.query, count, extra, accepted, self._shape)
+
+    async def _searched(
+        self, session: McpSession, query: str, count: int, extra: dict[str, Any]
+    ) -> SearchResult:
+        """The search in one session: the tool found, then each argument shape in turn."""
+        from ._mcp_sdk import RpcError
+
+        tool, accepted = self._tool(await session.list_tools())
+        tries = _tries(query, count, extra, accepted, self._shape)
         for place, (index, arguments) in enumerate(tries):
             last = place == len(tries) - 1
             try:
@@ -128,6 +158,14 @@ class ZaiSearchProvider(KeyedProvider):
         return WebError(
             WebErrorCode.WEB_PROVIDER_ERROR, f"{self.id}: {error.message}{code}", provider=self.id
         )
+
+
+def _sdk_installed() -> bool:
+    """Whether the ``mcp`` SDK (the ``mcp`` extra) can be imported, without importing it."""
+    try:
+        return importlib.util.find_spec("mcp") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _tries(
