@@ -61,10 +61,22 @@ def cap_depth(html: str, limit: int = MAX_DEPTH) -> str:
 
     A page within the cap is returned as it is.
     """
+    cuts = _cuts(html, limit)
+    if not cuts:
+        return html
+    parts: list[str] = []
+    kept = 0
+    for start, end in cuts:
+        parts.append(html[kept:start])
+        kept = end
+    parts.append(html[kept:])
+    return " ".join(parts)
+
+
+def _cuts(html: str, limit: int) -> list[tuple[int, int]]:
+    """The spans of the tags to remove, in order: start tags past `limit` and their end tags."""
     lowered: str | None = None
-    stack: list[str] = []
-    open_count: dict[str, int] = {}
-    dropped: dict[str, int] = {}
+    elements = _OpenElements(limit)
     cuts: list[tuple[int, int]] = []
     position = 0
     for found in _TAG.finditer(html):
@@ -87,48 +99,71 @@ def cap_depth(html: str, limit: int = MAX_DEPTH) -> str:
             position = found.end()
         name = name.lower()
         if slash:
-            if dropped.get(name):
-                dropped[name] -= 1
+            if not elements.end(name):
                 cuts.append((start, position))
-            elif open_count.get(name):
-                while True:
-                    top = stack.pop()
-                    open_count[top] -= 1
-                    if top == name:
-                        break
             continue
         if name in _VOID or html[position - 2] == "/":
             continue
-        if name in _RAW_TEXT and not any(open_count.get(tag) for tag in _FOREIGN):
+        if name in _RAW_TEXT and not elements.in_foreign():
             if lowered is None:
                 lowered = html.lower()
-            close = lowered.find("</" + name, position)
-            if close < 0:
+            position = lowered.find("</" + name, position)
+            if position < 0:
                 break
-            position = close
             continue
         if name == "plaintext":
             break
+        if not elements.start(name):
+            cuts.append((start, position))
+    return cuts
+
+
+class _OpenElements:
+    """The estimate of the parser's stack of open elements, and the start tags left out past
+    the cap, whose end tags are left out with them."""
+
+    __slots__ = ("_count", "_dropped", "_limit", "_stack")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._stack: list[str] = []
+        self._count: dict[str, int] = {}
+        self._dropped: dict[str, int] = {}
+
+    def in_foreign(self) -> bool:
+        """Inside SVG or MathML, where the raw-text elements hold markup."""
+        return any(self._count.get(tag) for tag in _FOREIGN)
+
+    def start(self, name: str) -> bool:
+        """Open `name` once the elements its start tag closes are closed; False: it is past the
+        cap and left out."""
+        stack, count = self._stack, self._count
         if stack and stack[-1] == "p" and name in _CLOSE_P:
-            open_count[stack.pop()] -= 1
+            count[stack.pop()] -= 1
         siblings = _CLOSE_SIBLING.get(name)
         while siblings and stack and stack[-1] in siblings:
-            open_count[stack.pop()] -= 1
-        if len(stack) >= limit:
-            dropped[name] = dropped.get(name, 0) + 1
-            cuts.append((start, position))
-            continue
+            count[stack.pop()] -= 1
+        if len(stack) >= self._limit:
+            self._dropped[name] = self._dropped.get(name, 0) + 1
+            return False
         stack.append(name)
-        open_count[name] = open_count.get(name, 0) + 1
-    if not cuts:
-        return html
-    parts: list[str] = []
-    kept = 0
-    for start, end in cuts:
-        parts.append(html[kept:start])
-        kept = end
-    parts.append(html[kept:])
-    return " ".join(parts)
+        count[name] = count.get(name, 0) + 1
+        return True
+
+    def end(self, name: str) -> bool:
+        """Close `name` and what is open inside it; False: its start tag was left out, and so
+        is this end tag."""
+        if self._dropped.get(name):
+            self._dropped[name] -= 1
+            return False
+        if self._count.get(name):
+            stack, count = self._stack, self._count
+            while True:
+                top = stack.pop()
+                count[top] -= 1
+                if top == name:
+                    break
+        return True
 
 
 # Below this many "<", a page cannot nest deep enough to make parsing slow (10,000 nested
