@@ -19,6 +19,7 @@ __all__ = [
     "CitationStyle",
     "ClientTool",
     "ClientToolKind",
+    "DeclaredWebTool",
     "DomainFilter",
     "ForcedWeb",
     "PageRef",
@@ -67,13 +68,20 @@ class DomainFilter:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchSpec:
-    """A declared web search tool. ``name`` is echoed back in blocks exactly as declared."""
+class DeclaredWebTool:
+    """A web tool the client declared: its name (echoed back in blocks exactly as declared) and
+    type, the calls it allows and the domains it may reach."""
 
     name: str
     declared_type: str
     max_uses: int | None = None
     domains: DomainFilter = field(default_factory=DomainFilter)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSpec(DeclaredWebTool):
+    """A declared web search tool."""
+
     max_results: int | None = None
     """Sources per search the model sees (``search_context_size``, say); None: the setting."""
     location: str | None = None
@@ -93,13 +101,8 @@ class SearchSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class ReadUrlSpec:
+class ReadUrlSpec(DeclaredWebTool):
     """A declared URL-reading tool (``deepseek_read_url`` or Anthropic ``web_fetch``)."""
-
-    name: str
-    declared_type: str
-    max_uses: int | None = None
-    domains: DomainFilter = field(default_factory=DomainFilter)
 
 
 @dataclass(frozen=True, slots=True)
