@@ -11,27 +11,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
-from ..core.turn.events import (
-    Action,
-    CallFailed,
-    ClientToolArguments,
-    ClientToolCall,
-    Event,
-    Failed,
-    Finished,
-    FirstStepUsage,
-    Outcome,
-    PageOutcome,
-    ReasoningDelta,
-    SearchOutcome,
-    StepReasoningDone,
-    TextCitation,
-    TextDelta,
-    Usage,
-    WebCall,
-    WebCallCompleted,
-    WebCallStarted,
-)
+from ..core.turn import events
 from ..core.turn.shape import JSON, Turn
 from ..core.wire.display import url_source
 from ..core.wire.framing import dumps, server_tool_use, sse_frame
@@ -46,7 +26,7 @@ _FINISH = {
 }
 
 
-def action_json(action: Action) -> JSON:
+def action_json(action: events.Action) -> JSON:
     """The action under its own name: Chat's ``server_tool_calls`` have no fixed vocabulary."""
     if action.finds == "sources":
         queries = action.queries
@@ -61,14 +41,14 @@ def action_json(action: Action) -> JSON:
     return shown
 
 
-def outcome_json(outcome: Outcome, *, signature: bool) -> JSON:
+def outcome_json(outcome: events.Outcome, *, signature: bool) -> JSON:
     match outcome:
-        case SearchOutcome(sources=sources):
+        case events.SearchOutcome(sources=sources):
             return {
                 "status": "completed",
                 "sources": [url_source(s) for s in sources],
             }
-        case PageOutcome(url=url, title=title, published_at=published_at):
+        case events.PageOutcome(url=url, title=title, published_at=published_at):
             data: JSON = {
                 "status": "completed",
                 "page": {"url": url, "title": title, "published_at": published_at},
@@ -76,13 +56,13 @@ def outcome_json(outcome: Outcome, *, signature: bool) -> JSON:
             if signature and outcome.signature:
                 data["signature"] = outcome.signature
             return data
-        case CallFailed(error_code=code):
+        case events.CallFailed(error_code=code):
             return {"status": "failed", "error": {"code": code}}
         case _:
             assert_never(outcome)
 
 
-def usage_json(usage: Usage) -> JSON:
+def usage_json(usage: events.Usage) -> JSON:
     data: JSON = {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
@@ -128,7 +108,7 @@ class _Answer:
             entry["reasoning_content"] = self.reasoning
         self.reasoning = ""
 
-    def started(self, call: WebCall) -> JSON:
+    def started(self, call: events.WebCall) -> JSON:
         entry: JSON = {
             "index": call.index,
             "id": call.id,
@@ -141,13 +121,13 @@ class _Answer:
         self.calls[call.id] = entry
         return entry
 
-    def completed(self, call: WebCall, outcome: Outcome) -> JSON:
+    def completed(self, call: events.WebCall, outcome: events.Outcome) -> JSON:
         """Record the outcome; return the call as progress events show it (no signature)."""
         entry = self.calls[call.id]
         entry.update(outcome_json(outcome, signature=True))
         return {k: v for k, v in entry.items() if k != "signature"}
 
-    def cite(self, citation: TextCitation) -> None:
+    def cite(self, citation: events.TextCitation) -> None:
         self.annotations.append(
             {
                 "type": "url_citation",
@@ -174,7 +154,7 @@ class _Answer:
             if "reasoning_content" in entry:
                 entry["reasoning_content"] = ""
 
-    def tool_arguments(self, told: ClientToolArguments) -> JSON | None:
+    def tool_arguments(self, told: events.ClientToolArguments) -> JSON | None:
         """The chunk's piece of a call whose arguments arrive: the whole head the first time,
         then the index and what arrived (None when nothing did)."""
         known = self.told.get(told.id)
@@ -187,7 +167,7 @@ class _Answer:
             return {**entry, "function": dict(function)}
         return _more_arguments(*known, told.delta)
 
-    def tool_call(self, call: ClientToolCall) -> JSON | None:
+    def tool_call(self, call: events.ClientToolCall) -> JSON | None:
         """The chunk's piece of a finished call: whole, or the rest of one already streaming."""
         known = self.told.pop(call.id, None)
         if known is not None:
@@ -225,7 +205,7 @@ class ChatRenderer:
         self._id = f"chatcmpl-{uuid.uuid4().hex}"
         self._created = int(time.time())
         self._finish = "stop"
-        self._usage = Usage()
+        self._usage = events.Usage()
         self._title: str | None = None
         self.done = False
 
@@ -249,42 +229,42 @@ class ChatRenderer:
     def start(self) -> str:
         return self._chunk({"role": "assistant", "content": ""})
 
-    def feed(self, event: Event) -> str:
+    def feed(self, event: events.Event) -> str:
         answer = self._answer
         match event:
-            case ReasoningDelta(text=text):
+            case events.ReasoningDelta(text=text):
                 answer.reasoning += text
                 return self._chunk({"reasoning_content": text})
-            case TextDelta(text=text):
+            case events.TextDelta(text=text):
                 answer.text += text
                 return self._chunk({"content": text})
-            case TextCitation():
+            case events.TextCitation():
                 answer.cite(event)
                 return ""
-            case StepReasoningDone(step=step):
+            case events.StepReasoningDone(step=step):
                 answer.close_reasoning(step)
                 return self._progress("step_reasoning_done", step)
-            case WebCallStarted(call=call):
+            case events.WebCallStarted(call=call):
                 return self._progress("call_started", call.step, call=answer.started(call))
-            case WebCallCompleted(call=call, outcome=outcome):
+            case events.WebCallCompleted(call=call, outcome=outcome):
                 public = answer.completed(call, outcome)
                 return self._progress("call_completed", call.step, call=public)
-            case ClientToolArguments():
+            case events.ClientToolArguments():
                 piece = answer.tool_arguments(event)
                 return "" if piece is None else self._chunk({"tool_calls": [piece]})
-            case ClientToolCall():
+            case events.ClientToolCall():
                 piece = answer.tool_call(event)
                 return "" if piece is None else self._chunk({"tool_calls": [piece]})
-            case Finished(stop_reason=reason, usage=usage, title=title):
+            case events.Finished(stop_reason=reason, usage=usage, title=title):
                 self.done = True
                 self._finish, self._usage, self._title = _FINISH[reason], usage, title
                 if reason == "refusal":
                     answer.refuse()
                 return self._last_chunk()
-            case Failed(message=message, usage=usage):
+            case events.Failed(message=message, usage=usage):
                 self.done = True
                 return self._failure_chunk(message, usage)
-            case FirstStepUsage():
+            case events.FirstStepUsage():
                 return ""
             case _:
                 assert_never(event)
@@ -307,7 +287,7 @@ class ChatRenderer:
         }
         return sse_frame(dumps(last)) + "data: [DONE]\n\n"
 
-    def _failure_chunk(self, message: str, usage: Usage) -> str:
+    def _failure_chunk(self, message: str, usage: events.Usage) -> str:
         """Chat's way to fail a started stream: a last chunk with ``error``, no ``[DONE]``."""
         failure = {
             **self._head(),

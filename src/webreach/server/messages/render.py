@@ -8,21 +8,7 @@ from __future__ import annotations
 import uuid
 from typing import assert_never
 
-from ..core.turn.events import (
-    ClientToolArguments,
-    ClientToolCall,
-    Event,
-    Failed,
-    Finished,
-    FirstStepUsage,
-    ReasoningDelta,
-    StepReasoningDone,
-    TextCitation,
-    TextDelta,
-    Usage,
-    WebCallCompleted,
-    WebCallStarted,
-)
+from ..core.turn import events
 from ..core.turn.shape import JSON, Turn
 from ..core.wire.framing import dumps, error_type, sse_frame
 from .shapes import call_input, result_block, tool_input, usage_json
@@ -51,8 +37,8 @@ class MessageRenderer:
         self.streaming = streaming
         self.id = f"msg_{uuid.uuid4().hex}"
         self.blocks: list[JSON] = []
-        self.finished: Finished | None = None
-        self.failed: Failed | None = None
+        self.finished: events.Finished | None = None
+        self.failed: events.Failed | None = None
         self._frames: list[str] = []
         self._open: JSON | None = None
         self._told: dict[str, tuple[int, str]] = {}
@@ -79,7 +65,7 @@ class MessageRenderer:
         self._frames.clear()
         return out
 
-    def start_frame(self, usage: Usage | None = None) -> str:
+    def start_frame(self, usage: events.Usage | None = None) -> str:
         message: JSON = {
             "id": self.id,
             "type": "message",
@@ -88,7 +74,7 @@ class MessageRenderer:
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": usage_json(usage or Usage(), self.turn),
+            "usage": usage_json(usage or events.Usage(), self.turn),
         }
         return sse_frame(dumps({"type": "message_start", "message": message}), "message_start")
 
@@ -96,27 +82,27 @@ class MessageRenderer:
         """Nothing yet: ``message_start`` waits for the first step's usage or first event."""
         return ""
 
-    def feed(self, event: Event) -> str:
+    def feed(self, event: events.Event) -> str:
         if self.done:
             return ""
         if not self._started:
             self._started = True
-            first = event.usage if isinstance(event, FirstStepUsage) else None
+            first = event.usage if isinstance(event, events.FirstStepUsage) else None
             self._frames.append(self.start_frame(first))
         match event:
-            case TextDelta(text=text, links=True):
+            case events.TextDelta(text=text, links=True):
                 self._close()
                 self._text(text)
                 self._close()
-            case TextDelta(text=text):
+            case events.TextDelta(text=text):
                 self._text(text)
-            case ReasoningDelta(text=text):
+            case events.ReasoningDelta(text=text):
                 self._reasoning(text)
-            case TextCitation():
+            case events.TextCitation():
                 self._citation(event)
-            case StepReasoningDone():
+            case events.StepReasoningDone():
                 self._step_done()
-            case WebCallStarted(call=call):
+            case events.WebCallStarted(call=call):
                 arguments = call_input(call)
                 block: JSON = {
                     "type": "server_tool_use",
@@ -128,26 +114,26 @@ class MessageRenderer:
                 }
                 self._close()
                 self._with_input(block, dumps(arguments))
-            case WebCallCompleted(call=call, outcome=outcome):
+            case events.WebCallCompleted(call=call, outcome=outcome):
                 self._whole(result_block(call, outcome))
-            case ClientToolArguments():
+            case events.ClientToolArguments():
                 self._tool_input(event)
-            case ClientToolCall():
+            case events.ClientToolCall():
                 self._tool_use(event)
-            case Finished():
+            case events.Finished():
                 self._close()
                 self.finished = event
                 self._emit("message_delta", self.delta_payload(event))
                 self._emit("message_stop", {"type": "message_stop"})
-            case Failed():
+            case events.Failed():
                 self.fail(event)
-            case FirstStepUsage():
+            case events.FirstStepUsage():
                 pass
             case _:
                 assert_never(event)
         return self.take()
 
-    def fail(self, event: Failed) -> None:
+    def fail(self, event: events.Failed) -> None:
         self._close()
         for index, _ in self._told.values():
             self._stop(index)
@@ -155,7 +141,7 @@ class MessageRenderer:
         self.failed = event
         self._emit("error", self.error_payload(event))
 
-    def delta_payload(self, event: Finished) -> JSON:
+    def delta_payload(self, event: events.Finished) -> JSON:
         delta: JSON = {"stop_reason": event.stop_reason, "stop_sequence": None}
         if self.turn.extensions.title:
             delta["title"] = event.title
@@ -165,7 +151,7 @@ class MessageRenderer:
             "usage": usage_json(event.usage, self.turn),
         }
 
-    def error_payload(self, event: Failed) -> JSON:
+    def error_payload(self, event: events.Failed) -> JSON:
         return {
             "type": "error",
             "error": {
@@ -243,7 +229,7 @@ class MessageRenderer:
         self._parts.append(text)
         self._delta("thinking_delta", "thinking", text)
 
-    def _citation(self, event: TextCitation) -> None:
+    def _citation(self, event: events.TextCitation) -> None:
         block = self._open
         if block is None or block["type"] != "text" or event.url in self._cited_urls:
             return
@@ -274,7 +260,7 @@ class MessageRenderer:
             self._close()
         self._step_spoke = False
 
-    def _tool_input(self, told: ClientToolArguments) -> None:
+    def _tool_input(self, told: events.ClientToolArguments) -> None:
         """A ``tool_use`` block opened with the call's name, its input streamed as it arrives."""
         if told.id not in self._told:
             self._close()
@@ -291,7 +277,7 @@ class MessageRenderer:
             "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         )
 
-    def _tool_use(self, event: ClientToolCall) -> None:
+    def _tool_use(self, event: events.ClientToolCall) -> None:
         told = self._told.pop(event.id, None)
         if told is not None:
             index, sent = told

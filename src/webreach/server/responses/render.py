@@ -13,26 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Literal, assert_never
 
-from ..core.turn.events import (
-    CallFailed,
-    ClientToolArguments,
-    ClientToolCall,
-    Event,
-    Failed,
-    Finished,
-    FirstStepUsage,
-    Outcome,
-    PageOutcome,
-    ReasoningDelta,
-    SearchOutcome,
-    StepReasoningDone,
-    TextCitation,
-    TextDelta,
-    Usage,
-    WebCall,
-    WebCallCompleted,
-    WebCallStarted,
-)
+from ..core.turn import events
 from ..core.turn.shape import Turn
 from ..core.wire.display import url_source
 from .frames import Frames
@@ -99,28 +80,28 @@ class ResponseRenderer(Frames):
         )
         return self._take()
 
-    def feed(self, event: Event) -> str:
+    def feed(self, event: events.Event) -> str:
         if self.done:
             return ""
         match event:
-            case TextDelta(text=text):
+            case events.TextDelta(text=text):
                 self._text(text)
-            case ReasoningDelta(text=text):
+            case events.ReasoningDelta(text=text):
                 self._reason(text)
-            case TextCitation():
+            case events.TextCitation():
                 self._cite(event)
-            case StepReasoningDone():
+            case events.StepReasoningDone():
                 self._close_reasoning()
-            case WebCallStarted(call=call):
+            case events.WebCallStarted(call=call):
                 self._call_started(call)
-            case WebCallCompleted(call=call, outcome=outcome):
+            case events.WebCallCompleted(call=call, outcome=outcome):
                 self._call_completed(call, outcome)
-            case ClientToolArguments():
+            case events.ClientToolArguments():
                 self._close_open("completed")
                 self._call_arguments(event, f"fc_{self._hex}_{len(self._items)}")
-            case ClientToolCall():
+            case events.ClientToolCall():
                 self._client_call(event)
-            case Finished(stop_reason=reason, usage=usage, title=title):
+            case events.Finished(stop_reason=reason, usage=usage, title=title):
                 if self._titled:
                     self.response["title"] = title
                 if reason == "max_tokens":
@@ -129,9 +110,9 @@ class ResponseRenderer(Frames):
                     self._finish("incomplete", usage, incomplete="content_filter")
                 else:
                     self._finish("completed", usage)
-            case Failed(message=message, usage=usage):
+            case events.Failed(message=message, usage=usage):
                 self._finish("failed", usage, error=message)
-            case FirstStepUsage():
+            case events.FirstStepUsage():
                 pass
             case _:
                 assert_never(event)
@@ -235,7 +216,7 @@ class ResponseRenderer(Frames):
             "response.output_text.delta", message.id, message.index, text, ',"logprobs":[]'
         )
 
-    def _cite(self, citation: TextCitation) -> None:
+    def _cite(self, citation: events.TextCitation) -> None:
         message = next(
             (m for m in reversed(self._messages) if m.offset < citation.end or m.offset == 0),
             None,
@@ -295,7 +276,7 @@ class ResponseRenderer(Frames):
 
     # --- calls -----------------------------------------------------------------------------
 
-    def _call_started(self, call: WebCall) -> None:
+    def _call_started(self, call: events.WebCall) -> None:
         self._close_open("completed")
         item: WebSearchCall = {
             "id": call.id,
@@ -309,17 +290,17 @@ class ResponseRenderer(Frames):
         self._call_event("response.web_search_call.in_progress", call.id, index)
         self._call_event("response.web_search_call.searching", call.id, index)
 
-    def _call_completed(self, call: WebCall, outcome: Outcome) -> None:
+    def _call_completed(self, call: events.WebCall, outcome: events.Outcome) -> None:
         if call.id not in self._calls:
             self._call_started(call)
         index, started = self._calls.pop(call.id)
         action = action_shape(call.action)
         item: WebSearchCall = {**started, "action": action, "status": "completed"}
         match outcome:
-            case SearchOutcome(sources=sources):
+            case events.SearchOutcome(sources=sources):
                 if action["type"] == "search":
                     action["sources"] = [url_source(s) for s in sources]
-            case PageOutcome():
+            case events.PageOutcome():
                 item["page"] = {
                     "url": outcome.url,
                     "title": outcome.title,
@@ -327,7 +308,7 @@ class ResponseRenderer(Frames):
                 }
                 if outcome.signature:
                     item["signature"] = outcome.signature
-            case CallFailed(error_code=code):
+            case events.CallFailed(error_code=code):
                 item["status"] = "failed"
                 item["error"] = {"code": code}
             case _:
@@ -340,7 +321,7 @@ class ResponseRenderer(Frames):
             item: WebSearchCall = {**started, "status": "failed", "error": {"code": "unavailable"}}
             self._call_done(call_id, index, item)
 
-    def _client_call(self, call: ClientToolCall) -> None:
+    def _client_call(self, call: events.ClientToolCall) -> None:
         """A ``function_call`` item (with its namespace), a ``custom_tool_call`` carrying the
         free-form input, with the argument events each has, or a ``tool_search_call``."""
         self._close_open("completed")
@@ -357,7 +338,7 @@ class ResponseRenderer(Frames):
     def _finish(
         self,
         status: _End,
-        usage: Usage,
+        usage: events.Usage,
         *,
         incomplete: Literal["max_output_tokens", "content_filter"] | None = None,
         error: str | None = None,
