@@ -266,3 +266,26 @@ async def test_without_the_sdk_the_configured_provider_names_the_extra(
     assert "[mcp]" in caught.value.message
     assert CANARY not in caught.value.message
     assert replay.requests == []
+
+
+async def test_nothing_follows_a_refused_notification(
+    replay: ReplayServer, client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK carries on after a failed notification; the search stops there, with the
+    server's reason, and the SDK logs no error of its own."""
+
+    def refusing(request: Recorded) -> Reply:
+        if request.json().get("method") == "notifications/initialized":
+            return Reply(403, json={"error": {"message": "Key suspended"}})
+        return server.respond(request)
+
+    server = Server(replay)
+    replay.route("POST", PATH, refusing)
+    with pytest.raises(WebError) as caught:
+        await zai(replay, client).search(SearchRequest("q"))
+    assert (caught.value.message, caught.value.status) == ("zai: Key suspended (HTTP 403)", 403)
+    assert [r.json().get("method") for r in replay.requests] == [
+        "initialize",
+        "notifications/initialized",
+    ]
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == []

@@ -7,8 +7,8 @@ every later request, as Z.AI's server requires), ``notifications/initialized``, 
 Its HTTP (httpx2) goes through :class:`_Bridge`, a transport that sends each request with the
 provider's own httpx client (its connections, timeouts, proxy and event hooks) and reads what the
 SDK does not keep: an HTTP error's status, ``Retry-After`` and the server's own words (the SDK
-says "Server returned an error response"), and a JSON body that answers nothing (the SDK would
-wait for the answer forever). Errors never carry the key; a JSON-RPC error is a
+says "Server returned an error response"), and a JSON body it cannot tie to the request (it
+would wait for an answer until the read timeout). Errors never carry the key; a JSON-RPC error is a
 :class:`RpcError`, for the caller to judge.
 
 Importing this module imports the SDK (half a second), so the provider imports it only when a
@@ -73,7 +73,7 @@ class McpSession:
         http = httpx2.AsyncClient(
             transport=self._bridge,
             headers=[*self._bridge.client_headers(), ("Authorization", f"Bearer {self._api_key}")],
-            timeout=None,
+            timeout=None,  # the provider's client times each request
             trust_env=False,
             follow_redirects=False,
         )
@@ -179,8 +179,22 @@ class _Bridge(httpx2.AsyncBaseTransport):
             # The SDK opens a GET stream for messages a server starts; the search needs none,
             # so it is refused here as a server without one would (405), and never sent.
             return httpx2.Response(405, request=request)
+        if self.failure is not None:
+            raise self.failure  # after a notification failed: nothing more is sent
         content = await request.aread()
         rid = _request_id(content)
+        try:
+            return await self._exchange(request, content, rid)
+        except WebError as error:
+            if rid is not None:
+                raise
+            # The SDK logs a failed notification as its own error and carries on; the failure
+            # is kept for the next request to raise, and the SDK told only what a proxy would.
+            return httpx2.Response(error.status or 502, request=request)
+
+    async def _exchange(
+        self, request: httpx2.Request, content: bytes, rid: int | str | None
+    ) -> httpx2.Response:
         self.stream_ended = False
         self.refusal = None
         headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() not in _FRAMING]
