@@ -57,12 +57,7 @@ def search_tuning(
     number or number, then its bounds); a bad value stops here, one line, exit 2."""
     from ..seam import InvalidValueError
     from ..tools.base import SearchTuning
-    from ..tools.search_input import (
-        MAX_TOKENS,
-        NUM_SEARCH_RESULTS,
-        TEMPERATURE,
-        OptionalArgument,
-    )
+    from ..tools.search_input import TUNING, OptionalArgument
 
     def number(argument: OptionalArgument, text: str | None) -> Any:
         if text is None:
@@ -74,19 +69,12 @@ def search_tuning(
             what = "a whole number" if kind is int else "a number"
             usage(f"{_option(argument.name)}: must be {what}, not {text!r}", as_json=as_json)
 
+    given = (num_search_results, max_tokens, temperature)
+    asked = {a.name: number(a, text) for a, text in zip(TUNING, given, strict=True)}
     try:
-        tuning = SearchTuning(
-            number(NUM_SEARCH_RESULTS, num_search_results),
-            number(MAX_TOKENS, max_tokens),
-            number(TEMPERATURE, temperature),
-        )
+        SearchTuning(**asked)
     except InvalidValueError as error:
         usage(f"{_option(error.field)}: {error}", as_json=as_json)
-    asked = {
-        "num_search_results": tuning.num_search_results,
-        "max_tokens": tuning.max_tokens,
-        "temperature": tuning.temperature,
-    }
     return {name: value for name, value in asked.items() if value is not None}
 
 

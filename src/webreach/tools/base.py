@@ -35,6 +35,7 @@ __all__ = [
     "MAX_NUM_SEARCH_RESULTS",
     "MAX_SEARCH_TOKENS",
     "RECENCIES",
+    "Argument",
     "ContextSize",
     "SearchFilters",
     "SearchTuning",
@@ -52,6 +53,42 @@ MAX_NUM_SEARCH_RESULTS = 50
 MAX_SEARCH_TOKENS = 16_384
 """The longest answer a call may ask a model-backed provider for (``max_tokens``): the model
 reads at most a few thousand characters of it anyway."""
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """One argument of a tool, declared once: the tool's schema for the model and the field an
+    HTTP body publishes and checks for it (``server.web_api.body_fields``) read its type, bounds
+    and description from here."""
+
+    name: str
+    type: Literal["integer", "number", "string"]
+    description: str
+    """As the model reads it; one naming `limit` reads, from :meth:`describe`, the name another
+    caller knows for it (``max_results`` over HTTP)."""
+    minimum: float | None = None
+    maximum: float | None = None
+    """None: no bound here (``limit``'s is the deployment's, given to the tool's schema)."""
+    enum: tuple[str, ...] = ()
+    min_length: int | None = None
+    max_length: int | None = None
+    default: int | None = None
+
+    def describe(self, limit: str = "limit") -> str:
+        return self.description.replace("`limit`", f"`{limit}`")
+
+    def rules(self, maximum: float | None = None) -> dict[str, Any]:
+        """Its JSON Schema bounds, in the order the tools' schemas have always listed them (the
+        bytes every request to a model carries); ``maximum`` stands for the deployment's."""
+        named = {
+            "enum": list(self.enum) or None,
+            "minLength": self.min_length,
+            "maxLength": self.max_length,
+            "minimum": self.minimum,
+            "maximum": self.maximum if maximum is None else maximum,
+            "default": self.default,
+        }
+        return {key: value for key, value in named.items() if value is not None}
 
 
 def json_type(value: object) -> str:

@@ -19,6 +19,7 @@ from ..seam import (
 )
 from .base import (
     INVALID_ARGUMENTS,
+    Argument,
     ToolDefinition,
     ToolError,
     ToolOptions,
@@ -33,7 +34,11 @@ if TYPE_CHECKING:
     from .render_pool import RenderPool
 
 __all__ = [
+    "ARGUMENTS",
+    "MAX_AGE",
     "PAGE_FORMATS",
+    "START",
+    "URL",
     "WEB_FETCH",
     "FetchToolResult",
     "PageFormat",
@@ -118,33 +123,42 @@ def fetch_description(max_chars: int) -> str:
     )
 
 
+URL = Argument("url", "string", "The http(s) URL to read.", min_length=1, max_length=MAX_URL_LENGTH)
+START = Argument(
+    "start",
+    "integer",
+    "Character offset in the rendered page to continue from.",
+    minimum=0,
+    default=0,
+)
+MAX_AGE = Argument(
+    "max_age",
+    "integer",
+    "Seconds: a cached copy older than this is fetched again; 0 always fetches.",
+    minimum=0,
+)
+ARGUMENTS = (URL, START, MAX_AGE)
+"""What a ``web_fetch`` call may pass, in the schema's order: the model's schema and the
+``/v1/fetch`` body's fields (``server.web_api.body_fields``) read each from here."""
+
+
 def fetch_schema() -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "url": {
-                "type": "string",
-                "description": "The http(s) URL to read.",
-                "minLength": 1,
-                "maxLength": MAX_URL_LENGTH,
-            },
-            "start": {
-                "type": "integer",
-                "description": "Character offset in the rendered page to continue from.",
-                "minimum": 0,
-                "default": 0,
-            },
-            "max_age": {
-                "type": "integer",
-                "description": (
-                    "Seconds: a cached copy older than this is fetched again; 0 always fetches."
-                ),
-                "minimum": 0,
-            },
+            argument.name: {
+                "type": argument.type,
+                "description": argument.description,
+                **argument.rules(),
+            }
+            for argument in ARGUMENTS
         },
-        "required": ["url"],
+        "required": [URL.name],
         "additionalProperties": False,
     }
+
+
+_NAMES = tuple(argument.name for argument in ARGUMENTS)
 
 
 def _invalid(message: str) -> ToolError:
@@ -155,7 +169,7 @@ def parse_fetch_arguments(arguments: object) -> tuple[str, int]:
     """Validate ``{"url": …, "start": …}``; the provider checks the URL itself in full."""
     if not isinstance(arguments, Mapping):
         raise _invalid('arguments must be an object like {"url": "https://…"}')
-    extra = sorted(str(key) for key in arguments if key not in ("url", "start", "max_age"))
+    extra = sorted(str(key) for key in arguments if key not in _NAMES)
     if extra:
         raise _invalid(
             f"unknown argument(s) {', '.join(extra)}; web_fetch takes `url`, `start` and `max_age`"
@@ -167,9 +181,9 @@ def parse_fetch_arguments(arguments: object) -> tuple[str, int]:
         raise _invalid(f"`url` must be a string, an http(s) URL, not {json_type(url)}")
     if not url.strip():
         raise _invalid("`url` is empty; pass a non-empty http(s) URL string")
-    start = arguments.get("start", 0)
+    start = arguments.get(START.name)
     if start is None:
-        start = 0
+        start = START.default
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         raise _invalid("`start` must be a whole number of characters, 0 or more")
     return url.strip(), start

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from ..seam import MAX_TEMPERATURE, MIN_TEMPERATURE, InvalidValueError, Recency
 from .base import (
@@ -13,6 +13,7 @@ from .base import (
     MAX_NUM_SEARCH_RESULTS,
     MAX_SEARCH_TOKENS,
     RECENCIES,
+    Argument,
     SearchTuning,
     ToolError,
     json_type,
@@ -20,6 +21,11 @@ from .base import (
 
 __all__ = [
     "ARGUMENTS",
+    "OPTIONAL",
+    "QUERIES",
+    "TUNING",
+    "OptionalArgument",
+    "Queries",
     "SearchArguments",
     "invalid_arguments",
     "parse_queries",
@@ -32,28 +38,13 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class OptionalArgument:
-    """One optional argument of ``web_search``, declared once: its schema for the model and its
-    check come from here (null is absent; a whole number may come as ``5.0``)."""
-
-    name: str
-    type: Literal["integer", "number", "string"]
-    description: str
-    minimum: float | None = None
-    maximum: float | None = None
-    """None: no bound here (``limit``'s is the deployment's, given to :func:`search_schema`)."""
-    enum: tuple[str, ...] = ()
+class OptionalArgument(Argument):
+    """One optional argument of ``web_search``: its schema for the model, its check, and the field
+    ``/v1/search`` publishes and checks for it come from here (null is absent; a whole number may
+    come as ``5.0``)."""
 
     def schema(self, maximum: float | None = None) -> dict[str, Any]:
-        shown: dict[str, Any] = {"type": self.type}
-        if self.enum:
-            shown["enum"] = list(self.enum)
-        if self.minimum is not None:
-            shown["minimum"] = self.minimum
-        if (most := self.maximum if maximum is None else maximum) is not None:
-            shown["maximum"] = most
-        shown["description"] = self.description
-        return shown
+        return {"type": self.type, **self.rules(maximum), "description": self.description}
 
     def read(self, value: object) -> object:
         """``value`` as the call means it, or a :class:`ToolError` naming the argument; the
@@ -112,8 +103,36 @@ TEMPERATURE = OptionalArgument(
 )
 OPTIONAL = (RECENCY, LIMIT, NUM_SEARCH_RESULTS, MAX_TOKENS, TEMPERATURE)
 """The optional arguments, in the schema's order."""
+TUNING = (NUM_SEARCH_RESULTS, MAX_TOKENS, TEMPERATURE)
+"""The arguments a :class:`SearchTuning` carries, each by its field's name."""
 
-ARGUMENTS = ("queries", *(argument.name for argument in OPTIONAL))
+
+@dataclass(frozen=True, slots=True)
+class Queries:
+    """``queries``, declared once: the model's schema and ``/v1/search``'s field read their
+    shape and bounds from here; the most is the deployment's (``WEBREACH_SEARCH_MAX_QUERIES``)."""
+
+    name: str = "queries"
+    min_items: int = 1
+    min_length: int = 1
+    """Of each query: a blank one is refused too (:func:`parse_queries`)."""
+
+    def describe(self, max_queries: int) -> str:
+        return f"Search queries, {self.min_items} to {max_queries}, each a non-empty string."
+
+    def schema(self, max_queries: int) -> dict[str, Any]:
+        return {
+            "type": "array",
+            "description": self.describe(max_queries),
+            "items": {"type": "string", "minLength": self.min_length},
+            "minItems": self.min_items,
+            "maxItems": max_queries,
+        }
+
+
+QUERIES = Queries()
+
+ARGUMENTS = (QUERIES.name, *(argument.name for argument in OPTIONAL))
 """Everything a ``web_search`` call may pass, in the schema's order."""
 
 
@@ -144,13 +163,7 @@ def search_schema(max_queries: int, max_results: int | None = None) -> dict[str,
     return {
         "type": "object",
         "properties": {
-            "queries": {
-                "type": "array",
-                "description": f"Search queries, 1 to {max_queries}, each a non-empty string.",
-                "items": {"type": "string", "minLength": 1},
-                "minItems": 1,
-                "maxItems": max_queries,
-            },
+            QUERIES.name: QUERIES.schema(max_queries),
             **{
                 argument.name: argument.schema(max_results if argument is LIMIT else None)
                 for argument in OPTIONAL
@@ -226,11 +239,8 @@ def parse_search_call(arguments: object, max_queries: int) -> SearchArguments:
     if isinstance(limit, int) and limit < 1:
         raise invalid_arguments(f"`limit` must be at least 1, not {limit}")
     try:
-        tuning = SearchTuning(
-            read["num_search_results"],  # type: ignore[arg-type]  # read as the table says
-            read["max_tokens"],  # type: ignore[arg-type]
-            read["temperature"],  # type: ignore[arg-type]
-        )
+        asked = {argument.name: read[argument.name] for argument in TUNING}
+        tuning = SearchTuning(**asked)  # type: ignore[arg-type]  # read as the table says
     except InvalidValueError as error:
         raise invalid_arguments(f"`{error.field}` {error}") from None
     return SearchArguments(queries, read["recency"], limit, tuning)  # type: ignore[arg-type]

@@ -1,7 +1,8 @@
 """The request bodies of the search and fetch endpoints: one pydantic model each, which both
 checks a body and is the schema the OpenAPI document publishes.
 
-Field checks are ``core.wire.fields``' (exact types, refusals naming the field); the bounds that
+Field checks are ``core.wire.fields``' (exact types, refusals naming the field); a field for a
+tool's argument is built from the tool's declaration of it (``body_fields``), the bounds that
 depend on the server's settings are built into its own search model, and what the tools
 normalise themselves (``queries``, ``url``, ``start``) goes through the tools' own parsers, so
 HTTP callers and models meet the same rules and the same limits.
@@ -13,13 +14,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import SkipJsonSchema
 
-from ...seam import InvalidValueError, Recency
-from ...tools import RECENCIES, SearchFilters, ToolError, ToolOptions, parse_queries
+from ...seam import InvalidValueError
+from ...tools import SearchFilters, ToolError, ToolOptions, parse_queries
 from ...tools.base import SearchTuning
 from ...tools.fetch import PageFormat, parse_fetch_arguments
+from ...tools.search_input import QUERIES
 from ..core.turn.errors import RequestError
 from ..core.wire.fields import JSON, Request, bad, checked, validate
 from .body_fields import (
@@ -32,6 +35,7 @@ from .body_fields import (
     MaxAge,
     MaxTokens,
     NumSearchResults,
+    RecencyField,
     Start,
     Temperature,
     Text,
@@ -76,14 +80,7 @@ class SearchBody(Body):
     queries: list[str] | None = None
     query: str | None = None
     max_results: int | None = None
-    recency: (
-        Annotated[
-            Recency,
-            checked(lambda v: v in RECENCIES, "must be `day`, `week`, `month` or `year`"),
-            Field(description="Only sources published within the last day, week, month or year."),
-        ]
-        | None
-    ) = None
+    recency: RecencyField | None = None
     include_domains: (
         Annotated[Domains, Field(description="Only sources on these sites.")] | None
     ) = None
@@ -147,6 +144,23 @@ def _given(value: object) -> bool:
     return value is not None
 
 
+def _queries_checks(most: int) -> BeforeValidator:
+    return checked(
+        _non_empty_list,
+        f"must be an array of {QUERIES.min_items} to {most} strings",
+        (at_most(most), f"at most {most} queries per call (WEBREACH_SEARCH_MAX_QUERIES)"),
+        (texts, "every query must be a non-empty string"),
+    )
+
+
+def _queries_field(most: int) -> FieldInfo:
+    """``queries`` as ``web_search`` declares it, with this server's most."""
+    declared: FieldInfo = Field(
+        min_length=QUERIES.min_items, max_length=most, description=QUERIES.describe(most)
+    )
+    return declared
+
+
 @lru_cache(maxsize=8)
 def search_body(options: ToolOptions) -> type[SearchBody]:
     """The ``/v1/search`` body with this server's bounds, which it checks and publishes."""
@@ -160,23 +174,7 @@ def search_body(options: ToolOptions) -> type[SearchBody]:
         )
 
         queries: Annotated[
-            Annotated[
-                list[Text],
-                checked(
-                    _non_empty_list,
-                    f"must be an array of 1 to {most_queries} strings",
-                    (
-                        at_most(most_queries),
-                        f"at most {most_queries} queries per call (WEBREACH_SEARCH_MAX_QUERIES)",
-                    ),
-                    (texts, "every query must be a non-empty string"),
-                ),
-                Field(
-                    min_length=1,
-                    max_length=most_queries,
-                    description="Search queries, run at the same time; exact repeats run once.",
-                ),
-            ]
+            Annotated[list[Text], _queries_checks(most_queries), _queries_field(most_queries)]
             | SkipJsonSchema[None],
             checked(_given, f"must be an array of 1 to {most_queries} strings"),
             _ONE_OF_THE_TWO,

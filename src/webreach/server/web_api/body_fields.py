@@ -1,6 +1,10 @@
 """The field types of the web endpoints' bodies: each one's type, bounds and pattern, which
 pydantic checks and the OpenAPI document publishes, and its refusals in the server's words.
 
+A field for a tool's argument (``num_search_results``, ``start``, …) is built from the tool's
+declaration of it (:class:`~webreach.tools.base.Argument`): its bounds, description and refusals
+cannot drift from what the model is shown.
+
 Integers take what JSON Schema calls an integer (``1.0`` too); text that must say something has
 the non-blank pattern; URLs and domains the patterns of :mod:`.patterns`.
 """
@@ -12,17 +16,12 @@ from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic.fields import FieldInfo
 
-from ...seam import (
-    MAX_TEMPERATURE,
-    MAX_URL_LENGTH,
-    MIN_TEMPERATURE,
-    WebError,
-    WebErrorCode,
-    temperature_problem,
-)
-from ...tools.base import MAX_NUM_SEARCH_RESULTS, MAX_SEARCH_TOKENS
-from ...tools.fetch import PAGE_FORMATS, PageFormat
+from ...seam import MAX_URL_LENGTH, Recency, WebError, WebErrorCode
+from ...tools.base import Argument
+from ...tools.fetch import MAX_AGE, PAGE_FORMATS, START, URL, PageFormat
+from ...tools.search_input import MAX_TOKENS, NUM_SEARCH_RESULTS, RECENCY, TEMPERATURE
 from ..core.wire.fields import checked
 from .patterns import DOMAIN, HTTP_URL, NON_BLANK, TWO_LETTERS, http_url
 
@@ -36,10 +35,13 @@ __all__ = [
     "MaxAge",
     "MaxTokens",
     "NumSearchResults",
+    "RecencyField",
     "Start",
     "Temperature",
     "Text",
     "Url",
+    "argument_checks",
+    "argument_field",
     "at_most",
     "positive",
     "texts",
@@ -80,6 +82,84 @@ Text = Annotated[
 ]
 
 
+def at_most(bound: int) -> Callable[[object], bool]:
+    """Passes values it does not bound: the type's own check refuses those, in its words."""
+
+    def test(value: object) -> bool:
+        if isinstance(value, list):
+            return len(value) <= bound
+        return not isinstance(value, int) or value <= bound
+
+    return test
+
+
+Check = tuple[Callable[[object], bool], str]
+"""A test and the refusal, in the server's words, of a value that fails it."""
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _either(choices: tuple[str, ...]) -> str:
+    named = [f"`{choice}`" for choice in choices]
+    return f"{', '.join(named[:-1])} or {named[-1]}" if len(named) > 1 else named[0]
+
+
+def argument_field(argument: Argument) -> FieldInfo:
+    """The field of a tool's ``argument`` as declared: its bounds, and its description with the
+    sources' count called ``max_results``, as the search body names it."""
+    declared: FieldInfo = Field(
+        ge=argument.minimum,
+        le=argument.maximum,
+        min_length=argument.min_length,
+        max_length=argument.max_length,
+        description=argument.describe("max_results"),
+    )
+    return declared
+
+
+def _between(low: float, high: float) -> Callable[[object], bool]:
+    def test(value: object) -> bool:
+        return (
+            isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high
+        )
+
+    return test
+
+
+def _refusals(argument: Argument) -> list[Check]:
+    low, high = argument.minimum, argument.maximum
+    if argument.enum:
+        return [(lambda v: v in argument.enum, f"must be {_either(argument.enum)}")]
+    if argument.type == "number" and low is not None and high is not None:
+        between = (_between(low, high), f"must be between {low} and {high}")
+        return [(_number, "must be a number"), between]
+    if argument.type == "integer" and low in (0, 1):
+        whole: Check = (
+            (positive, "must be a positive integer")
+            if low
+            else (_whole, "must be a non-negative integer")
+        )
+        return [whole] if high is None else [whole, (at_most(int(high)), f"must be at most {high}")]
+    raise ValueError(f"`{argument.name}`: no refusal is worded for its type and bounds")
+
+
+def argument_checks(argument: Argument, *, nullable: bool = False) -> BeforeValidator:
+    """The checks of a tool's ``argument`` in this server's words, from its declaration: its
+    choices, else its type, then its bounds (``nullable``: null passes, being absent). Bounds
+    this has no words for fail at import."""
+    refusals = _refusals(argument)
+    if nullable:
+        refusals = [(_or_null(test), said) for test, said in refusals]
+    (test, said), *more = refusals
+    return checked(test, said, *more)
+
+
+def _or_null(test: Callable[[object], bool]) -> Callable[[object], bool]:
+    return lambda value: value is None or test(value)
+
+
 def _url_problem(url: str) -> str:
     """What keeps ``url`` from the published pattern, in the words the fetcher's guard uses."""
     given = url.strip()
@@ -109,30 +189,15 @@ def _http_url(value: object) -> object:
 
 Url = Annotated[
     str,
-    Field(
-        min_length=1,
-        max_length=MAX_URL_LENGTH,
-        pattern=HTTP_URL,
-        description="An http(s) URL; an international host name in punycode (`xn--`).",
-    ),
+    argument_field(URL),
+    Field(pattern=HTTP_URL),
     BeforeValidator(_http_url),
     checked(_text, "must be a non-empty http(s) URL string"),
 ]
 """``checked`` runs first: a URL that is no string is refused in the body's words."""
-Start = Annotated[
-    int,
-    Field(ge=0, description="Character offset to continue from (a previous `next_start`)."),
-    checked(_whole, "must be a non-negative integer"),
-    Integral,
-]
+Start = Annotated[int, argument_field(START), argument_checks(START), Integral]
 MaxAge = Annotated[
-    int | None,
-    Field(
-        ge=0,
-        description="Seconds: a cached copy older than this is fetched again; 0 always fetches.",
-    ),
-    checked(lambda v: v is None or _whole(v), "must be a non-negative integer"),
-    Integral,
+    int | None, argument_field(MAX_AGE), argument_checks(MAX_AGE, nullable=True), Integral
 ]
 Format = Annotated[
     PageFormat,
@@ -189,67 +254,12 @@ Language = Annotated[
 ]
 
 
-def at_most(bound: int) -> Callable[[object], bool]:
-    """Passes values it does not bound: the type's own check refuses those, in its words."""
-
-    def test(value: object) -> bool:
-        if isinstance(value, list):
-            return len(value) <= bound
-        return not isinstance(value, int) or value <= bound
-
-    return test
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _temperature(value: object) -> bool:
-    return temperature_problem(value) is None
-
-
+RecencyField = Annotated[Recency, argument_checks(RECENCY), argument_field(RECENCY)]
 NumSearchResults = Annotated[
-    int,
-    Field(
-        ge=1,
-        le=MAX_NUM_SEARCH_RESULTS,
-        description="Results the provider looks at, when more than `max_results` (only "
-        "Perplexity keeps the two apart; the others ask for this many).",
-    ),
-    checked(
-        positive,
-        "must be a positive integer",
-        (at_most(MAX_NUM_SEARCH_RESULTS), f"must be at most {MAX_NUM_SEARCH_RESULTS}"),
-    ),
-    Integral,
+    int, argument_field(NUM_SEARCH_RESULTS), argument_checks(NUM_SEARCH_RESULTS), Integral
 ]
-MaxTokens = Annotated[
-    int,
-    Field(
-        ge=1,
-        le=MAX_SEARCH_TOKENS,
-        description="The longest answer a model-backed provider may write; others ignore it.",
-    ),
-    checked(
-        positive,
-        "must be a positive integer",
-        (at_most(MAX_SEARCH_TOKENS), f"must be at most {MAX_SEARCH_TOKENS}"),
-    ),
-    Integral,
-]
-Temperature = Annotated[
-    float,
-    Field(
-        ge=MIN_TEMPERATURE,
-        le=MAX_TEMPERATURE,
-        description="A model-backed provider's temperature; others ignore it.",
-    ),
-    checked(
-        _number,
-        "must be a number",
-        (_temperature, f"must be between {MIN_TEMPERATURE} and {MAX_TEMPERATURE}"),
-    ),
-]
+MaxTokens = Annotated[int, argument_field(MAX_TOKENS), argument_checks(MAX_TOKENS), Integral]
+Temperature = Annotated[float, argument_field(TEMPERATURE), argument_checks(TEMPERATURE)]
 
 
 def texts(value: object) -> bool:
