@@ -262,11 +262,12 @@ def build_runtime(
     problems: list[str] = []
     paces: dict[str, float] = {}
     wanted = set(PACKAGES if kinds is None else kinds) if built is None else set()
-    search = _builders("search", settings, given, problems, paces) if "search" in wanted else []
-    fetch = _builders("fetch", settings, given, problems) if "fetch" in wanted else []
-    image_search = (
-        _builders("image_search", settings, given, problems) if "image_search" in wanted else []
-    )
+    builders = [
+        (kind, build)
+        for kind in PACKAGES
+        if kind in wanted
+        for build in _builders(kind, settings, given, problems, paces if kind == "search" else None)
+    ]
     ready = [item for item in built or () if kinds is None or item.kind in kinds]
     for item in ready:
         if item.kind == "search" and item.spec is not None:
@@ -277,7 +278,27 @@ def build_runtime(
         problems.append(error.message)
     if problems:
         raise ConfigError(problems)
+    runtime = _empty_runtime(settings, default_cache, wrap_cache, paces)
+    for item in ready:
+        _register(runtime, item.kind, item.provider)
+    if not builders:
+        return runtime
+    context = _context(settings, runtime)
+    for kind, build in builders:
+        if (provider := build(context)) is not None:
+            _register(runtime, kind, provider)
+            _own_if_closeable(runtime, provider)
+    return runtime
 
+
+def _empty_runtime(
+    settings: Settings,
+    default_cache: str | None,
+    wrap_cache: Callable[[CacheStore], CacheStore] | None,
+    paces: dict[str, float],
+) -> WebRuntime:
+    """The runtime the settings describe, its cache open and its render pool attached, before
+    any provider is registered."""
     cache = open_cache(settings, default_cache)
     runtime = WebRuntime(
         **_selection(settings),
@@ -292,29 +313,16 @@ def build_runtime(
     from .tools.render_pool import attach_render_pool
 
     attach_render_pool(runtime, settings.render_processes)
-    for item in ready:
-        if item.kind == "search":
-            runtime.register_search_provider(item.provider)
-        elif item.kind == "fetch":
-            runtime.register_fetch_provider(item.provider)
-        else:
-            runtime.register_image_search_provider(item.provider)
-    if not (search or fetch or image_search):
-        return runtime
-    context = _context(settings, runtime)
-    for build in search:
-        if (provider := build(context)) is not None:
-            runtime.register_search_provider(provider)
-            _own_if_closeable(runtime, provider)
-    for build in fetch:
-        if (fetcher := build(context)) is not None:
-            runtime.register_fetch_provider(fetcher)
-            _own_if_closeable(runtime, fetcher)
-    for build in image_search:
-        if (finder := build(context)) is not None:
-            runtime.register_image_search_provider(finder)
-            _own_if_closeable(runtime, finder)
     return runtime
+
+
+def _register(runtime: WebRuntime, kind: ProviderKind, provider: Any) -> None:
+    if kind == "search":
+        runtime.register_search_provider(provider)
+    elif kind == "fetch":
+        runtime.register_fetch_provider(provider)
+    else:
+        runtime.register_image_search_provider(provider)
 
 
 def _selection(settings: Settings) -> dict[str, Any]:

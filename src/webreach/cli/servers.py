@@ -290,31 +290,36 @@ def _check_exposure(settings: Settings, host: str, port: int) -> None:
         )
 
 
+HostOption = Annotated[
+    str, typer.Option("--host", metavar="ADDRESS", help="Address to bind [127.0.0.1].")
+]
+PortOption = Annotated[
+    int, typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to bind [8080].")
+]
+LogLevelOption = Annotated[
+    LogLevel | None,
+    typer.Option(
+        "--log-level",
+        case_sensitive=False,
+        help="Least severe log line written [WEBREACH_LOG_LEVEL: info].",
+    ),
+]
+LogFormatOption = Annotated[
+    LogFormat | None,
+    typer.Option(
+        "--log-format",
+        case_sensitive=False,
+        help="text for people, json for one object per line [WEBREACH_LOG_FORMAT: text].",
+    ),
+]
+
+
 @command(short_help="Serve Chat Completions, Responses and Messages with web search.")
 def serve(
-    host: Annotated[
-        str, typer.Option("--host", metavar="ADDRESS", help="Address to bind [127.0.0.1].")
-    ] = "127.0.0.1",
-    port: Annotated[
-        int,
-        typer.Option("--port", metavar="PORT", min=1, max=65535, help="Port to bind [8080]."),
-    ] = 8080,
-    log_level: Annotated[
-        LogLevel | None,
-        typer.Option(
-            "--log-level",
-            case_sensitive=False,
-            help="Least severe log line written [WEBREACH_LOG_LEVEL: info].",
-        ),
-    ] = None,
-    log_format: Annotated[
-        LogFormat | None,
-        typer.Option(
-            "--log-format",
-            case_sensitive=False,
-            help="text for people, json for one object per line [WEBREACH_LOG_FORMAT: text].",
-        ),
-    ] = None,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8080,
+    log_level: LogLevelOption = None,
+    log_format: LogFormatOption = None,
 ) -> None:
     """Serve Chat Completions, Responses and Messages with server-side web search.
 

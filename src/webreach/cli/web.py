@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
@@ -30,36 +29,39 @@ from .common import (
 )
 from .hints import search_hint
 from .search_options import search_filters, search_tuning
+from .web_options import (
+    BrowserOption,
+    ContextSizeOption,
+    CountryOption,
+    ExcludeSiteOption,
+    FailOption,
+    Format,
+    FormatOption,
+    JsonOption,
+    LanguageOption,
+    MaxAgeOption,
+    MaxResultsOption,
+    MaxTokensOption,
+    NoCacheOption,
+    NumSearchResultsOption,
+    ProviderOption,
+    QueriesArgument,
+    RawOption,
+    RecencyOption,
+    SiteOption,
+    StartOption,
+    TemperatureOption,
+    UrlArgument,
+)
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..providers import ProviderKind
     from ..seam import CacheStore, SearchResult, WebError, WebRuntime
+    from ..tools import ToolResult
     from ..tools.fetch import FetchToolResult
 
 T = TypeVar("T")
-
-
-class Format(StrEnum):
-    text = "text"
-    tool = "tool"
-    json = "json"
-
-
-FormatOption = Annotated[
-    Format | None,
-    typer.Option(
-        "--format",
-        help="text: for people (the default); tool: exactly what a model gets; json: --json.",
-        show_default=False,
-    ),
-]
-JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print the structured result as JSON, for programs.")
-]
-NoCacheOption = Annotated[
-    bool, typer.Option("--no-cache", help="Neither read nor store cached results.")
-]
 
 
 def _format(chosen: Format | None, as_json: bool) -> Format:
@@ -183,93 +185,18 @@ def _print_json(data: dict[str, Any], cached: bool) -> None:
 
 @command(short_help="Search the web and print the sources.")
 def search(
-    queries: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="QUERY...",
-            help="One or more queries; they run at the same time and their sources are merged.",
-            show_default=False,
-        ),
-    ],
-    provider: Annotated[
-        str | None,
-        typer.Option(
-            "--provider",
-            metavar="ID",
-            help="Search provider, or a comma list tried in order (see `webreach config`).",
-        ),
-    ] = None,
-    max_results: Annotated[
-        int | None,
-        typer.Option("--max-results", "--limit", metavar="N", min=1, help="Sources to return [8]."),
-    ] = None,
-    recency: Annotated[
-        str | None,
-        typer.Option(
-            "--recency",
-            metavar="day|week|month|year",
-            help="Only sources published within the last day, week, month or year.",
-        ),
-    ] = None,
-    site: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--site",
-            metavar="DOMAIN",
-            help="Only sources on this site (repeatable).",
-            show_default=False,
-        ),
-    ] = None,
-    exclude_site: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--exclude-site",
-            metavar="DOMAIN",
-            help="No sources from this site (repeatable).",
-            show_default=False,
-        ),
-    ] = None,
-    country: Annotated[
-        str | None,
-        typer.Option("--country", metavar="CODE", help="Results from this country (DE)."),
-    ] = None,
-    language: Annotated[
-        str | None,
-        typer.Option("--language", metavar="CODE", help="Results in this language (de)."),
-    ] = None,
-    context_size: Annotated[
-        str | None,
-        typer.Option(
-            "--context-size",
-            metavar="SIZE",
-            help="low: snippets only; medium / high: also the top pages' best passages "
-            "[WEBREACH_SEARCH_CONTEXT_SIZE, medium].",
-        ),
-    ] = None,
-    num_search_results: Annotated[
-        str | None,
-        typer.Option(
-            "--num-search-results",
-            metavar="N",
-            help="Results the provider looks at, when more than it returns (1-50).",
-        ),
-    ] = None,
-    max_tokens: Annotated[
-        str | None,
-        typer.Option(
-            "--max-tokens",
-            metavar="N",
-            help="Longest answer a model-backed provider writes (perplexity, deepseek …).",
-        ),
-    ] = None,
-    temperature: Annotated[
-        str | None,
-        typer.Option(
-            "--temperature",
-            metavar="T",
-            help="A model-backed provider's temperature, 0 to 2.",
-        ),
-    ] = None,
+    queries: QueriesArgument,
+    provider: ProviderOption = None,
+    max_results: MaxResultsOption = None,
+    recency: RecencyOption = None,
+    site: SiteOption = None,
+    exclude_site: ExcludeSiteOption = None,
+    country: CountryOption = None,
+    language: LanguageOption = None,
+    context_size: ContextSizeOption = None,
+    num_search_results: NumSearchResultsOption = None,
+    max_tokens: MaxTokensOption = None,
+    temperature: TemperatureOption = None,
     output: FormatOption = None,
     as_json: JsonOption = False,
     no_cache: NoCacheOption = False,
@@ -310,8 +237,13 @@ def search(
             as_json=as_json,
             hint=search_hint,
         )
+    _print_search(result, form, cached=watch.cached)
+
+
+def _print_search(result: ToolResult, form: Format, *, cached: bool) -> None:
+    """The sources as the format asks: the result's JSON, the tool's text or the list."""
     if form is Format.json:
-        _print_json(result.data.to_json(), watch.cached)
+        _print_json(result.data.to_json(), cached)
     elif form is Format.tool:
         print(result.text)
     else:
@@ -319,41 +251,17 @@ def search(
         from .show import print_text, search_text
 
         assert isinstance(result.data, SearchToolResult)
-        print_text(search_text(result.data, cached=watch.cached))
+        print_text(search_text(result.data, cached=cached))
 
 
 @command(short_help="Fetch a page and print its main content.")
 def fetch(
-    url: Annotated[
-        str, typer.Argument(metavar="URL", help="The http(s) URL to read.", show_default=False)
-    ],
-    raw: Annotated[
-        bool, typer.Option("--raw", help="Print the decoded body instead of the rendering.")
-    ] = False,
-    start: Annotated[
-        int,
-        typer.Option("--start", metavar="N", min=0, help="Character offset to continue from [0]."),
-    ] = 0,
-    fail_on_error: Annotated[
-        bool,
-        typer.Option("--fail", help="Exit 22, printing no page, on an HTTP status of 400 or more."),
-    ] = False,
-    browser: Annotated[
-        bool,
-        typer.Option(
-            "--browser",
-            help="Draw the page in the headless browser, whatever it looks like over HTTP.",
-        ),
-    ] = False,
-    max_age: Annotated[
-        int | None,
-        typer.Option(
-            "--max-age",
-            metavar="SECONDS",
-            min=0,
-            help="Fetch again when the cached copy is older than this; 0 always fetches.",
-        ),
-    ] = None,
+    url: UrlArgument,
+    raw: RawOption = False,
+    start: StartOption = 0,
+    fail_on_error: FailOption = False,
+    browser: BrowserOption = False,
+    max_age: MaxAgeOption = None,
     output: FormatOption = None,
     as_json: JsonOption = False,
     no_cache: NoCacheOption = False,
