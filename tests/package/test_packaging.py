@@ -35,6 +35,8 @@ EXTRA_OF_PATH = {
     "tools/mcp_stopping.py": "mcp",  # how the MCP server ends its calls and streams as it stops
     "tools/stopping.py": "mcp",  # uvicorn's server as both servers stop it (in [server] too)
     "cache/redis.py": "redis",
+    # Z.AI's MCP server is called with the SDK's client, imported when a Z.AI search runs.
+    "providers/search/_mcp_sdk.py": "mcp",
     # The browser's modules import Playwright only when a page is drawn (or for type checks).
     "providers/fetch/_browser_engine.py": "browser",
     "providers/fetch/_browser_launch.py": "browser",

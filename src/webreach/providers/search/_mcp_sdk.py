@@ -28,7 +28,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, Implementation
+from mcp.types import CONNECTION_CLOSED, INTERNAL_ERROR, Implementation
 from pydantic import ValidationError
 
 from ..._version import __version__
