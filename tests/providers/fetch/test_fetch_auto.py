@@ -55,6 +55,32 @@ async def test_auto_without_a_browser_is_the_http_result(
     assert any("not rendered" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.parametrize("debug", [False, True], ids=["quiet", "debug-log"])
+async def test_auto_without_a_browser_judges_no_page_unless_the_verdict_is_logged(
+    caplog: pytest.LogCaptureFixture, debug: bool
+) -> None:
+    """Without a browser the app-shell verdict changes nothing but a debug line: the rule (a
+    parse of the page) runs only when that line is written."""
+    caplog.set_level(logging.DEBUG if debug else logging.INFO, "webreach.browser")
+    judged: list[str] = []
+
+    def rule(page: str, url: str) -> str | None:
+        judged.append(url)
+        return "app shell: a test's verdict"
+
+    engine = BrowserEngine(BrowserLimits(executable="/no/such/chromium"), allow="127.0.0.1")
+    provider = BrowserFetchProvider(engine, mode="app_shell", rule=rule)
+    try:
+        async with LocalServer({"/": html(SHELL)}) as server:
+            result = await provider.fetch(FetchRequest(server.url("/")))
+    finally:
+        await provider.aclose()
+    assert result.body == HtmlBody(SHELL.decode())
+    assert result.rendered_by == "http"
+    assert len(judged) == (1 if debug else 0)
+    assert any("not rendered" in r.getMessage() for r in caplog.records) is debug
+
+
 async def test_the_browser_provider_without_a_browser_says_why_when_named() -> None:
     provider = nowhere()
     try:

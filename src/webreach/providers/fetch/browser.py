@@ -121,11 +121,14 @@ class BrowserFetchProvider:
         result = replace(await self._engine.http.fetch(request), rendered_by="http")
         if not isinstance(result.body, HtmlBody):
             return result
+        engine = self._engine
+        drawable = self._mode == "always" or engine.available()
+        if not drawable and not logger.isEnabledFor(logging.DEBUG):
+            return result  # the rule's verdict would change nothing: spare the page its parse
         reason = await self._why(result)
         if reason is None:
             return result
-        engine = self._engine
-        if self._mode == "app_shell" and not engine.available():
+        if not drawable:
             logger.debug(
                 "fetch %s: %s; not rendered (%s)", result.url, reason, engine.unavailable_reason()
             )
