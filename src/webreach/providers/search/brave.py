@@ -8,15 +8,13 @@ domains go into the query as ``site:`` operators, a hint the seam checks after.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
-from ...seam import Recency, SearchFilter, SearchRequest, SearchResult, SearchSource
-from .._json_api import field, optional_str
-from .._plain_text import optional_text
+from ...seam import Recency, SearchFilter, SearchRequest, SearchResult
+from .._json_api import field
 from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._filters import with_sites
 from ._keyed import KeyedProvider, keyed_spec
-from ._sources import sources_from
+from ._sources import item_source, sources_of
 
 __all__ = ["PROVIDER", "BraveSearchProvider", "BraveSettings"]
 
@@ -84,16 +82,10 @@ class BraveSearchProvider(KeyedProvider):
             return SearchResult(sources=())
         web = field(self.id, data, "web", dict)
         items = field(self.id, web, "results", list)
-        return sources_from(items, _source)
+        return SearchResult(sources=sources_of(items, _source))
 
 
-def _source(url: str, item: dict[str, Any]) -> SearchSource:
-    return SearchSource(
-        url=url,
-        title=optional_text(item, "title"),
-        snippet=optional_text(item, "description"),
-        published_at=optional_str(item, "page_age") or optional_str(item, "age"),
-    )
+_source = item_source(snippet="description", published=("page_age", "age"))
 
 
 class BraveSettings(ProviderSettings):

@@ -8,14 +8,12 @@ language); Jina takes no recency and no excluded domains.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from ...seam import SearchRequest, SearchResult, SearchSource
-from .._json_api import field, optional_str
-from .._plain_text import optional_text
+from ...seam import SearchRequest, SearchResult
+from .._json_api import field
 from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
-from ._sources import sources_from
+from ._sources import item_source, sources_of
 
 __all__ = ["PROVIDER", "JinaSearchProvider", "JinaSettings"]
 
@@ -44,16 +42,10 @@ class JinaSearchProvider(KeyedProvider):
             params=params,
         )
         items = field(self.id, data, "data", list)
-        return sources_from(items, _source)
+        return SearchResult(sources=sources_of(items, _source))
 
 
-def _source(url: str, item: dict[str, Any]) -> SearchSource:
-    return SearchSource(
-        url=url,
-        title=optional_text(item, "title"),
-        snippet=optional_text(item, "description"),
-        published_at=optional_str(item, "date"),
-    )
+_source = item_source(snippet="description", published="date")
 
 
 class JinaSettings(ProviderSettings):

@@ -14,11 +14,8 @@ as kimi-cli's ``services.moonshot_search.base_url``), else ``KIMI_BASE_URL`` + `
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...seam import SearchRequest, SearchResult, SearchSource
-from .._json_api import field, optional_str
-from .._plain_text import optional_text
+from ...seam import SearchRequest, SearchResult
+from .._json_api import field
 from ..spec import (
     BaseUrl,
     ProviderContext,
@@ -29,7 +26,7 @@ from ..spec import (
     secret,
 )
 from ._keyed import KeyedProvider
-from ._sources import url_of
+from ._sources import item_source, sources_of
 
 __all__ = ["PROVIDER", "KimiSearchProvider", "KimiSettings"]
 
@@ -60,17 +57,11 @@ class KimiSearchProvider(KeyedProvider):
             },
         )
         items = field(self.id, data, "search_results", list)
-        sources = tuple(_source(url, item) for item in items if (url := url_of(item)))
+        sources = sources_of(items, _source)
         return SearchResult(sources=sources[:limit])
 
 
-def _source(url: str, item: dict[str, Any]) -> SearchSource:
-    return SearchSource(
-        url=url,
-        title=optional_text(item, "title"),
-        snippet=optional_text(item, "snippet") or optional_text(item, "content"),
-        published_at=optional_str(item, "date"),
-    )
+_source = item_source(snippet=("snippet", "content"), published="date")
 
 
 class KimiSettings(ProviderSettings):

@@ -22,7 +22,7 @@ from .._json_api import field, optional_str
 from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
-from ._sources import url_of
+from ._sources import sources_of
 
 __all__ = ["PROVIDER", "ParallelSearchProvider", "ParallelSettings"]
 
@@ -64,8 +64,7 @@ class ParallelSearchProvider(KeyedProvider):
             json_body=body,
         )
         items = field(self.id, data, "results", list)
-        sources = tuple(_source(url, item) for item in items if (url := url_of(item)))
-        return SearchResult(sources=sources, unfiltered=skipped)
+        return SearchResult(sources=sources_of(items, _source), unfiltered=skipped)
 
 
 def _keywords(query: str) -> str:

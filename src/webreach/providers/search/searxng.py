@@ -24,12 +24,11 @@ from ...seam import (
     SearchProvider,
     SearchRequest,
     SearchResult,
-    SearchSource,
     WebError,
     WebErrorCode,
 )
-from .._json_api import field, optional_str, request_json
-from .._plain_text import optional_text, plain_text
+from .._json_api import field, request_json
+from .._plain_text import plain_text
 from ..spec import (
     BaseUrl,
     ProviderContext,
@@ -40,7 +39,7 @@ from ..spec import (
     secret,
 )
 from ._filters import locale, not_passed, with_sites
-from ._sources import sources_from
+from ._sources import item_source, sources_of
 
 __all__ = ["PROVIDER", "SearxngSearchProvider", "SearxngSettings"]
 
@@ -105,7 +104,7 @@ class SearxngSearchProvider:
                 status=error.status,
             ) from None
         items = field(self.id, data, "results", list)
-        found = sources_from(items, _source).sources
+        found = sources_of(items, _source)
         count = min(request.breadth() or _DEFAULT_COUNT, _MAX_COUNT)
         result = SearchResult(
             sources=found[:count],
@@ -137,13 +136,7 @@ def _suggestions(data: dict[str, Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(text for text in texts if text))
 
 
-def _source(url: str, item: dict[str, Any]) -> SearchSource:
-    return SearchSource(
-        url=url,
-        title=optional_text(item, "title"),
-        snippet=optional_text(item, "content"),
-        published_at=optional_str(item, "publishedDate"),
-    )
+_source = item_source(snippet="content", published="publishedDate")
 
 
 class SearxngSettings(ProviderSettings):

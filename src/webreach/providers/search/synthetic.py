@@ -7,14 +7,11 @@ the seam applies recency and domains to them.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ...seam import SearchRequest, SearchResult, SearchSource
-from .._json_api import field, optional_str
-from .._plain_text import optional_text
+from ...seam import SearchRequest, SearchResult
+from .._json_api import field
 from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
-from ._sources import url_of
+from ._sources import item_source, sources_of
 
 __all__ = ["PROVIDER", "SyntheticSearchProvider", "SyntheticSettings"]
 
@@ -31,18 +28,12 @@ class SyntheticSearchProvider(KeyedProvider):
             json_body={"query": request.query},
         )
         items = field(self.id, data, "results", list)
-        sources = tuple(_source(url, item) for item in items if (url := url_of(item)))
+        sources = sources_of(items, _source)
         breadth = request.breadth()
         return SearchResult(sources=sources[:breadth] if breadth is not None else sources)
 
 
-def _source(url: str, item: dict[str, Any]) -> SearchSource:
-    return SearchSource(
-        url=url,
-        title=optional_text(item, "title"),
-        snippet=optional_text(item, "text"),
-        published_at=optional_str(item, "published"),
-    )
+_source = item_source(snippet="text", published="published")
 
 
 class SyntheticSettings(ProviderSettings):

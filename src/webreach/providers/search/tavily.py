@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...seam import SearchFilter, SearchRequest, SearchResult, SearchSource
+from ...seam import SearchFilter, SearchRequest, SearchResult
 from .._json_api import field, optional_str
-from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
 from ._regions import COUNTRY_NAMES
-from ._sources import url_of
+from ._sources import item_source, sources_of
 
 __all__ = ["PROVIDER", "TavilySearchProvider", "TavilySettings"]
 
@@ -52,19 +51,13 @@ class TavilySearchProvider(KeyedProvider):
         )
         items = field(self.id, data, "results", list)
         return SearchResult(
-            sources=tuple(_source(url, item) for item in items if (url := url_of(item))),
+            sources=sources_of(items, _source),
             content=optional_str(data, "answer"),
             unfiltered=skipped,
         )
 
 
-def _source(url: str, item: dict[str, Any]) -> SearchSource:
-    return SearchSource(
-        url=url,
-        title=optional_text(item, "title"),
-        snippet=optional_text(item, "content"),
-        published_at=optional_str(item, "published_date"),
-    )
+_source = item_source(snippet="content", published="published_date")
 
 
 class TavilySettings(ProviderSettings):

@@ -28,12 +28,11 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from ...install_hint import install_command
-from ...seam import Recency, SearchRequest, SearchResult, SearchSource, WebError, WebErrorCode
-from .._json_api import optional_str, redact
-from .._plain_text import optional_text
+from ...seam import Recency, SearchRequest, SearchResult, WebError, WebErrorCode
+from .._json_api import redact
 from ..spec import BaseUrl, ProviderSettings, RequestsPerSecond, Secret
 from ._keyed import KeyedProvider, keyed_spec
-from ._sources import url_of
+from ._sources import item_source, url_of
 
 if TYPE_CHECKING:
     from ._mcp_sdk import McpSession, RpcError
@@ -276,13 +275,7 @@ def _link(item: Any) -> str | None:
     return url_of(item)
 
 
-def _source(url: str, item: dict[str, Any]) -> SearchSource:
-    return SearchSource(
-        url=url,
-        title=optional_text(item, "title"),
-        snippet=optional_text(item, "content"),
-        published_at=optional_str(item, "publish_date"),
-    )
+_source = item_source(snippet="content", published="publish_date")
 
 
 class ZaiSettings(ProviderSettings):
