@@ -1,5 +1,6 @@
 """Calling a JSON API, shared by every HTTP provider (search, image search): one request with one
-error vocabulary and no leaked keys, and the checked reading of the answer's fields."""
+error vocabulary and no leaked keys, a keyed endpoint to send it to, and the checked reading of
+the answer's fields."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import email.utils
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..seam import WebError, WebErrorCode
 from ..seam.causes import network_cause
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "KeyedEndpoint",
     "field",
     "optional_field",
     "optional_str",
@@ -139,6 +141,60 @@ async def request_json(
             provider=pid,
             status=response.status_code,
         ) from None
+
+
+class KeyedEndpoint:
+    """A keyed JSON API at one endpoint, and the one way to call it.
+
+    The key lives only in the instance; ``repr`` shows the endpoint and never the key.
+    """
+
+    id: ClassVar[str]
+    default_base_url: ClassVar[str]
+
+    def __init__(
+        self, *, api_key: str | None, client: httpx.AsyncClient, base_url: str | None = None
+    ) -> None:
+        self._api_key = api_key or None
+        self._client = client
+        self._base_url = (base_url or self.default_base_url).rstrip("/")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self._base_url!r})"
+
+    def available(self) -> bool:
+        return self._api_key is not None
+
+    def cache_scope(self) -> str:
+        """The endpoint, so cached answers never cross base URLs (see ``seam.CacheScoped``).
+
+        A replay server's answers never reach callers of the real service, nor the reverse.
+        The key is no part of it: another key of the same service finds the same answers.
+        """
+        return json.dumps({"base_url": self._base_url}, separators=(",", ":"))
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        headers: Mapping[str, str],
+        params: Mapping[str, str | int | Sequence[str]] | None = None,
+        json_body: Any = None,
+        key_refused: Callable[[httpx.Response], bool] | None = None,
+    ) -> Any:
+        """:func:`request_json` to ``path`` below the endpoint, the key redacted from errors."""
+        return await request_json(
+            self._client,
+            self.id,
+            method,
+            f"{self._base_url}{path}",
+            secrets=[self._api_key],
+            headers=headers,
+            params=params,
+            json_body=json_body,
+            key_refused=key_refused,
+        )
 
 
 def field(pid: str, data: Any, key: str, kind: type | tuple[type, ...]) -> Any:

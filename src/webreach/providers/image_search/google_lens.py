@@ -20,7 +20,7 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
-from .._json_api import field, optional_field, optional_str, request_json
+from .._json_api import field, optional_field, optional_str
 from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._matches import KeyedImageProvider, unique
@@ -77,13 +77,14 @@ class GoogleLensImageSearchProvider(KeyedImageProvider):
         timeout: float = 30.0,
         proxy: str | None = None,
     ) -> None:
-        super().__init__(api_key=api_key, base_url=base_url)
         inner = (
             AioTransport()
             if proxy is None
             else httpx.AsyncHTTPTransport(proxy=proxy, verify=shared_ssl_context())
         )
-        self._client = create_client(timeout=timeout, transport=_KeyInQuery(inner, self._api_key))
+        key = api_key or None
+        client = create_client(timeout=timeout, transport=_KeyInQuery(inner, key))
+        super().__init__(api_key=key, client=client, base_url=base_url)
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -98,12 +99,9 @@ class GoogleLensImageSearchProvider(KeyedImageProvider):
             )
         url = request.image.url
         # SerpApi has no result count for Lens (about 60 come back); the seam cuts them.
-        data = await request_json(
-            self._client,
-            self.id,
+        data = await self._call(
             "GET",
-            f"{self._base_url}/search.json",
-            secrets=[self._api_key],
+            "/search.json",
             headers={"Accept": "application/json"},
             params={"engine": "google_lens", "url": url},
         )

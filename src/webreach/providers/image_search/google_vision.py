@@ -6,8 +6,6 @@ from __future__ import annotations
 import base64
 from typing import Any, assert_never
 
-import httpx
-
 from ...seam import (
     ImageBytes,
     ImageMatch,
@@ -19,7 +17,7 @@ from ...seam import (
     WebErrorCode,
 )
 from .._google import google_key_refused
-from .._json_api import field, optional_field, optional_str, request_json
+from .._json_api import field, optional_field, optional_str
 from .._plain_text import optional_text
 from ..spec import BaseUrl, ProviderContext, ProviderSettings, ProviderSpec, Secret, secret
 from ._matches import KeyedImageProvider, unique
@@ -37,23 +35,14 @@ class GoogleVisionImageSearchProvider(KeyedImageProvider):
     id = "google_vision"
     default_base_url = "https://vision.googleapis.com"
 
-    def __init__(
-        self, *, api_key: str | None, client: httpx.AsyncClient, base_url: str | None = None
-    ) -> None:
-        super().__init__(api_key=api_key, base_url=base_url)
-        self._client = client
-
     async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult:
         feature: dict[str, Any] = {"type": "WEB_DETECTION"}
         if request.max_results is not None:
             feature["maxResults"] = request.max_results
         body = {"requests": [{"image": self._image(request), "features": [feature]}]}
-        data = await request_json(
-            self._client,
-            self.id,
+        data = await self._call(
             "POST",
-            f"{self._base_url}/v1/images:annotate",
-            secrets=[self._api_key],
+            "/v1/images:annotate",
             headers={"X-Goog-Api-Key": self._api_key or ""},
             json_body=body,
             key_refused=google_key_refused,

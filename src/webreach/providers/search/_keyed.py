@@ -1,6 +1,6 @@
 """What the keyed HTTP search providers share: a key, a client, an endpoint, and their spec.
 
-The request helpers themselves (errors, redaction) are :mod:`webreach.providers._json_api`'s,
+The endpoint and its request helper (errors, redaction) are :mod:`webreach.providers._json_api`'s,
 shared with the image search providers."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
-from .._json_api import optional_str, redact, request_json
+from .._json_api import KeyedEndpoint, optional_str, redact
 from ..spec import ProviderContext, ProviderSettings, ProviderSpec, secret
 
 if TYPE_CHECKING:
@@ -27,14 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["KeyedProvider", "ModelProvider", "keyed_spec", "model_failed", "own_key_spec"]
 
 
-class KeyedProvider(ABC):
-    """What the HTTP search providers share: a key, a client, an endpoint, and one way to call it.
+class KeyedProvider(KeyedEndpoint, ABC):
+    """A search service at a keyed endpoint, whose key may be a general one other programs use."""
 
-    The key lives only in the instance; ``repr`` shows the endpoint and never the key.
-    """
-
-    id: ClassVar[str]
-    default_base_url: ClassVar[str]
     filters: ClassVar[frozenset[SearchFilter]] = frozenset()
     """The request filters its API applies (see ``seam.SearchProvider``)."""
 
@@ -46,16 +41,8 @@ class KeyedProvider(ABC):
         base_url: str | None = None,
         shared: bool = False,
     ) -> None:
-        self._api_key = api_key or None
-        self._client = client
-        self._base_url = (base_url or self.default_base_url).rstrip("/")
+        super().__init__(api_key=api_key, client=client, base_url=base_url)
         self._shared = shared
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self._base_url!r})"
-
-    def available(self) -> bool:
-        return self._api_key is not None
 
     def shared_credential(self) -> bool:
         """Whether its key is a general model key other programs use too (``OPENAI_API_KEY``
@@ -64,34 +51,6 @@ class KeyedProvider(ABC):
 
     @abstractmethod
     async def search(self, request: SearchRequest) -> SearchResult: ...
-
-    def cache_scope(self) -> str:
-        """The endpoint, so cached results never cross base URLs (see ``seam.CacheScoped``).
-
-        A replay server's answers never reach callers of the real service, nor the reverse.
-        The key is no part of it: another key of the same service finds the same results.
-        """
-        return json.dumps({"base_url": self._base_url}, separators=(",", ":"))
-
-    async def _call(
-        self,
-        method: str,
-        path: str,
-        *,
-        headers: Mapping[str, str],
-        params: Mapping[str, str | int | Sequence[str]] | None = None,
-        json_body: Any = None,
-    ) -> Any:
-        return await request_json(
-            self._client,
-            self.id,
-            method,
-            f"{self._base_url}{path}",
-            secrets=[self._api_key],
-            headers=headers,
-            params=params,
-            json_body=json_body,
-        )
 
 
 class ModelProvider(KeyedProvider):

@@ -18,7 +18,7 @@ from typing import Any
 from ...seam import SearchRequest, SearchResult, WebError, WebErrorCode
 from ...seam.filters import cutoff
 from .._google import google_key_refused
-from .._json_api import optional_str, request_json
+from .._json_api import optional_str
 from ..spec import (
     BaseUrl,
     NonEmpty,
@@ -50,12 +50,9 @@ class GeminiSearchProvider(ModelProvider):
 
     async def search(self, request: SearchRequest) -> SearchResult:
         model = self._model.removeprefix("models/")
-        data = await request_json(
-            self._client,
-            self.id,
+        data = await self._call(
             "POST",
-            f"{self._base_url}/v1beta/models/{model}:generateContent",
-            secrets=[self._api_key],
+            f"/v1beta/models/{model}:generateContent",
             headers={"x-goog-api-key": self._api_key or ""},
             json_body=self._body(request),
             key_refused=google_key_refused,
