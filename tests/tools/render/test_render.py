@@ -73,6 +73,46 @@ def test_falls_back_to_the_whole_page_when_no_article_stands_out() -> None:
     assert "Contact us" in markdown
 
 
+def test_a_page_without_an_article_is_read_without_its_menus_header_and_footer() -> None:
+    """A grid of short items has no block that reads as an article: the fallback is the page,
+    but not its furniture, so the items are what a reader gets."""
+    items = "".join(
+        f'<div class="tile"><a href="/p/{n}">Roast number {n}</a><span>$1{n}.99</span></div>'
+        for n in range(12)
+    )
+    html = f"""<html><body>
+      <header><a href="/">Home</a> <a href="/shop">Shop every coffee we roast</a></header>
+      <nav><a href="/a">Light roasts and blends</a> <a href="/b">Dark roasts and blends</a></nav>
+      <div class="grid">{items}</div>
+      <aside>Subscribe to our newsletter for ten percent off your first order</aside>
+      <footer>Copyright and the addresses of every shop we keep</footer>
+    </body></html>"""
+
+    markdown = render_html(html, base_url="https://shop.example/")
+
+    assert all(f"Roast number {n}" in markdown and f"$1{n}.99" in markdown for n in range(12))
+    for furniture in ("Shop every coffee", "Light roasts", "newsletter", "Copyright"):
+        assert furniture not in markdown
+
+
+def test_a_page_without_an_article_is_its_declared_main_region() -> None:
+    tiles = "".join(
+        f'<div class="tile"><a href="/p/{n}">Roast number {n}</a><span>$1{n}.99</span></div>'
+        for n in range(12)
+    )
+    html = f"""<html><body>
+      <div class="top"><span>The site's own banner, a line about the site and its owner</span></div>
+      <main><h1>Coffee</h1><div class="grid">{tiles}</div></main>
+      <div class="bottom"><span>The rest of the site, and the terms of use for all of it</span></div>
+    </body></html>"""
+
+    markdown = render_html(html, base_url="https://shop.example/")
+
+    assert markdown.startswith("# Coffee")
+    assert "Roast number 11" in markdown
+    assert "banner" not in markdown and "terms of use" not in markdown
+
+
 def test_hidden_elements_are_not_content() -> None:
     body = (
         '<p style="display: none">Invisible text.</p><p hidden>Hidden text.</p>'

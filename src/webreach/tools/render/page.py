@@ -6,15 +6,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .budget import RENDER_BUDGET, BudgetSpent, budget
+from .density import text_length
 from .depth import parse_capped
 from .extract import extract_article
 from .markdown import MarkdownWriter, escape_text
 from .metadata import base_href, close_runaway_title, page_published, page_title
 from .patterns import NEVER_CONTENT
 from .product import declared_product, missing_facts
+from .prune import prune
 from .reveal import reveal
 from .urls import UrlResolver, effective_base
 
@@ -97,16 +99,42 @@ def _reader_markdown(
     # A shop's declared description stands in for the page it draws by script: the whole page
     # would be its menus and cart.
     if not markdown and (product is None or not product.description):
-        whole = LexborHTMLParser(source)
-        root = whole.body or whole.root
-        if root is not None:
-            reveal(root)
+        root = _whole_page(source)
         markdown = writer.convert([root]) if root is not None else ""
     if product is not None:
         facts = missing_facts(product, markdown)
         markdown = f"{facts}\n\n{markdown}" if facts and markdown else facts or markdown
     # A page with text never renders to nothing: the last resort is its plain text.
     return markdown or _plain_text(LexborHTMLParser(source))
+
+
+def _whole_page(source: bytes) -> LexborNode | None:
+    """The page when no block of it reads as its content (a grid of short items, a page of
+    forms): its declared main region, or else its body, without the furniture every page
+    carries (menus, header, footer, asides, banners); the whole body when that leaves too
+    little."""
+    whole = LexborHTMLParser(source)
+    root = whole.body or whole.root
+    if root is None:
+        return None
+    reveal(root)
+    trimmed = LexborHTMLParser(source).body
+    if trimmed is None:
+        return root
+    reveal(trimmed)
+    for node in trimmed.css(f"{NEVER_CONTENT},{_FURNITURE_TAGS},{_FURNITURE_ROLES}"):
+        node.decompose(recursive=False)
+    prune(trimmed, strip_unlikely=True, title=None)
+    main = trimmed.css_first("main,[role=main]")
+    if main is not None and text_length(main) >= _MIN_ARTICLE_CHARS:
+        return main
+    return trimmed if text_length(trimmed) >= _MIN_ARTICLE_CHARS else root
+
+
+_FURNITURE_TAGS: Final = "nav,header,footer,aside,form"
+_FURNITURE_ROLES: Final = ",".join(
+    f"[role={role}]" for role in ("navigation", "banner", "contentinfo", "complementary", "search")
+)
 
 
 def _plain_text(tree: LexborHTMLParser) -> str:
