@@ -13,7 +13,7 @@ from .._json_api import field, optional_str
 from .._plain_text import optional_text
 from ._keyed import model_failed
 
-__all__ = ["SearchedMessage", "read_message"]
+__all__ = ["SearchedMessage", "messages_headers", "read_message"]
 
 _TOOL_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result", "web_fetch_tool_result"})
 
@@ -28,6 +28,16 @@ class SearchedMessage:
     queries: tuple[str, ...]
     search_errors: tuple[str, ...]
     """The ``error_code`` of each search that failed (``max_uses_exceeded``, say)."""
+
+
+def messages_headers(api_key: str | None) -> dict[str, str]:
+    """A Messages request's headers: the key, and the API version whose blocks
+    :func:`read_message` reads."""
+    return {
+        "x-api-key": api_key or "",
+        "anthropic-version": "2023-06-01",
+        "content-type": "application/json",
+    }
 
 
 def read_message(pid: str, data: Any, secrets: Iterable[str | None]) -> SearchedMessage:

@@ -33,7 +33,7 @@ from ..spec import (
     RequestsPerSecond,
     Secret,
 )
-from ._anthropic_messages import SearchedMessage, read_message
+from ._anthropic_messages import SearchedMessage, messages_headers, read_message
 from ._keyed import ModelProvider, own_key_spec
 
 __all__ = ["PROVIDER", "AnthropicSearchProvider", "AnthropicSettings"]
@@ -97,12 +97,7 @@ class AnthropicSearchProvider(ModelProvider):
         )
 
     async def _post(self, body: dict[str, Any]) -> Any:
-        headers = {
-            "x-api-key": self._api_key or "",
-            "anthropic-version": "2023-06-01",
-            "content-type": "application/json",
-        }
-        return await self._post_model("/v1/messages", headers, body)
+        return await self._post_model("/v1/messages", messages_headers(self._api_key), body)
 
     def _raise_when_every_search_failed(self, found: SearchedMessage) -> None:
         """Searches that all failed (``max_uses_exceeded``, ``too_many_requests`` …) leave an

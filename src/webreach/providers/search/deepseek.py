@@ -17,7 +17,7 @@ from ..spec import (
     RequestsPerSecond,
     Secret,
 )
-from ._anthropic_messages import read_message
+from ._anthropic_messages import messages_headers, read_message
 from ._keyed import ModelProvider, keyed_spec
 
 __all__ = ["PROVIDER", "DeepSeekSearchProvider", "DeepSeekSettings"]
@@ -46,11 +46,7 @@ class DeepSeekSearchProvider(ModelProvider):
         data = await self._call(
             "POST",
             "/anthropic/v1/messages",
-            headers={
-                "x-api-key": self._api_key or "",
-                "anthropic-version": "2023-06-01",
-                "content-type": "application/json",
-            },
+            headers=messages_headers(self._api_key),
             json_body=body,
         )
         found = read_message(self.id, data, [self._api_key])
