@@ -103,7 +103,7 @@ def test_a_page_without_an_article_is_its_declared_main_region() -> None:
     html = f"""<html><body>
       <div class="top"><span>The site's own banner, a line about the site and its owner</span></div>
       <main><h1>Coffee</h1><div class="grid">{tiles}</div></main>
-      <div class="bottom"><span>The rest of the site, and the terms of use for all of it</span></div>
+      <div class="bottom"><span>The rest of the site, and its terms of use</span></div>
     </body></html>"""
 
     markdown = render_html(html, base_url="https://shop.example/")
