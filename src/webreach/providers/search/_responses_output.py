@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ...seam import SearchCitation, SearchSource
+from ...seam import SearchCitation, SearchResult, SearchSource
 from .._json_api import optional_str
 
-__all__ = ["ResponseOutput", "read_output"]
+__all__ = ["read_output"]
 
 _TRACKING = "utm_source=openai"
 """What OpenAI appends to the URLs its answers cite; the same page without it is one source."""
@@ -24,17 +23,9 @@ _BARE_URL = re.compile(r"https?://[^\s<>\"'\[\]()]+")
 _TRAILING = ".,;:!?'\""
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseOutput:
-    """What one Responses answer holds, each part in the order the answer gave it."""
-
-    sources: tuple[SearchSource, ...]
-    answer: str | None
-    citations: tuple[SearchCitation, ...]
-    queries: tuple[str, ...]
-
-
-def read_output(output: list[Any]) -> ResponseOutput:
+def read_output(output: list[Any]) -> SearchResult:
+    """What one Responses answer holds as a search result, each part in the order the answer
+    gave it."""
     items = [item for item in output if isinstance(item, dict)]
     parts = list(_text_parts(items))
     answer = "\n\n".join(text for text, _ in parts)
@@ -42,9 +33,9 @@ def read_output(output: list[Any]) -> ResponseOutput:
     cited = [SearchSource(url=c.url, title=c.title) for c in citations]
     if not cited:
         cited = list(_links(answer))
-    return ResponseOutput(
+    return SearchResult(
         sources=_unique([*cited, *_searched(items)]),
-        answer=answer if answer.strip() else None,
+        content=answer if answer.strip() else None,
         citations=_unique_citations(citations),
         queries=tuple(dict.fromkeys(_queries(items))),
     )

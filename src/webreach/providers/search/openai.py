@@ -15,6 +15,7 @@ over ``OPENAI_BASE_URL`` (which by convention ends in ``/v1``).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ...seam import SearchRequest, SearchResult, WebError
@@ -65,13 +66,7 @@ class OpenAISearchProvider(ModelProvider):
         sources = found.sources
         if request.include_domains:
             sources = tuple(s for s in sources if host_matches(s.url, request.include_domains))
-        return SearchResult(
-            sources=sources,
-            content=found.answer,
-            truncated=_cut_short(data),
-            citations=found.citations,
-            queries=found.queries,
-        )
+        return dataclasses.replace(found, sources=sources, truncated=_cut_short(data))
 
     def _body(self, request: SearchRequest) -> dict[str, Any]:
         tool: dict[str, Any] = {"type": "web_search", "search_context_size": "high"}
