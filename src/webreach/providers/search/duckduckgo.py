@@ -24,6 +24,7 @@ from ...seam import (
     WebError,
     WebErrorCode,
 )
+from .._json_api import optional_str
 from ..spec import NonEmpty, ProviderContext, ProviderSettings, ProviderSpec, RequestsPerSecond
 from ._filters import locale, not_passed, with_sites
 
@@ -139,13 +140,10 @@ def _has_href(row: Any) -> bool:
     return isinstance(row, dict) and isinstance(row.get("href"), str) and bool(row["href"])
 
 
-def _text(row: dict[str, Any], key: str) -> str | None:
-    value = row.get(key)
-    return value.strip() or None if isinstance(value, str) else None
-
-
 def _source(row: dict[str, Any]) -> SearchSource:
-    return SearchSource(url=row["href"], title=_text(row, "title"), snippet=_text(row, "body"))
+    return SearchSource(
+        url=row["href"], title=optional_str(row, "title"), snippet=optional_str(row, "body")
+    )
 
 
 class DuckDuckGoSettings(ProviderSettings):
