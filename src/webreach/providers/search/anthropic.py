@@ -45,10 +45,10 @@ _SYSTEM = (
 DEFAULT_MAX_TOKENS = 4096
 """The default when the request sets none: the Messages API requires ``max_tokens``."""
 MAX_USES = 5
+"""Searches per request: enough to refine a query, and a bound on the cost of one search."""
 MAX_CONTINUATIONS = 3
 """Requests that continue a turn the API paused (``stop_reason: pause_turn``, long server-tool
 work) before what was found so far is the answer, marked truncated."""
-"""Searches per request: enough to refine a query, and a bound on the cost of one search."""
 
 
 class AnthropicSearchProvider(ModelProvider):
