@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from enum import Enum
+from functools import lru_cache
 from typing import Final
 
 from selectolax.lexbor import LexborNode
@@ -39,6 +40,9 @@ _CLASS_TOKEN: Final = re.compile(r"[A-Za-z0-9]+")
 _CAMEL_WORD: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 # Names at least this long also match as the start or end of a longer word.
 _AFFIX_MIN: Final = 4
+_VERDICTS: Final = 8192
+"""Class strings whose verdict is kept across passes and pages: a site repeats its own, and the
+words of one are matched against every unlikely name, prefix and suffix."""
 # A block holding more than this share of the page's text is the page, whatever its class says.
 _MOST_OF_PAGE: Final = 0.5
 _PROSE_LINK_DENSITY: Final = 0.25
@@ -121,6 +125,7 @@ class _Verdict(Enum):
     """Dropped even when it holds most of the page: the name says only furniture."""
 
 
+@lru_cache(maxsize=_VERDICTS)
 def _verdict(match: str, furniture: frozenset[str]) -> _Verdict:
     if not is_unlikely(match, furniture):
         return _Verdict.KEPT
@@ -161,13 +166,20 @@ def _names_any(names: frozenset[str], vocabulary: frozenset[str]) -> bool:
     """Tell whether a word is in `vocabulary`, or begins or ends with one of its longer names."""
     if names & vocabulary:
         return True
-    return any(
-        name.startswith(known) or name.endswith(known)
-        for name in names
-        if len(name) > _AFFIX_MIN
-        for known in vocabulary
-        if len(known) >= _AFFIX_MIN
+    affixes = _affixes(vocabulary)
+    return affixes is not None and any(
+        affixes.search(name) for name in names if len(name) > _AFFIX_MIN
     )
+
+
+@lru_cache(maxsize=16)
+def _affixes(vocabulary: frozenset[str]) -> re.Pattern[str] | None:
+    """One pattern for a word that begins or ends with one of `vocabulary`'s longer names."""
+    known = sorted((re.escape(name) for name in vocabulary if len(name) >= _AFFIX_MIN), key=len)
+    if not known:
+        return None
+    either = "|".join(reversed(known))
+    return re.compile(f"^(?:{either})|(?:{either})$")
 
 
 def _is_folded(attrs: dict[str, str | None]) -> bool:
