@@ -113,22 +113,22 @@ def _whole_page(source: bytes) -> LexborNode | None:
     forms): its declared main region, or else its body, without the furniture every page
     carries (menus, header, footer, asides, banners); the whole body when that leaves too
     little."""
+    trimmed = LexborHTMLParser(source).body
+    if trimmed is not None:
+        reveal(trimmed)
+        for node in trimmed.css(f"{NEVER_CONTENT},{_FURNITURE_TAGS},{_FURNITURE_ROLES}"):
+            node.decompose(recursive=False)
+        prune(trimmed, strip_unlikely=True, title=None)
+        main = trimmed.css_first("main,[role=main]")
+        if main is not None and text_length(main) >= _MIN_ARTICLE_CHARS:
+            return main
+        if text_length(trimmed) >= _MIN_ARTICLE_CHARS:
+            return trimmed
     whole = LexborHTMLParser(source)
     root = whole.body or whole.root
-    if root is None:
-        return None
-    reveal(root)
-    trimmed = LexborHTMLParser(source).body
-    if trimmed is None:
-        return root
-    reveal(trimmed)
-    for node in trimmed.css(f"{NEVER_CONTENT},{_FURNITURE_TAGS},{_FURNITURE_ROLES}"):
-        node.decompose(recursive=False)
-    prune(trimmed, strip_unlikely=True, title=None)
-    main = trimmed.css_first("main,[role=main]")
-    if main is not None and text_length(main) >= _MIN_ARTICLE_CHARS:
-        return main
-    return trimmed if text_length(trimmed) >= _MIN_ARTICLE_CHARS else root
+    if root is not None:
+        reveal(root)
+    return root
 
 
 _FURNITURE_TAGS: Final = "nav,header,footer,aside,form"
