@@ -88,6 +88,30 @@ def test_a_product_keeps_its_name_price_and_specifications() -> None:
     assert "Your cart is empty" not in markdown
 
 
+def test_a_product_drops_the_cart_form_drawn_into_its_page() -> None:
+    rows = "".join(
+        f"<tr><td><p>{colour} / {size}L</p></td><td>{price}/ea</td>"
+        f"<td><label>Quantity</label><input name='q' value='0'></td><td>{price}/ea $0.00</td></tr>"
+        for colour in ("Blue", "Black", "Khaki", "Green", "Purple", "Red")
+        for size, price in (("40", "$39.99"), ("50", "$47.99"))
+    )
+    body = (
+        "<div class='product'><h1>Trail Pack 40</h1>"
+        # Shopify's theme names the description as one its quick-add popup hides, so the first
+        # pass drops it and would keep the cart alone.
+        "<div class='product__description quick-add-hidden'><p>A forty litre pack of ripstop"
+        " nylon with a rain cover, for long days on the hills, and pockets for what you reach"
+        " for most.</p><p>Its back panel breathes, its straps are padded, and its hip belt"
+        " carries the load.</p></div></div>"
+        "<div class='quick-order'><form action='/cart/update' method='post'><table>"
+        "<caption>Your cart</caption><thead><tr><th>Variant</th><th>Price</th><th>Quantity</th>"
+        f"<th>Total</th></tr></thead><tbody>{rows}</tbody></table></form></div>"
+    )
+    markdown = render_html(shop_page(PRODUCT, body))
+    assert "forty litre pack" in markdown and "hip belt" in markdown
+    assert "Your cart" not in markdown and "$47.99" not in markdown
+
+
 def test_a_shop_drawn_by_script_is_read_from_its_declared_product_not_its_menus() -> None:
     markdown = render_html(shop_page(PRODUCT, "<div id='app'><p>Loading</p></div>"))
     assert "forty litre pack" in markdown

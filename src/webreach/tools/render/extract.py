@@ -139,7 +139,13 @@ def _grab_article(
     title: str | None,
     reading: Reading,
 ) -> Article | None:
-    prune(body, strip_unlikely=flags.strip_unlikely, title=title, furniture=reading.furniture)
+    prune(
+        body,
+        strip_unlikely=flags.strip_unlikely,
+        title=title,
+        furniture=reading.furniture,
+        furniture_selector=reading.furniture_selector,
+    )
     scoring = _Scoring(flags)
     _score_paragraphs(body, scoring)
     if not scoring.candidates:

@@ -56,12 +56,17 @@ def prune(
     strip_unlikely: bool,
     title: str | None,
     furniture: frozenset[str] = frozenset(),
+    furniture_selector: str = "",
 ) -> None:
     """Drop, in place, what cannot be main content; `strip_unlikely` is relaxed on retries.
 
     `furniture` names more layout words that are furniture on this kind of page (a shop's cart
-    and reviews beside its product), dropped as the common ones are.
+    and reviews beside its product), dropped as the common ones are; `furniture_selector`
+    matches more of it by what it does (a form that edits the cart).
     """
+    if furniture_selector:
+        for node in body.css(furniture_selector):
+            node.decompose(recursive=False)
     for node in body.css(_HIDDEN):
         attrs = node.attributes
         if (_is_hidden(attrs) and not _is_folded(attrs)) or (

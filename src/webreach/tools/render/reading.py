@@ -50,6 +50,8 @@ class Reading:
     """A pass that finds this many characters is kept; with fewer, the next relaxes its rules."""
     main_link_density: float = 0.5
     """The declared main region replaces the choice only under this share of link text."""
+    furniture_selector: str = ""
+    """Elements that are furniture on this kind of page by what they do, whatever their names."""
 
 
 READINGS: Final = {
@@ -64,6 +66,11 @@ READINGS: Final = {
         ),
         # A product's description is short, and its schema data makes up what the page lacks.
         enough=150,
+        # The shop's cart drawn into the page as a form that edits it (the form that adds the
+        # product to the cart is its buy box, judged as any other block is).
+        furniture_selector=(
+            'form[action$="/cart"],form[action*="/cart/update"],form[action*="/cart/change"]'
+        ),
     ),
     Kind.LISTING: Reading(MANY_BLOCKS_WIDENING, clean_conditionally=False, main_link_density=1.0),
 }
