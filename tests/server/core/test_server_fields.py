@@ -77,6 +77,9 @@ class Branches(Request):
         ({"words": []}, "words: must be a list of words"),
         ({"words": ["a", 1]}, "words.1: Input should be a valid string"),
         ({"either": 5}, "either: Input should be a valid list"),
+        # An object where the field wants a list: the branch tried is not a field it lacks.
+        ({"words": {"a": 1}}, "words: Input should be a valid list"),
+        ({"either": {"a": 1}}, "either: Input should be a valid list"),
         ({"shapes": [{"model": "m"}, {"count": 1}]}, "shapes.1.model: Field required"),
         ({"shapes": [{"model": "m", "count": 0}]}, "shapes.0.count: must be a positive integer"),
     ],

@@ -9,6 +9,7 @@ start a stream, nor ``max_tokens: -5`` reach a model.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, TypeVar
 
@@ -55,6 +56,10 @@ M = TypeVar("M", bound=BaseModel)
 Check = tuple[Callable[[object], bool], str]
 
 _WORDING = {"missing": "Field required"}
+_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]*")
+"""How the fields of the request bodies are named; pydantic's names for the branches of a union
+it tried have brackets, dashes or capitals, but for the plain types below."""
+_BRANCH_NAMES = frozenset({"str", "int", "float", "bool", "list", "dict", "none"})
 """pydantic's error types the server words itself, so a new pydantic's wording never reaches
 a client."""
 
@@ -136,19 +141,27 @@ class Request(BaseModel):
 
 def _path_through(value: object, loc: tuple[int | str, ...]) -> list[str]:
     """The fields and indices of ``loc`` that ``value`` has. pydantic also names, in the
-    location, the branch of a union it tried (``function-after[…]``, a model's name), which is
-    no place in the request: a part the value does not have is such a name, unless it is the
-    last (a field that is missing)."""
+    location, the branch of a union it tried (``function-after[…]``, ``str``, a model's name),
+    which is no place in the request: a part the value does not have is such a name, unless it
+    is the last and named as a field is (the field that is missing)."""
     parts: list[str] = []
     for place, part in enumerate(loc):
         last = place == len(loc) - 1
-        if isinstance(value, dict) and isinstance(part, str) and (part in value or last):
+        if (
+            isinstance(value, dict)
+            and isinstance(part, str)
+            and (part in value or (last and _a_field_name(part)))
+        ):
             value = value.get(part)
             parts.append(part)
         elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
             value = value[part]
             parts.append(str(part))
     return parts
+
+
+def _a_field_name(part: str) -> bool:
+    return _FIELD_NAME.fullmatch(part) is not None and part not in _BRANCH_NAMES
 
 
 def validate(shape: type[M], value: object, path: str = "") -> M:
