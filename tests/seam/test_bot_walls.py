@@ -11,6 +11,7 @@ import pytest
 
 from _servers import LocalServer, respond
 from cli_helpers import clean_env, run_cli
+from providers_for_tests import register_owned
 from replay_server import ReplayServer, Reply
 from webreach.cache import MemoryStore
 from webreach.providers.fetch.http import HttpFetchProvider
@@ -137,7 +138,7 @@ async def test_the_fetcher_names_the_wall(path: str, vendor: str) -> None:
 
 async def test_a_wall_is_never_cached() -> None:
     async with LocalServer(ROUTES) as srv, WebRuntime(cache=MemoryStore()) as runtime:
-        runtime.register_fetch_provider(HttpFetchProvider(allow="127.0.0.1"))
+        register_owned(runtime, HttpFetchProvider(allow="127.0.0.1"))
         for _ in range(2):
             with pytest.raises(WebError) as caught:
                 await runtime.fetch(FetchRequest(srv.url("/cf")))
@@ -177,7 +178,7 @@ async def test_the_runtime_names_a_wall_any_provider_drew() -> None:
 
 async def test_web_fetch_reports_the_wall_as_a_tool_error() -> None:
     async with LocalServer(ROUTES) as srv, WebRuntime() as runtime:
-        runtime.register_fetch_provider(HttpFetchProvider(allow="127.0.0.1"))
+        register_owned(runtime, HttpFetchProvider(allow="127.0.0.1"))
         with pytest.raises(ToolError) as caught:
             await web_fetch_tool(runtime).execute({"url": srv.url("/datadome")})
     assert caught.value.code == "WEB_BOT_CHALLENGE"
@@ -193,7 +194,7 @@ async def test_a_walled_page_gives_no_passages() -> None:
         search = ScriptedSearch(answers={"lava": SearchResult(sources)})
         async with WebRuntime() as runtime:
             runtime.register_search_provider(search)
-            runtime.register_fetch_provider(HttpFetchProvider(allow="127.0.0.1"))
+            register_owned(runtime, HttpFetchProvider(allow="127.0.0.1"))
             tool = web_search_tool(runtime, ToolOptions(search_context_size="medium"))
             out = await tool.execute({"queries": ["lava"]})
     assert list(out.data.passages) == [srv.url("/page")]

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from _servers import Exchange, LocalServer, respond
+from providers_for_tests import register_owned
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.seam import SearchResult, SearchSource, WebRuntime
 from webreach.server.heap import YOUNGEST_THRESHOLD, settle_heap
@@ -65,7 +66,7 @@ async def test_a_searchs_passages_do_not_wait_for_the_default_executor(site: Loc
     found = SearchResult((SearchSource(site.url("/small"), "Geysir", "Hot springs."),))
     async with WebRuntime() as runtime:
         runtime.register_search_provider(ScriptedSearch(answers={QUERY: found}))
-        runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
+        register_owned(runtime, HttpFetchProvider(allow=["127.0.0.1"]))
         tool = web_search_tool(runtime, ToolOptions(search_context_size="medium"))
         out = await asyncio.wait_for(tool.execute({"queries": [QUERY]}), SAFETY_NET)
     assert FACT in out.text
@@ -74,7 +75,7 @@ async def test_a_searchs_passages_do_not_wait_for_the_default_executor(site: Loc
 @pytest.mark.usefixtures("held_default_executor")
 async def test_a_large_page_renders_without_the_default_executor(site: LocalServer) -> None:
     async with WebRuntime() as runtime:
-        runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
+        register_owned(runtime, HttpFetchProvider(allow=["127.0.0.1"]))
         tool = web_fetch_tool(runtime, ToolOptions())
         out = await asyncio.wait_for(tool.execute({"url": site.url("/large")}), SAFETY_NET)
     assert "Paragraph 1 is about hot springs" in out.text

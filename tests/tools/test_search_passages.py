@@ -12,6 +12,7 @@ import anthropic
 import pytest
 
 from _servers import Exchange, LocalServer, respond
+from providers_for_tests import register_owned
 from scripted_upstream import Call, ScriptedUpstream, Step
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.seam import FetchResult, HtmlBody, SearchResult, SearchSource, WebRuntime
@@ -75,7 +76,7 @@ async def run(
     search = ScriptedSearch(answers={QUERY: result})
     async with WebRuntime() as runtime:
         runtime.register_search_provider(search)
-        runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"]))
+        register_owned(runtime, HttpFetchProvider(allow=["127.0.0.1"]))
         options = ToolOptions(search_context_size=size, search_page_timeout=deadline)  # type: ignore[arg-type]
         out = await web_search_tool(runtime, options).execute({"queries": [QUERY]})
     assert isinstance(out.data, SearchToolResult)

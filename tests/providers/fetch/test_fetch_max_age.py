@@ -10,6 +10,7 @@ import pytest
 
 from _servers import LocalServer, respond
 from cli_helpers import clean_env, run_cli
+from providers_for_tests import register_owned
 from replay_server import ReplayServer, Reply
 from webreach.cache import MemoryStore
 from webreach.providers.fetch.http import HttpFetchProvider
@@ -30,7 +31,7 @@ def counting() -> Any:
 
 def runtime(store: MemoryStore) -> WebRuntime:
     rt = WebRuntime(cache=store)
-    rt.register_fetch_provider(HttpFetchProvider(allow="127.0.0.1"))
+    register_owned(rt, HttpFetchProvider(allow="127.0.0.1"))
     return rt
 
 

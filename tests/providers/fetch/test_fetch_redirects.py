@@ -13,6 +13,7 @@ import httpx2
 import pytest
 
 from _servers import LocalServer, respond, tls_contexts
+from providers_for_tests import register_owned
 from webreach.cache import MemoryStore
 from webreach.providers.fetch.http import HttpFetchProvider, same_site
 from webreach.seam import FetchRequest, HtmlBody, TextBody, WebError, WebRuntime
@@ -262,7 +263,7 @@ async def test_a_page_reached_across_origins_is_never_served_to_web_fetch() -> N
     async with LocalServer() as a, LocalServer({"/end": text(b"far page")}) as b:
         a.routes["/r"] = redirect(f"http://other.test:{b.port}/end")
         async with WebRuntime(cache=MemoryStore()) as runtime:
-            runtime.register_fetch_provider(fetcher())
+            register_owned(runtime, fetcher())
             url = f"http://site.test:{a.port}/r"
             far = await runtime.fetch(FetchRequest(url, redirects="cross_origin"))
             assert far.body == TextBody("far page")
@@ -277,7 +278,7 @@ async def test_a_page_reached_across_origins_is_never_served_to_web_fetch() -> N
 
 async def test_a_page_without_redirects_is_shared_by_both_rules() -> None:
     async with LocalServer({"/p": text(b"here")}) as srv, WebRuntime(cache=MemoryStore()) as rt:
-        rt.register_fetch_provider(fetcher())
+        register_owned(rt, fetcher())
         url = f"http://site.test:{srv.port}/p"
         await rt.fetch(FetchRequest(url, redirects="cross_origin"))
         plain = await rt.fetch(FetchRequest(url))
@@ -310,7 +311,7 @@ async def test_search_passages_follow_a_redirector_and_cite_the_final_url() -> N
         found = SearchResult((SearchSource(link, "Lava", "A snippet."),))
         async with WebRuntime() as runtime:
             runtime.register_search_provider(ScriptedSearch(answers={"lava": found}))
-            runtime.register_fetch_provider(fetcher())
+            register_owned(runtime, fetcher())
             tool = web_search_tool(runtime, ToolOptions(search_context_size="medium"))
             out = await tool.execute({"queries": ["lava"]})
     final = f"http://other.test:{site.port}/lava"
@@ -327,7 +328,7 @@ async def test_deep_search_opens_a_page_behind_a_cross_origin_redirect() -> None
             ex, 200, ARTICLE, {"Content-Type": "text/html; charset=utf-8"}
         )
         async with WebRuntime() as runtime:
-            runtime.register_fetch_provider(fetcher())
+            register_owned(runtime, fetcher())
             outcome, shown, fetched = await run_open_call(
                 f"http://site.test:{a.port}/doi", OpenedPages(), runtime, 4000
             )
