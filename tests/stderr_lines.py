@@ -28,8 +28,11 @@ class StderrLines:
         threading.Thread(target=self._read, args=(process.stderr,), daemon=True).start()
 
     def _read(self, stream: IO[Any]) -> None:
-        for line in stream:
-            self._lines.put(line.decode(errors="replace") if isinstance(line, bytes) else line)
+        """Read to the end, then close the pipe: this thread is its only reader, and the
+        process object never closes it for us."""
+        with stream:
+            for line in stream:
+                self._lines.put(line.decode(errors="replace") if isinstance(line, bytes) else line)
         self._lines.put(None)
 
     def wait_for(self, text: str) -> str:

@@ -29,12 +29,15 @@ _STARTED: list[subprocess.Popen[str]] = []
 
 @pytest.fixture(autouse=True)
 def _reaped() -> Iterator[None]:
-    """A server a failed test left running is killed and reaped."""
+    """A server a failed test left running is killed and reaped, and its stdout pipe (which
+    nobody reads) closed; its stderr reader closes stderr at the end of the stream."""
     yield
     while _STARTED:
         process = _STARTED.pop()
         process.kill()
         process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 class Served(StderrLines):
@@ -165,23 +168,23 @@ def test_a_second_ctrl_c_stops_at_once_in_one_line(
 
 def test_mcp_over_http_stops_cleanly_on_ctrl_c() -> None:
     port = free_port()
-    process = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "webreach", "mcp", "--http", "--port", str(port)],
         env=clean_env(WEBREACH_SEARCH_PROVIDER="exa", EXA_API_KEY="x"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    try:
-        assert process.stderr is not None
-        for line in process.stderr:
-            if "MCP server on" in line:
-                break
-        process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=WAIT)
-        err = process.stderr.read()
-    finally:
-        process.kill()
+    ) as process:  # leaving it closes the pipes
+        try:
+            assert process.stderr is not None
+            for line in process.stderr:
+                if "MCP server on" in line:
+                    break
+            process.send_signal(signal.SIGINT)
+            code = process.wait(timeout=WAIT)
+            err = process.stderr.read()
+        finally:
+            process.kill()
     assert code == 0, err
     assert "webreach: stopping: waiting for 0 requests (Ctrl-C again to stop now)" in err
     assert "Traceback" not in err
