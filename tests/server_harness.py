@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from providers_for_tests import ScriptedFetch, ScriptedSearch, sources
+from providers_for_tests import ScriptedFetch, ScriptedSearch, register_owned, sources
 from scripted_upstream import ScriptedUpstream
 from webreach.cache import MemoryStore
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
@@ -168,6 +168,7 @@ def webreach_url(
 def exa_and_http_runtime(exa_url: str, **fetch_options: Any) -> WebRuntime:
     """A runtime with the real Exa provider (pointed at a replay of its API) and the real HTTP
     fetcher, opened to 127.0.0.1 for local page servers: the web endpoints' tests use both.
+    The runtime owns the client and the fetcher, so the app's lifespan closes them.
     ``fetch_options`` go to the fetcher (a test resolver and dialer keep every name local)."""
     from webreach.net import create_client
     from webreach.providers.fetch.http import HttpFetchProvider
@@ -179,5 +180,5 @@ def exa_and_http_runtime(exa_url: str, **fetch_options: Any) -> WebRuntime:
     runtime.register_search_provider(
         ExaSearchProvider(api_key="exa-key", client=client, base_url=exa_url)
     )
-    runtime.register_fetch_provider(HttpFetchProvider(allow=["127.0.0.1"], **fetch_options))
+    register_owned(runtime, HttpFetchProvider(allow=["127.0.0.1"], **fetch_options))
     return runtime
