@@ -159,9 +159,12 @@ class WebRuntime:
             self._owned.append(self._cache)
 
     def register_search_provider(self, provider: SearchProvider) -> Disposer:
+        """Offer ``provider`` to searches; it stays the caller's to close (:meth:`own` hands it
+        over), as one provider may serve several runtimes."""
         return self._search.register(provider)
 
     def register_fetch_provider(self, provider: FetchProvider) -> Disposer:
+        """Offer ``provider`` to fetches; it stays the caller's to close, as a search provider."""
         return self._fetch.register(provider)
 
     def register_image_search_provider(self, provider: ImageSearchProvider) -> Disposer:
