@@ -26,8 +26,10 @@ def test_bash_completes_commands_and_options() -> None:
 
 
 def test_show_completion_prints_the_script_for_the_shell_it_runs_in() -> None:
+    # A lone command would replace bash (bash execs it), leaving webreach no shell among its
+    # parents when the test runner has none either; a second command keeps bash its parent.
     done = subprocess.run(
-        ["bash", "-c", f"{sys.executable} -m webreach --show-completion"],
+        ["bash", "-c", f"{sys.executable} -m webreach --show-completion; exit $?"],
         env=clean_env(),
         capture_output=True,
         text=True,
