@@ -55,23 +55,25 @@ async def plain_server() -> AsyncIterator[str]:
 async def test_a_request_past_the_limit_is_a_508_in_the_protocols_shape(
     plain_server: str, hops: str
 ) -> None:
-    client = openai.AsyncOpenAI(
+    async with openai.AsyncOpenAI(
         base_url=plain_server + "/v1",
         api_key="x",
         max_retries=0,
         default_headers={HOPS_HEADER: hops},
-    )
-    with pytest.raises(openai.APIStatusError) as caught:
-        await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
+    ) as client:
+        with pytest.raises(openai.APIStatusError) as caught:
+            await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "q"}]
+            )
     assert caught.value.status_code == 508
     assert "passed through" in caught.value.message
-    messages = anthropic.AsyncAnthropic(
+    async with anthropic.AsyncAnthropic(
         base_url=plain_server, api_key="x", max_retries=0, default_headers={HOPS_HEADER: hops}
-    )
-    with pytest.raises(anthropic.APIStatusError) as refused:
-        await messages.messages.create(
-            model="m", max_tokens=10, messages=[{"role": "user", "content": "q"}]
-        )
+    ) as messages:
+        with pytest.raises(anthropic.APIStatusError) as refused:
+            await messages.messages.create(
+                model="m", max_tokens=10, messages=[{"role": "user", "content": "q"}]
+            )
     assert refused.value.status_code == 508
     assert refused.value.body["error"]["type"]  # type: ignore[index]
 
@@ -115,13 +117,15 @@ async def test_a_provider_pointed_at_its_own_server_stops_after_three_servers() 
         forward.app = create_app(settings, runtime, ToolOptions(), store=MemoryStore())
         async with runtime:
             with live:
-                caller = anthropic.AsyncAnthropic(base_url=live.url, api_key="x", max_retries=0)
-                reply = await caller.messages.create(
-                    model="m",
-                    max_tokens=100,
-                    messages=[{"role": "user", "content": "search forever"}],
-                    tools=[{"type": "web_search_20250305", "name": "web_search"}],
-                )
+                async with anthropic.AsyncAnthropic(
+                    base_url=live.url, api_key="x", max_retries=0
+                ) as caller:
+                    reply = await caller.messages.create(
+                        model="m",
+                        max_tokens=100,
+                        messages=[{"role": "user", "content": "search forever"}],
+                        tools=[{"type": "web_search_20250305", "name": "web_search"}],
+                    )
     last = reply.content[-1]
     assert last.type == "text"
     assert last.text == "answer 1"
