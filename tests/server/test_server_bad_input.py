@@ -243,27 +243,27 @@ def test_a_64_mib_body_is_refused_without_being_read(upstream: ScriptedUpstream)
         "WEBREACH_UPSTREAM_BASE_URL": upstream.url,
         "WEBREACH_SIGNING_KEY": "k" * 32,
     }
-    server = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "webreach", "serve", "--port", str(port)],
         env=env,
         stderr=subprocess.PIPE,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + STARTUP_PATIENCE
-        while True:
-            try:
-                httpx.get(base + "/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline and server.poll() is None
-                time.sleep(0.05)
-        before = _peak_rss_kib(server.pid)
-        body = b'{"model": "m", "messages": [], "padding": "' + b"x" * (64 << 20) + b'"}'
-        response = httpx.post(base + PATHS["chat"], content=body, timeout=60)
-        assert response.status_code == 413
-        assert _peak_rss_kib(server.pid) - before < 100 * 1024
-        assert upstream.requests == []
-    finally:
-        server.terminate()
-        server.wait(10)
+    ) as server:  # leaving it closes the stderr pipe
+        try:
+            base = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + STARTUP_PATIENCE
+            while True:
+                try:
+                    httpx.get(base + "/healthz", timeout=1)
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline and server.poll() is None
+                    time.sleep(0.05)
+            before = _peak_rss_kib(server.pid)
+            body = b'{"model": "m", "messages": [], "padding": "' + b"x" * (64 << 20) + b'"}'
+            response = httpx.post(base + PATHS["chat"], content=body, timeout=60)
+            assert response.status_code == 413
+            assert _peak_rss_kib(server.pid) - before < 100 * 1024
+            assert upstream.requests == []
+        finally:
+            server.terminate()
+            server.wait(10)
