@@ -6,6 +6,7 @@ Pure (no I/O).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import socket
@@ -25,6 +26,9 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 # Spellings ``inet_aton`` accepts: decimal, octal and hex parts, 1 to 4 of them (127.1, 0x7f.1).
 _NUMERIC_V4 = re.compile(r"[0-9a-fA-FxX]+(\.[0-9a-fA-FxX]+){0,3}")
 
+_KEPT_HOST_CHARS = 64
+"""Longer than any IP literal with brackets and a zone id: a longer host is never kept."""
+
 HOST_NAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?")
 """What remains of a host name once httpx has lower-cased and IDNA-encoded it."""
 
@@ -33,8 +37,19 @@ def parse_ip_literal(host: str) -> IPAddress | None:
     """The address an IP literal means, in any spelling the platform resolver accepts; else None.
 
     Accepts bracketed IPv6, zone ids, a trailing root dot, and the BSD forms of IPv4
-    (``2130706433``, ``0x7f.1``, ``0177.0.0.1``, ``127.1``).
+    (``2130706433``, ``0x7f.1``, ``0177.0.0.1``, ``127.1``). The answer is kept per host string
+    of a literal's length, as every fetch asks it of its host several times (the URL check, the
+    guard, the allow list) and a site's pages share one host; the addresses are immutable.
     """
+    return _known_literal(host) if len(host) <= _KEPT_HOST_CHARS else _literal(host)
+
+
+@functools.lru_cache(maxsize=4096)
+def _known_literal(host: str) -> IPAddress | None:
+    return _literal(host)
+
+
+def _literal(host: str) -> IPAddress | None:
     text = host.strip()
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1]

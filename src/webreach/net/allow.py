@@ -121,7 +121,7 @@ class AllowList:
         mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
         if mapped is not None and self.allows_address(mapped, port):
             return True
-        plain = ipaddress.ip_address(canonical_ip(address))
+        plain = address if address.version == 4 else ipaddress.ip_address(canonical_ip(address))
         if any(plain.version == net.version and plain in net for net in self.networks):
             return True
         return port is not None and any(

@@ -7,6 +7,7 @@ multicast and 100.64.0.0/10.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import urllib.parse
@@ -76,7 +77,9 @@ _V6_BLOCKED = tuple(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_public(address: IPAddress) -> bool:
+    """Kept per address: a wave of page reads asks it of the same few hosts' addresses."""
     if isinstance(address, ipaddress.IPv4Address):
         return not any(address in net for net in _V4_BLOCKED)
     if address in _V6_MAPPED:
