@@ -57,7 +57,10 @@ async def search_through_a_cut(port: int, slow: TricklingServer) -> tuple[str, C
         # The server accepts only its own Host (DNS rebinding protection): name it, not the relay.
         http = httpx2.AsyncClient(headers={"Host": f"127.0.0.1:{port}"}, timeout=DEADLINE_S)
         url = f"http://127.0.0.1:{proxy.port}/mcp"
-        async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+        async with (
+            http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+        ):
 
             async def cut_mid_search() -> None:
                 deadline = time.monotonic() + DEADLINE_S
@@ -102,7 +105,10 @@ async def test_without_an_event_store_a_dropped_stream_loses_the_result(
     http = httpx2.AsyncClient(headers={"Host": f"127.0.0.1:{port}"}, timeout=DEADLINE_S)
     with CuttingProxy(port) as proxy:
         url = f"http://127.0.0.1:{proxy.port}/mcp"
-        async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+        async with (
+            http,
+            Client(streamable_http_client(url, http_client=http), mode="legacy") as client,
+        ):
 
             async def cut_mid_search() -> None:
                 deadline = time.monotonic() + DEADLINE_S

@@ -215,11 +215,16 @@ async def test_sessionless_calls_with_inbound_keys_have_a_budget_per_key(
     test_mcp.wait_until_listening(http_servers[-1], port, log)
     url = f"http://127.0.0.1:{port}/mcp"
 
-    def keyed(key: str) -> Client:
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"})
-        return Client(streamable_http_client(url, http_client=http))
+    def keyed(key: str) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"})
 
-    async with keyed("alice-key-1234") as alice, keyed("bob-key-5678") as bob:
+    # The SDK leaves a client it is handed open: the test closes its own.
+    async with (
+        keyed("alice-key-1234") as alice_http,
+        keyed("bob-key-5678") as bob_http,
+        Client(streamable_http_client(url, http_client=alice_http)) as alice,
+        Client(streamable_http_client(url, http_client=bob_http)) as bob,
+    ):
         assert not (await alice.call_tool("web_search", {"queries": ["a"]})).is_error
         again = await alice.call_tool("web_search", {"queries": ["b"]})
         other = await bob.call_tool("web_search", {"queries": ["c"]})
