@@ -18,8 +18,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,12 +169,13 @@ class RecordingProxy:
                     self._relay,
                     methods=["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"],
                 )
-            ]
+            ],
+            lifespan=self._lifespan,
         )
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self._server = uvicorn.Server(
-            uvicorn.Config(app, log_level="error", lifespan="off", access_log=False)
+            uvicorn.Config(app, log_level="error", lifespan="on", access_log=False)
         )
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
@@ -197,9 +198,17 @@ class RecordingProxy:
         self._server.should_exit = True
         self._thread.join(timeout=10)
 
+    @asynccontextmanager
+    async def _lifespan(self, _app: Starlette) -> AsyncIterator[None]:
+        """The relay's client lives and closes on the server's loop: left to the collector after
+        the loop ended, its pooled connections stayed open."""
+        timeout = httpx.Timeout(120, connect=5)
+        async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+            self._client = client
+            yield
+
     async def _relay(self, request: Request) -> Response:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(120, connect=5), trust_env=False)
+        assert self._client is not None
         raw = await request.body()
         try:
             body: Any = json.loads(raw) if raw else None
