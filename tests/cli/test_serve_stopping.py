@@ -69,17 +69,17 @@ def _stream_in_background(
     extra: dict[str, object] = {"web_search_options": {}} if search else {}
 
     def run() -> None:
-        client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=WAIT)
         messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
         try:
-            if not stream:
-                client.chat.completions.create(model="m", messages=messages, extra_body=extra)
-                return
-            chunks = client.chat.completions.create(
-                model="m", messages=messages, stream=True, extra_body=extra
-            )
-            for _ in chunks:
-                pass
+            with openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=WAIT) as client:
+                if not stream:
+                    client.chat.completions.create(model="m", messages=messages, extra_body=extra)
+                    return
+                with client.chat.completions.create(
+                    model="m", messages=messages, stream=True, extra_body=extra
+                ) as chunks:
+                    for _ in chunks:
+                        pass
         except BaseException as error:  # what the client saw is the test's to judge
             failures.append(error)
 
@@ -193,19 +193,29 @@ def test_mcp_over_http_stops_cleanly_on_ctrl_c() -> None:
 REASON = "the server is stopping: the turn was ended after 1 s (WEBREACH_SHUTDOWN_TIMEOUT)"
 
 
+def _openai_client(url: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=WAIT)
+
+
+# Each turn closes its client and its stream: one left open holds its connection's socket.
+
+
 def _responses_stream(url: str) -> str:
-    client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=WAIT)
-    for event in client.responses.create(model="m", input="hi", stream=True):
-        if event.type == "response.failed":
-            assert event.response.error is not None
-            return f"response.failed: {event.response.error.message}"
+    with (
+        _openai_client(url) as client,
+        client.responses.create(model="m", input="hi", stream=True) as events,
+    ):
+        for event in events:
+            if event.type == "response.failed":
+                assert event.response.error is not None
+                return f"response.failed: {event.response.error.message}"
     return "the stream ended without response.failed"
 
 
 def _responses_whole(url: str) -> str:
-    client = openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=WAIT)
     try:
-        client.responses.create(model="m", input="hi", tools=[{"type": "web_search"}])
+        with _openai_client(url) as client:
+            client.responses.create(model="m", input="hi", tools=[{"type": "web_search"}])
     except openai.APIStatusError as error:
         body = error.body  # the error object of the body
         assert isinstance(body, dict)
@@ -222,9 +232,10 @@ def _messages_client(url: str) -> anthropic.Anthropic:
 def _messages_stream(url: str) -> str:
     messages: list[anthropic.types.MessageParam] = [{"role": "user", "content": "hi"}]
     try:
-        with _messages_client(url).messages.stream(
-            model="m", max_tokens=100, messages=messages
-        ) as stream:
+        with (
+            _messages_client(url) as client,
+            client.messages.stream(model="m", max_tokens=100, messages=messages) as stream,
+        ):
             for _ in stream:
                 pass
     except anthropic.APIStatusError as error:
@@ -237,12 +248,13 @@ def _messages_stream(url: str) -> str:
 def _messages_whole(url: str) -> str:
     messages: list[anthropic.types.MessageParam] = [{"role": "user", "content": "hi"}]
     try:
-        _messages_client(url).messages.create(
-            model="m",
-            max_tokens=100,
-            messages=messages,
-            tools=[{"type": "web_search_20250305", "name": "web_search"}],
-        )
+        with _messages_client(url) as client:
+            client.messages.create(
+                model="m",
+                max_tokens=100,
+                messages=messages,
+                tools=[{"type": "web_search_20250305", "name": "web_search"}],
+            )
     except anthropic.APIStatusError as error:
         body = error.body
         assert isinstance(body, dict)
@@ -292,10 +304,12 @@ def test_a_turn_that_ends_within_the_timeout_brings_its_answer(
     answer: list[str] = []
 
     def run() -> None:
-        client = openai.OpenAI(base_url=served.url, api_key="x", max_retries=0, timeout=WAIT)
         messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
-        chunks = client.chat.completions.create(model="m", messages=messages, stream=True)
-        answer.append("".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
+        with (
+            _openai_client(served.url) as client,
+            client.chat.completions.create(model="m", messages=messages, stream=True) as chunks,
+        ):
+            answer.append("".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
 
     client = threading.Thread(target=run, daemon=True)
     client.start()
