@@ -205,14 +205,18 @@ def test_a_body_over_the_limit_is_413_declared_or_chunked(
 
 
 def test_the_sdks_see_413_as_an_error_they_can_name(live: str) -> None:
-    client = openai.OpenAI(base_url=live + "/v1", api_key="k", max_retries=0)
-    with pytest.raises(openai.APIStatusError) as caught:
+    with (
+        openai.OpenAI(base_url=live + "/v1", api_key="k", max_retries=0) as client,
+        pytest.raises(openai.APIStatusError) as caught,
+    ):
         client.chat.completions.create(
             model="m", messages=[{"role": "user", "content": "x" * (2 << 20)}]
         )
     assert caught.value.status_code == 413
-    claude = anthropic.Anthropic(base_url=live, api_key="k", max_retries=0)
-    with pytest.raises(anthropic.APIStatusError) as refused:
+    with (
+        anthropic.Anthropic(base_url=live, api_key="k", max_retries=0) as claude,
+        pytest.raises(anthropic.APIStatusError) as refused,
+    ):
         claude.messages.create(
             model="m", max_tokens=8, messages=[{"role": "user", "content": "x" * (2 << 20)}]
         )
