@@ -4,6 +4,7 @@ documented ``parameters``; pydantic-ai's OpenRouter model sends the search one."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -33,6 +34,14 @@ SEARCH = {
 }
 
 
+@pytest.fixture
+def sdk(webreach_url: str) -> Iterator[openai.OpenAI]:
+    """The OpenAI SDK on the server, closed after the test: a client left to the collector can
+    be finalized after its pooled sockets, which then warn that nobody closed them."""
+    with client(webreach_url) as opened:
+        yield opened
+
+
 def searched_twice(upstream: ScriptedUpstream) -> None:
     """The model asks for two searches in one step; ``max_uses: 1`` lets one run."""
     search = Call("web_search", {"queries": ["weather oslo"]})
@@ -49,10 +58,10 @@ def assert_searched_as_declared(search: ScriptedSearch, upstream: ScriptedUpstre
 
 
 def test_chat_openrouter_web_search(
-    upstream: ScriptedUpstream, webreach_url: str, search: ScriptedSearch
+    upstream: ScriptedUpstream, sdk: openai.OpenAI, search: ScriptedSearch
 ) -> None:
     searched_twice(upstream)
-    reply = client(webreach_url).chat.completions.create(
+    reply = sdk.chat.completions.create(
         model="m",
         messages=QUESTION,  # type: ignore[arg-type]
         tools=[SEARCH],  # type: ignore[list-item]
@@ -68,10 +77,10 @@ def test_chat_openrouter_web_search(
 
 
 def test_responses_openrouter_web_search(
-    upstream: ScriptedUpstream, webreach_url: str, search: ScriptedSearch
+    upstream: ScriptedUpstream, sdk: openai.OpenAI, search: ScriptedSearch
 ) -> None:
     searched_twice(upstream)
-    response = client(webreach_url).responses.create(
+    response = sdk.responses.create(
         model="m",
         input="What is the weather like?",
         tools=[SEARCH],  # type: ignore[list-item]
@@ -83,7 +92,7 @@ def test_responses_openrouter_web_search(
 
 @pytest.mark.parametrize("protocol", ["chat", "responses"])
 def test_openrouter_web_fetch_reads_the_link(
-    upstream: ScriptedUpstream, webreach_url: str, fetcher: ScriptedFetch, protocol: str
+    upstream: ScriptedUpstream, sdk: openai.OpenAI, fetcher: ScriptedFetch, protocol: str
 ) -> None:
     fetcher.pages[ARTICLE_URL] = ARTICLE
     upstream.queue(
@@ -93,7 +102,6 @@ def test_openrouter_web_fetch_reads_the_link(
         "type": "openrouter:web_fetch",
         "parameters": {"max_uses": 3, "allowed_domains": ["example.com"], "engine": "openrouter"},
     }
-    sdk = client(webreach_url)
     if protocol == "chat":
         reply = sdk.chat.completions.create(model="m", messages=ASK, tools=[fetch])  # type: ignore[arg-type, list-item]
         assert reply.choices[0].message.content == "A faster one."
@@ -107,12 +115,12 @@ def test_openrouter_web_fetch_reads_the_link(
 
 
 def test_a_blocked_domain_is_not_read(
-    upstream: ScriptedUpstream, webreach_url: str, fetcher: ScriptedFetch
+    upstream: ScriptedUpstream, sdk: openai.OpenAI, fetcher: ScriptedFetch
 ) -> None:
     fetcher.pages[ARTICLE_URL] = ARTICLE
     upstream.queue(Step(calls=[Call("read_link", {"url": ARTICLE_URL})]), Step(content="No."))
     fetch = {"type": "openrouter:web_fetch", "parameters": {"blocked_domains": ["example.com"]}}
-    client(webreach_url).chat.completions.create(model="m", messages=ASK, tools=[fetch])  # type: ignore[arg-type, list-item]
+    sdk.chat.completions.create(model="m", messages=ASK, tools=[fetch])  # type: ignore[arg-type, list-item]
     assert fetcher.calls == []
 
 
@@ -137,12 +145,11 @@ def test_a_blocked_domain_is_not_read(
 @pytest.mark.parametrize("protocol", ["chat", "responses"])
 def test_bad_parameters_are_400s_naming_them(
     upstream: ScriptedUpstream,
-    webreach_url: str,
+    sdk: openai.OpenAI,
     tool: dict[str, Any],
     message: str,
     protocol: str,
 ) -> None:
-    sdk = client(webreach_url)
     create: Any = sdk.chat.completions.create if protocol == "chat" else sdk.responses.create
     given: dict[str, Any] = {"messages": QUESTION} if protocol == "chat" else {"input": "hi"}
     with pytest.raises(openai.BadRequestError) as raised:
