@@ -56,12 +56,12 @@ M = TypeVar("M", bound=BaseModel)
 Check = tuple[Callable[[object], bool], str]
 
 _WORDING = {"missing": "Field required"}
+"""pydantic's error types the server words itself, so a new pydantic's wording never reaches
+a client."""
 _FIELD_NAME = re.compile(r"[a-z][a-z0-9_]*")
 """How the fields of the request bodies are named; pydantic's names for the branches of a union
 it tried have brackets, dashes or capitals, but for the plain types below."""
 _BRANCH_NAMES = frozenset({"str", "int", "float", "bool", "list", "dict", "none"})
-"""pydantic's error types the server words itself, so a new pydantic's wording never reaches
-a client."""
 
 
 def bad(path: str, problem: str) -> RequestError:
