@@ -52,6 +52,17 @@ def clean_environment(
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
+@pytest.fixture(autouse=True)
+def sdk_clients_closed() -> Iterator[None]:
+    """The SDK clients a test made through sdk_clients.py are closed after it, not left to the
+    collector to finalize their pooled sockets (which warn) in some later test. Looked up, not
+    imported: importing it would load both SDKs in every worker, for tests that use neither."""
+    yield
+    made = sys.modules.get("sdk_clients")
+    if made is not None:
+        made.close_clients()
+
+
 @pytest.fixture
 def replay() -> Iterator[ReplayServer]:
     with ReplayServer() as server:
