@@ -26,6 +26,7 @@ import pytest
 from cli_helpers import clean_env, run_cli
 from client_sockets import STARTUP_PATIENCE
 from scripted_upstream import ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from test_packaging import _without
 from test_server_logs import UPSTREAM_KEY, serving
 from test_server_logs import server_env as logged_server_env
@@ -77,10 +78,10 @@ def _ask(base: str, variant: str, stream: bool) -> None:
     """The request of ``variant`` through its official SDK; raises the SDK's status error."""
     body: dict[str, Any] = {k: v for k, v in BODIES[variant].items() if k != "model"}
     if variant == "messages":
-        claude = anthropic.Anthropic(base_url=base.removesuffix("/v1"), api_key="x", max_retries=0)
+        claude = anthropic_client(base.removesuffix("/v1"), "x")
         made: Any = claude.messages.create(model="m", stream=stream, **body)
     else:
-        client = openai.OpenAI(base_url=base, api_key="x", max_retries=0)
+        client = openai_client(base, "x")
         if variant == "responses":
             made = client.responses.create(model="m", stream=stream, **body)
         else:

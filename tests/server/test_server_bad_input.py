@@ -22,6 +22,7 @@ import pytest
 
 from client_sockets import STARTUP_PATIENCE
 from scripted_upstream import ScriptedUpstream
+from sdk_clients import openai_client
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app
@@ -169,7 +170,7 @@ def test_mistyped_fields_are_400_in_every_protocol(
 
 
 def test_responses_without_a_model_is_400_for_the_sdk(live: str) -> None:
-    client = openai.OpenAI(base_url=live + "/v1", api_key="k", max_retries=0)
+    client = openai_client(live + "/v1")
     with pytest.raises(openai.BadRequestError) as caught:
         client.responses.create(input="hi")  # type: ignore[call-overload]
     assert "model: Field required" in str(caught.value)

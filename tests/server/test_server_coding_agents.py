@@ -15,6 +15,7 @@ import httpx
 import openai
 import pytest
 
+import sdk_clients
 from scripted_upstream import Call, ScriptedUpstream, Step
 from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
@@ -41,12 +42,7 @@ def search_step(*queries: str) -> Step:
 
 
 def messages_client(url: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=url.removesuffix("/v1"),
-        api_key="k",
-        max_retries=0,
-        _strict_response_validation=True,
-    )
+    return sdk_clients.anthropic_client(url.removesuffix("/v1"), strict=True)
 
 
 def send_messages(client: anthropic.Anthropic, request: dict[str, Any], *, stream: bool) -> Any:
@@ -58,7 +54,7 @@ def send_messages(client: anthropic.Anthropic, request: dict[str, Any], *, strea
 
 
 def openai_client(url: str, **headers: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0, default_headers=headers or None)
+    return sdk_clients.openai_client(url, headers=headers or None)
 
 
 # --- Claude Code: Messages ---------------------------------------------------------------------

@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import anthropic
 import httpx
 import openai
 import pytest
 
 from scripted_upstream import ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
 from webreach.server import ServerSettings, create_app
@@ -46,7 +46,7 @@ def serve(upstream: ScriptedUpstream) -> Serve:
 
 
 def continue_messages(url: str, *, stream: bool) -> str:
-    client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+    client = anthropic_client(url)
     request: dict[str, Any] = {
         "model": "m",
         "max_tokens": 128,
@@ -63,7 +63,7 @@ def continue_messages(url: str, *, stream: bool) -> str:
 
 
 def continue_chat(url: str, *, stream: bool) -> str:
-    client = openai.OpenAI(base_url=f"{url}/beta", api_key="k", max_retries=0)
+    client = openai_client(f"{url}/beta")
     messages: Any = [ASKED, {"role": "assistant", "content": BEGUN, "prefix": True}]
     if not stream:
         completion = client.chat.completions.create(model="m", messages=messages)
@@ -133,7 +133,7 @@ def test_a_conversation_ending_with_a_user_message_is_no_continuation(
 ) -> None:
     upstream.queue(Step(content="A poem."))
     with serve("deepseek", "prefix") as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0)
+        client = openai_client(f"{url}/v1")
         client.chat.completions.create(model="m", messages=[ASKED], extra_body={"title": False})
     assert "prefix" not in upstream.requests[0]["messages"][-1]
 
@@ -204,7 +204,7 @@ def test_a_messages_reply_that_used_web_tools_cannot_be_continued(
 
 def test_responses_refuses_to_continue_a_reply(serve: Serve, upstream: ScriptedUpstream) -> None:
     with serve("deepseek") as url:
-        client = openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0)
+        client = openai_client(f"{url}/v1")
         with pytest.raises(openai.BadRequestError) as refused:
             client.responses.create(
                 model="m",

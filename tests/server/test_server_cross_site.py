@@ -15,14 +15,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import anthropic
 import httpx
-import openai
 import pytest
 from pydantic import ValidationError
 
 from cli_helpers import clean_env, run_cli
 from scripted_upstream import ScriptedUpstream
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app
@@ -278,13 +277,13 @@ def test_the_official_sdks_work_unchanged_against_a_keyless_server(
     keyless: tuple[str, int, ScriptedUpstream], upstream: ScriptedUpstream
 ) -> None:
     url = keyless[0]
-    chat = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+    chat = openai_client(url + "/v1", "unused")
     completion = chat.chat.completions.create(
         model="m", messages=[{"role": "user", "content": "hi"}]
     )
     assert completion.choices[0].message.content == "Hello from the scripted upstream."
     assert chat.responses.create(model="m", input="hi").output_text
-    messages = anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0)
+    messages = anthropic_client(url, "unused")
     reply = messages.messages.create(
         model="m", max_tokens=16, messages=[{"role": "user", "content": "hi"}]
     )

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import openai
-
 from providers_for_tests import ScriptedFetch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from test_server_read_link import ARTICLE, ARTICLE_URL
 from webreach.seam import WebError, WebErrorCode
 
@@ -37,7 +36,7 @@ def test_search_open_and_find_in_one_answer(
         ),
         Step(reasoning="Enough.", content="Yes, it has a JIT【1】."),
     )
-    client = openai.OpenAI(base_url=webreach_url, api_key="k", max_retries=0)
+    client = openai_client(webreach_url)
     reply = client.chat.completions.create(model="m", messages=ASK, tools=WEB, extra_body=THINK)  # type: ignore[arg-type]
 
     assert [t["function"]["name"] for t in upstream.requests[0]["tools"]] == [
@@ -78,7 +77,7 @@ def test_a_page_that_cannot_be_opened_is_unavailable(
 ) -> None:
     fetcher.pages[ARTICLE_URL] = WebError(WebErrorCode.WEB_BLOCKED_URL, "private")
     upstream.queue(Step(calls=[Call("open_page", {"url": ARTICLE_URL})]), Step(content="Sorry."))
-    client = openai.OpenAI(base_url=webreach_url, api_key="k", max_retries=0)
+    client = openai_client(webreach_url)
     reply = client.chat.completions.create(model="m", messages=ASK, tools=WEB, extra_body=THINK)  # type: ignore[arg-type]
     (call,) = calls_of(reply)
     assert call["status"] == "failed"
@@ -94,9 +93,7 @@ def test_responses_deep_search_items_parse_strictly(
         Step(calls=[Call("find_in_page", {"url": ARTICLE_URL, "pattern": "faster"})]),
         Step(content="It is faster."),
     )
-    strict = openai.OpenAI(
-        base_url=webreach_url, api_key="k", max_retries=0, _strict_response_validation=True
-    )
+    strict = openai_client(webreach_url, strict=True)
     with strict.responses.stream(
         model="m",
         input=ASK[0]["content"],

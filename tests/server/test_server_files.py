@@ -17,6 +17,7 @@ import pytest
 from _servers import make_pdf
 from providers_for_tests import ScriptedSearch
 from scripted_upstream import ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer
 from webreach.cache import MemoryStore
 from webreach.providers.fetch.http import HttpFetchProvider
@@ -70,12 +71,8 @@ def webreach_url(
         yield server.url + "/v1"
 
 
-def openai_client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0)
-
-
-def anthropic_client(url: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=url.removesuffix("/v1"), api_key="k", max_retries=0)
+def claude_client(url: str) -> anthropic.Anthropic:
+    return anthropic_client(url.removesuffix("/v1"))
 
 
 def user_text(upstream: ScriptedUpstream) -> str:
@@ -151,7 +148,7 @@ def test_responses_files_refused_with_a_400(
 
 def messages_document(url: str, source: dict[str, Any]) -> Any:
     document = {"type": "document", "source": source, "title": "notes"}
-    return anthropic_client(url).messages.create(
+    return claude_client(url).messages.create(
         model="m",
         max_tokens=100,
         messages=[

@@ -10,12 +10,11 @@ import base64
 from collections.abc import Iterator
 from typing import Any
 
-import anthropic
-import openai
 import pytest
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer
 from webreach.seam import (
     ImageBytes,
@@ -96,7 +95,7 @@ def test_chat_image_search_is_a_call_with_empty_queries_and_image_sources(
     image_url: str, upstream: ScriptedUpstream, images: ScriptedImageSearch, stream: bool
 ) -> None:
     upstream.queue(SEARCH_IMAGE, ANSWER)
-    client = openai.OpenAI(base_url=image_url, api_key="k", max_retries=0)
+    client = openai_client(image_url)
     if stream:
         with client.chat.completions.stream(**chat_request()) as events:
             for _ in events:
@@ -134,12 +133,7 @@ def test_a_messages_image_given_as_bytes_is_searched_as_bytes(
 ) -> None:
     images.answers[ImageBytes(PNG, "image/png")] = FOUND
     upstream.queue(SEARCH_IMAGE, ANSWER)
-    client = anthropic.Anthropic(
-        base_url=image_url.removesuffix("/v1"),
-        api_key="k",
-        max_retries=0,
-        _strict_response_validation=True,
-    )
+    client = anthropic_client(image_url.removesuffix("/v1"), strict=True)
     request: dict[str, Any] = {
         "model": "m",
         "max_tokens": 256,
@@ -187,7 +181,7 @@ def test_responses_deep_image_search_with_thinking(
     image_url: str, upstream: ScriptedUpstream, stream: bool
 ) -> None:
     upstream.queue(SEARCH_IMAGE, ANSWER)
-    client = openai.OpenAI(base_url=image_url, api_key="k", max_retries=0)
+    client = openai_client(image_url)
     request: dict[str, Any] = {
         "model": "m",
         "input": [
@@ -223,7 +217,7 @@ def test_a_failed_or_empty_image_search_is_not_billed(
 ) -> None:
     images.answers[PHOTO] = WebError(WebErrorCode.WEB_PROVIDER_ERROR, "lens: HTTP 500")
     upstream.queue(SEARCH_IMAGE, Step(content="I could not find it."))
-    client = openai.OpenAI(base_url=image_url, api_key="k", max_retries=0)
+    client = openai_client(image_url)
     message = client.chat.completions.create(**chat_request()).choices[0].message
     (step,) = (message.model_extra or {})["server_tool_calls"]
     call = step["calls"][0]
@@ -253,7 +247,7 @@ def test_no_image_search_is_offered_without_an_image_and_deepseek_web_search(
     image_url: str, upstream: ScriptedUpstream, request_changes: dict[str, Any]
 ) -> None:
     upstream.queue(Step(content="An answer."))
-    client = openai.OpenAI(base_url=image_url, api_key="k", max_retries=0)
+    client = openai_client(image_url)
     client.chat.completions.create(**chat_request(**request_changes))
     assert "image_search" not in offered(upstream)
 
@@ -262,6 +256,6 @@ def test_no_image_search_is_offered_when_no_provider_is_ready(
     webreach_url: str, upstream: ScriptedUpstream
 ) -> None:
     upstream.queue(Step(content="An answer."))
-    client = openai.OpenAI(base_url=webreach_url, api_key="k", max_retries=0)
+    client = openai_client(webreach_url)
     client.chat.completions.create(**chat_request())
     assert set(offered(upstream)) == {"web_search"}

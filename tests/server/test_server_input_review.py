@@ -20,6 +20,7 @@ import pytest
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_moderation import ScriptedModeration
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from server_harness import PROTOCOL_IDS, LiveServer
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
@@ -88,12 +89,12 @@ def ask_with_sdk(base: str, protocol: str, body: dict[str, Any], *, stream: bool
     extra = {k: body[k] for k in ("safety_check", "tools") if k in body}
     rest = {k: v for k, v in body.items() if k not in extra}
     if protocol == "messages":
-        claude = anthropic.Anthropic(base_url=base, api_key="k", max_retries=0)
+        claude = anthropic_client(base)
         if stream:
             with claude.messages.stream(**rest, extra_body=extra) as events:
                 return events.get_final_message()
         return claude.messages.create(**rest, extra_body=extra)
-    client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+    client = openai_client(base + "/v1")
     if protocol == "responses":
         if stream:
             with client.responses.stream(**rest, extra_body=extra) as events:
@@ -281,7 +282,7 @@ def test_earlier_rounds_system_messages_and_tool_results_are_not_the_rounds_inpu
 def test_a_partial_reply_to_continue_is_part_of_the_input(
     moderated: str, upstream: ScriptedUpstream, search: ScriptedSearch
 ) -> None:
-    claude = anthropic.Anthropic(base_url=moderated, api_key="k", max_retries=0)
+    claude = anthropic_client(moderated)
     with pytest.raises(anthropic.BadRequestError) as refused:
         claude.messages.create(
             model="m",

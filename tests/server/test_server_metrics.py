@@ -15,6 +15,7 @@ from starlette.types import Receive, Scope, Send
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import SearchRequest, SearchResult, WebError, WebErrorCode, WebRuntime
@@ -66,7 +67,7 @@ def test_requests_searches_upstream_calls_and_tokens_are_counted(
     upstream: ScriptedUpstream,
 ) -> None:
     with serving(upstream) as url:
-        client = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+        client = openai_client(url + "/v1")
         upstream.queue(
             Step(calls=[Call("web_search", {"queries": ["Iceland population"]})]),
             Step(content="About 390,000 people.", usage=(100, 7)),
@@ -124,7 +125,7 @@ def test_failed_searches_count_under_their_error_code(upstream: ScriptedUpstream
 def test_upstream_failures_count_by_status(upstream: ScriptedUpstream) -> None:
     with serving(upstream) as url:
         upstream.queue(Step(status=503, error="overloaded"))
-        client = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+        client = openai_client(url + "/v1")
         with pytest.raises(openai.APIStatusError) as failed:
             client.chat.completions.create(model="m", messages=USER, tools=WEB)  # type: ignore[list-item]
         assert failed.value.status_code >= 500
@@ -184,7 +185,7 @@ def test_a_named_inbound_key_labels_its_requests(upstream: ScriptedUpstream) -> 
     settings = ServerSettings(upstream_base_url=upstream.url, server_api_keys=f"alice:{secret}")
     app = create_app(settings, WebRuntime(), ToolOptions(), store=MemoryStore())
     with LiveServer(app) as server:
-        client = openai.OpenAI(base_url=server.url + "/v1", api_key=secret, max_retries=0)
+        client = openai_client(server.url + "/v1", secret)
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
         scraped = httpx.get(server.url + "/metrics", headers={"Authorization": f"Bearer {secret}"})
     assert secret not in scraped.text
@@ -222,7 +223,7 @@ def test_with_an_admin_key_metrics_are_the_operators_and_label_web_calls_by_key(
     secret, admin = "alice-secret-key-4d1f", "admin-secret-9e2a"
     keys = f"alice:{secret}"
     with serving(upstream, server_api_keys=keys, admin_api_key=admin) as url:
-        client = openai.OpenAI(base_url=url + "/v1", api_key=secret, max_retries=0)
+        client = openai_client(url + "/v1", secret)
         upstream.queue(
             Step(calls=[Call("web_search", {"queries": ["Iceland population"]})]),
             Step(content="About 390,000 people.", usage=(100, 7)),

@@ -12,6 +12,7 @@ import openai
 import pytest
 
 from scripted_upstream import ScriptedUpstream
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app
@@ -103,11 +104,11 @@ def test_an_unknown_path_is_404_in_the_shape_of_the_protocol_it_lies_under(
 
 
 def test_the_sdks_read_a_404_as_their_own_not_found_error(url: str) -> None:
-    chat = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+    chat = openai_client(url + "/v1", "unused")
     with pytest.raises(openai.NotFoundError) as raised:
         chat.models.retrieve("m")
     assert "GET /v1/models/m" in raised.value.message
-    messages = anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0)
+    messages = anthropic_client(url, "unused")
     with pytest.raises(anthropic.NotFoundError) as found:
         messages.messages.count_tokens(model="m", messages=[{"role": "user", "content": "hi"}])
     assert "POST /v1/messages/count_tokens" in str(found.value)

@@ -14,6 +14,7 @@ import openai
 import pytest
 
 from fake_ollama import WITH_TOOLS, WITHOUT_TOOLS, FakeOllama
+from sdk_clients import openai_client
 from server_harness import LiveServer, default_search
 from webreach.seam import WebRuntime
 from webreach.server.app import ServerSettings, create_app
@@ -55,7 +56,7 @@ def _readyz(base: str, status: int) -> dict[str, Any]:
 
 
 def _client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0)
+    return openai_client(base + "/v1", "none")
 
 
 def test_an_ollama_url_without_v1_is_named(

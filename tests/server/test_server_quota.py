@@ -23,6 +23,7 @@ import redis
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore, RedisStore
 from webreach.seam import CacheStore, FetchResult, HtmlBody, WebRuntime
@@ -97,7 +98,7 @@ def ran_calls(reply: Any) -> list[dict[str, Any]]:
 
 
 def chat(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url + "/v1", api_key=ALICE, max_retries=0, timeout=30)
+    return openai_client(url + "/v1", ALICE, timeout=30)
 
 
 def until(condition: Callable[[], bool], seconds: float = 10) -> None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import anthropic
-import openai
 import pytest
 
 from providers_for_tests import ScriptedFetch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from webreach.seam import FetchResult, HtmlBody
 
 ARTICLE_URL = "https://example.com/article"
@@ -38,10 +37,6 @@ def read_then_cite(upstream: ScriptedUpstream) -> None:
     )
 
 
-def openai_client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0, _strict_response_validation=True)
-
-
 def page_told(upstream: ScriptedUpstream) -> str:
     told = upstream.requests[1]["messages"][-1]
     assert told["role"] == "tool"
@@ -53,7 +48,7 @@ def test_the_model_reads_the_page_number_and_date(
 ) -> None:
     fetcher.pages[ARTICLE_URL] = ARTICLE
     read_then_cite(upstream)
-    openai_client(webreach_url).chat.completions.create(
+    openai_client(webreach_url, strict=True).chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": ASK}],
         tools=READ,  # type: ignore[list-item]
@@ -71,7 +66,7 @@ def test_chat_cites_a_read_page(
 ) -> None:
     fetcher.pages[ARTICLE_URL] = ARTICLE
     read_then_cite(upstream)
-    client = openai_client(webreach_url)
+    client = openai_client(webreach_url, strict=True)
     ask: dict[str, Any] = {
         "model": "m",
         "messages": [{"role": "user", "content": ASK}],
@@ -96,7 +91,7 @@ def test_responses_cites_a_read_page(
 ) -> None:
     fetcher.pages[ARTICLE_URL] = ARTICLE
     read_then_cite(upstream)
-    client = openai_client(webreach_url)
+    client = openai_client(webreach_url, strict=True)
     ask: dict[str, Any] = {"model": "m", "input": ASK, "tools": READ}
     if stream:
         with client.responses.stream(**ask) as events:
@@ -133,11 +128,8 @@ def test_messages_cites_a_read_page(
     documentation says SDKs accept when not strict."""
     fetcher.pages[ARTICLE_URL] = ARTICLE
     read_then_cite(upstream)
-    client = anthropic.Anthropic(
-        base_url=webreach_url.removesuffix("/v1"),
-        api_key="k",
-        max_retries=0,
-        _strict_response_validation=tool["type"].startswith("web_fetch"),
+    client = anthropic_client(
+        webreach_url.removesuffix("/v1"), strict=tool["type"].startswith("web_fetch")
     )
     ask: dict[str, Any] = {
         "model": "m",
@@ -167,7 +159,7 @@ def test_a_search_and_a_read_page_have_distinct_numbers(
         Step(calls=[Call("read_link", {"url": ARTICLE_URL})]),
         Step(content="Searches say so【2】; the notes too【4】."),
     )
-    reply = openai_client(webreach_url).chat.completions.create(
+    reply = openai_client(webreach_url, strict=True).chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": ASK}],
         tools=[{"type": "deepseek_web_search"}, *READ],  # type: ignore[list-item]
@@ -191,7 +183,7 @@ def test_a_read_page_found_by_the_search_keeps_its_number(
         Step(calls=[Call("read_link", {"url": found})]),
         Step(content="The notes say so【2】."),
     )
-    reply = openai_client(webreach_url).chat.completions.create(
+    reply = openai_client(webreach_url, strict=True).chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": f"Read {found} and search too."}],
         tools=[{"type": "deepseek_web_search"}, *READ],  # type: ignore[list-item]
@@ -216,7 +208,7 @@ def test_deep_search_numbers_the_pages_it_opens(
         ),
         Step(reasoning="Enough.", content="It has a JIT【4】."),
     )
-    reply = openai_client(webreach_url).chat.completions.create(
+    reply = openai_client(webreach_url, strict=True).chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": "Is Python faster? Check the notes."}],
         tools=[{"type": "deepseek_web_search"}],  # type: ignore[list-item]

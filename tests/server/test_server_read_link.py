@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import openai
 import pytest
 
 from providers_for_tests import ScriptedFetch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from sdk_clients import openai_client as client
 from server_harness import LiveServer
 from webreach.seam import FetchResult, HtmlBody, TextBody, WebError, WebErrorCode, WebRuntime
@@ -209,17 +209,11 @@ def test_tool_choice_none_turns_reading_off(upstream: ScriptedUpstream, webreach
 def test_messages_web_fetch_reads_a_link_for_strict_clients(
     upstream: ScriptedUpstream, webreach_url: str, fetcher: ScriptedFetch
 ) -> None:
-    import anthropic
 
     fetcher.pages[ARTICLE_URL] = ARTICLE
     for strict in (False, True):
         upstream.queue(read_step(), Step(content="A faster interpreter."))
-        messages = anthropic.Anthropic(
-            base_url=webreach_url.removesuffix("/v1"),
-            api_key="k",
-            max_retries=0,
-            _strict_response_validation=strict,
-        )
+        messages = anthropic_client(webreach_url.removesuffix("/v1"), strict=strict)
         with messages.messages.stream(
             model="m",
             max_tokens=512,
@@ -242,9 +236,7 @@ def test_responses_read_link_item(
 ) -> None:
     fetcher.pages[ARTICLE_URL] = ARTICLE
     upstream.queue(read_step(), Step(content="A faster interpreter."))
-    strict = openai.OpenAI(
-        base_url=webreach_url, api_key="k", max_retries=0, _strict_response_validation=True
-    )
+    strict = openai_client(webreach_url, strict=True)
     with strict.responses.stream(
         model="m",
         input=ASK[0]["content"],

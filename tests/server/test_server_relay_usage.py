@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from providers_for_tests import ScriptedFetch
 from scripted_upstream import ScriptedUpstream, Step
+from sdk_clients import openai_client
 from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
@@ -45,7 +46,7 @@ def served(upstream: ScriptedUpstream) -> Iterator[str]:
 
 
 def client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url + "/v1", api_key=ALICE, max_retries=0)
+    return openai_client(url + "/v1", ALICE)
 
 
 def alice_usage(url: str) -> dict[str, int]:

@@ -13,14 +13,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import anthropic
 import httpx
-import openai
 import pytest
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_moderation import ScriptedModeration
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from server_harness import PROTOCOL_IDS, SMALLEST_REQUESTS, LiveServer
 from webreach.cache import MemoryStore
 from webreach.seam import FetchResult, HtmlBody, WebRuntime
@@ -85,7 +84,7 @@ def moderated_url(
 
 def complete(url: str, request: dict[str, Any], *, stream: bool) -> Any:
     """A Chat completion through the SDK: ``create``, or the stream helper's final snapshot."""
-    client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+    client = openai_client(url)
     if not stream:
         return client.chat.completions.create(**request)
     with client.chat.completions.stream(**request) as events:
@@ -192,9 +191,7 @@ def test_a_failing_messages_answer_stops_with_refusal(
 ) -> None:
     upstream.verdict = verdict_by_text
     upstream.queue(*search_then(SECRET))
-    client = anthropic.Anthropic(
-        base_url=webreach_url.removesuffix("/v1"), api_key="k", max_retries=0
-    )
+    client = anthropic_client(webreach_url.removesuffix("/v1"))
     request: dict[str, Any] = {
         "model": "m",
         "max_tokens": 256,
@@ -229,7 +226,7 @@ def test_a_failing_responses_answer_is_incomplete_keeping_only_the_searches(
 ) -> None:
     upstream.verdict = verdict_by_text
     upstream.queue(*search_then(SECRET))
-    client = openai.OpenAI(base_url=webreach_url, api_key="k", max_retries=0)
+    client = openai_client(webreach_url)
     request = responses_search(HIGH)
     if stream:
         with client.responses.stream(**request) as events:
@@ -274,9 +271,7 @@ def test_messages_keep_their_order_when_held_for_review(
         ),
         Step(reasoning="Found it.", content="About 390,000【1】"),
     )
-    client = anthropic.Anthropic(
-        base_url=webreach_url.removesuffix("/v1"), api_key="k", max_retries=0
-    )
+    client = anthropic_client(webreach_url.removesuffix("/v1"))
     with client.messages.stream(
         model="m",
         max_tokens=256,
@@ -401,7 +396,7 @@ def test_a_client_tool_call_is_reviewed_with_its_arguments(
 ) -> None:
     upstream.verdict = verdict_by_text
     upstream.queue(Step(calls=[Call("send_mail", {"body": "FORBIDDEN instructions"})]))
-    client = openai.OpenAI(base_url=webreach_url, api_key="k", max_retries=0)
+    client = openai_client(webreach_url)
     completion = client.chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": "Mail it."}],
@@ -422,12 +417,7 @@ def test_a_client_tool_call_is_reviewed_with_its_arguments(
 
 
 def page_refused_in_messages(url: str, stream: bool) -> dict[str, Any]:
-    client = anthropic.Anthropic(
-        base_url=url.removesuffix("/v1"),
-        api_key="k",
-        max_retries=0,
-        _strict_response_validation=True,
-    )
+    client = anthropic_client(url.removesuffix("/v1"), strict=True)
     request: dict[str, Any] = {
         "model": "m",
         "max_tokens": 256,
@@ -446,7 +436,7 @@ def page_refused_in_messages(url: str, stream: bool) -> dict[str, Any]:
 
 
 def page_refused_in_responses(url: str, stream: bool) -> dict[str, Any]:
-    client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+    client = openai_client(url)
     request: dict[str, Any] = {
         "model": "m",
         "input": ASK_PAGE[0]["content"],
@@ -490,9 +480,7 @@ def test_a_passing_responses_answer_is_whole(
     webreach_url: str, upstream: ScriptedUpstream, stream: bool
 ) -> None:
     upstream.queue(*search_then("About 390,000 people【1】."))
-    client = openai.OpenAI(
-        base_url=webreach_url, api_key="k", max_retries=0, _strict_response_validation=True
-    )
+    client = openai_client(webreach_url, strict=True)
     request = responses_search(HIGH)
     if stream:
         with client.responses.stream(**request) as events:

@@ -14,6 +14,7 @@ import pytest
 
 from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from test_server_web_api import conforms
 from webreach.seam import SearchFilter, SearchRequest, SearchResult, SearchSource
 from webreach.server.chat.request import parse_chat
@@ -55,11 +56,11 @@ def search(request: pytest.FixtureRequest) -> ScriptedSearch:
 
 
 def chat(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+    return openai_client(url)
 
 
 def messages_client(url: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=url.removesuffix("/v1"), api_key="k", max_retries=0)
+    return anthropic_client(url.removesuffix("/v1"))
 
 
 def search_then_answer(upstream: ScriptedUpstream, **arguments: Any) -> None:

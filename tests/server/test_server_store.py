@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import anthropic
 import httpx
 import openai
 import pytest
@@ -26,6 +25,7 @@ from client_sockets import STARTUP_PATIENCE
 from providers_for_tests import ScriptedFetch
 from replay_server import ReplayServer, Reply
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client
 from sdk_clients import openai_client as client
 from test_server_read_link import ARTICLE, ARTICLE_URL
 
@@ -102,7 +102,7 @@ def test_a_messages_client_that_drops_the_signature_gets_the_page_from_the_store
     ``signature``; the page is found by the block's ``tool_use_id``."""
     fetcher.pages[ARTICLE_URL] = ARTICLE
     upstream.queue(read_step(), Step(content="A faster interpreter."))
-    claude = anthropic.Anthropic(base_url=webreach_url.removesuffix("/v1"), api_key="k")
+    claude = anthropic_client(webreach_url.removesuffix("/v1"))
     tools = [{"type": "web_fetch_20250910", "name": "web_fetch"}]
     question = [{"role": "user", "content": ASK}]
     first = claude.messages.create(model="m", max_tokens=64, messages=question, tools=tools)  # type: ignore[arg-type,list-item]
@@ -219,7 +219,7 @@ def test_a_page_read_on_one_replica_comes_back_unsealed_on_the_other(
     tools = [{"type": "web_fetch_20250910", "name": "web_fetch"}]
     question = [{"role": "user", "content": f"Summarise {page}"}]
     upstream.queue(read_step(page), Step(content="It has a JIT."))
-    first = anthropic.Anthropic(base_url=a, api_key="k").messages.create(
+    first = anthropic_client(a).messages.create(
         model="m",
         max_tokens=64,
         messages=question,
@@ -229,7 +229,7 @@ def test_a_page_read_on_one_replica_comes_back_unsealed_on_the_other(
     for block in blocks:
         block.pop("signature", None)
     upstream.queue(Step(content="Quoted."))
-    anthropic.Anthropic(base_url=b, api_key="k").messages.create(
+    anthropic_client(b).messages.create(
         model="m",
         max_tokens=64,
         messages=[

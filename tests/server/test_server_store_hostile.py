@@ -20,6 +20,7 @@ import pytest
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_upstream import ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer
 from test_server_read_link import ARTICLE, ARTICLE_URL
 from test_server_store import ASK, read_step
@@ -58,7 +59,7 @@ def served(
 
 
 def client(server: LiveServer, key: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.url + "/v1", api_key=key, max_retries=0)
+    return openai_client(server.url + "/v1", key)
 
 
 @pytest.fixture
@@ -123,7 +124,7 @@ def test_another_key_cannot_restore_a_page_by_its_call_id(upstream: ScriptedUpst
         question: Any = [{"role": "user", "content": ASK}]
 
         def claude(key: str) -> anthropic.Anthropic:
-            return anthropic.Anthropic(base_url=server.url, api_key=key, max_retries=0)
+            return anthropic_client(server.url, key)
 
         first = claude(KEY_A).messages.create(
             model="m", max_tokens=64, messages=question, tools=tools

@@ -18,6 +18,7 @@ import pytest
 
 from providers_for_tests import ScriptedFetch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore, RedisStore
 from webreach.seam import CacheStore, WebRuntime
@@ -108,7 +109,7 @@ def test_the_access_line_names_the_key_never_the_secret(
             )
             assert answer.status_code == 200
         upstream.queue(Step(content="Hello."))
-        chat = openai.OpenAI(base_url=server.url + "/v1", api_key=ALICE, max_retries=0)
+        chat = openai_client(server.url + "/v1", ALICE)
         chat.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
         lines = wait_for_access(access, 3)
     assert [line["key"] for line in lines] == ["alice", "key-2", "alice"]
@@ -123,7 +124,7 @@ def test_a_key_past_its_requests_per_minute_gets_429_with_retry_after_in_both_sd
     limits = {"alice": KeyLimits(requests_per_minute=2), "key-2": KeyLimits(requests_per_minute=1)}
     clear_of_minute_edge()
     with LiveServer(app_for(settings(upstream, server_key_limits=limits))) as server:
-        chat = openai.OpenAI(base_url=server.url + "/v1", api_key=ALICE, max_retries=0)
+        chat = openai_client(server.url + "/v1", ALICE)
         for _ in range(2):
             upstream.queue(Step(content="Hello."))
             chat.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
@@ -135,7 +136,7 @@ def test_a_key_past_its_requests_per_minute_gets_429_with_retry_after_in_both_sd
         assert 1 <= wait <= 60
         assert "alice" in refused.value.message and ALICE not in refused.value.message
 
-        messages = anthropic.Anthropic(base_url=server.url, api_key=PLAIN, max_retries=0)
+        messages = anthropic_client(server.url, PLAIN)
         upstream.queue(Step(content="Hello."))
         messages.messages.create(model="m", max_tokens=16, messages=USER)  # type: ignore[arg-type]
         with pytest.raises(anthropic.RateLimitError) as also:
@@ -215,7 +216,7 @@ def test_the_usage_endpoint_needs_its_own_key_and_is_absent_without_one(
         assert httpx.get(f"{server.url}/admin/usage", headers=with_alice).status_code == 404
     with LiveServer(app_for(settings(upstream, admin_api_key=ADMIN))) as server:
         upstream.queue(Step(content="Hello.", usage=(30, 7)))
-        chat = openai.OpenAI(base_url=server.url + "/v1", api_key=ALICE, max_retries=0)
+        chat = openai_client(server.url + "/v1", ALICE)
         chat.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
         assert httpx.get(f"{server.url}/admin/usage").status_code == 401
         # An inbound key is not the admin key: a tenant cannot read the others' usage.
@@ -286,7 +287,7 @@ def test_a_turn_spends_at_most_what_its_key_has_left_of_the_day(
     calls = [Call("web_search", {"queries": [f"q{n}"]}) for n in range(4)]
     upstream.queue(Step(calls=calls), Step(content="ok"))
     with LiveServer(app_for(config)) as server:
-        chat = openai.OpenAI(base_url=server.url + "/v1", api_key=ALICE, max_retries=0)
+        chat = openai_client(server.url + "/v1", ALICE)
         web = [{"type": "deepseek_web_search"}]
         reply = chat.chat.completions.create(model="m", messages=USER, tools=web)  # type: ignore[arg-type, list-item]
         ran = reply.choices[0].message.model_extra["server_tool_calls"][0]["calls"]  # type: ignore[index]

@@ -11,11 +11,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import anthropic
-import openai
 import pytest
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch, sources
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer
 from site_search_tool import SiteSearch
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
@@ -70,7 +70,7 @@ def test_chat_shows_the_fifth_tool_under_its_own_action_name(
     plugin_url: str, upstream: ScriptedUpstream, site_search: ScriptedSearch, stream: bool
 ) -> None:
     upstream.queue(Step(calls=[SITE_CALL]), ANSWER)
-    client = openai.OpenAI(base_url=plugin_url, api_key="k", max_retries=0)
+    client = openai_client(plugin_url)
     request: dict[str, Any] = {
         "model": "m",
         "messages": [{"role": "user", "content": ASK}],
@@ -111,7 +111,7 @@ def test_responses_shows_the_fifth_tool_as_a_web_search_call(
     plugin_url: str, upstream: ScriptedUpstream, stream: bool
 ) -> None:
     upstream.queue(Step(calls=[SITE_CALL]), ANSWER)
-    client = openai.OpenAI(base_url=plugin_url, api_key="k", max_retries=0)
+    client = openai_client(plugin_url)
     request: dict[str, Any] = {
         "model": "m",
         "input": ASK,
@@ -139,12 +139,7 @@ def test_responses_shows_the_fifth_tool_as_a_web_search_call(
 
 
 def messages_client(url: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=url.removesuffix("/v1"),
-        api_key="k",
-        max_retries=0,
-        _strict_response_validation=True,
-    )
+    return anthropic_client(url.removesuffix("/v1"), strict=True)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
@@ -214,7 +209,7 @@ def test_the_fifth_tool_draws_on_the_search_budget_after_the_searches(
 def test_the_fifth_tool_is_offered_only_where_its_factory_says(
     plugin_url: str, upstream: ScriptedUpstream, site_search: ScriptedSearch
 ) -> None:
-    client = openai.OpenAI(base_url=plugin_url, api_key="k", max_retries=0)
+    client = openai_client(plugin_url)
     client.chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": ASK}],
@@ -234,7 +229,7 @@ def test_a_server_without_the_plugin_does_not_offer_it(
     upstream: ScriptedUpstream, site_search: ScriptedSearch
 ) -> None:
     with serving(upstream, site_search, plugin=False) as url:
-        client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+        client = openai_client(url)
         client.chat.completions.create(
             model="m",
             messages=[{"role": "user", "content": ASK}],

@@ -25,6 +25,7 @@ import pytest
 
 from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step, ToolCaller, TricklingUpstream
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer, default_search
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
 from webreach.server.app import ServerSettings, create_app
@@ -73,7 +74,7 @@ def ask(base: str, protocol: str, stream: bool, tools: list[dict[str, Any]] | No
     body = body_of(protocol, stream, tools)
     if protocol == "messages":
         return _ask_claude(base, body, stream)
-    client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0, timeout=30)
+    client = openai_client(base + "/v1", timeout=30)
     try:
         if protocol == "chat":
             if not stream:
@@ -101,7 +102,7 @@ def ask(base: str, protocol: str, stream: bool, tools: list[dict[str, Any]] | No
 
 
 def _ask_claude(base: str, body: Any, stream: bool) -> Seen:
-    claude = anthropic.Anthropic(base_url=base, api_key="k", max_retries=0, timeout=30)
+    claude = anthropic_client(base, timeout=30)
     text = ""
     try:
         if not stream:
@@ -209,7 +210,7 @@ def test_a_client_tool_call_at_the_cap_still_reaches_the_client() -> None:
             Step(calls=[Call("web_search", {"queries": ["news"]})]),
             Step(calls=[Call("lookup", {"word": "news"})]),
         )
-        client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0)
+        client = openai_client(base + "/v1")
         reply = client.chat.completions.create(model="m", messages=USER, tools=tools)  # type: ignore[arg-type,call-overload]
     assert reply.choices[0].finish_reason == "tool_calls"
     assert len(upstream.requests) == 2
@@ -346,7 +347,7 @@ def test_a_relayed_stream_past_its_deadline_ends_the_chat_way() -> None:
             assert reply.status_code == 200
             payloads = list(sse_data(reply))
         assert wait_until(lambda: upstream.open == 0)
-        client = openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0, timeout=30)
+        client = openai_client(base + "/v1", timeout=30)
         with pytest.raises(openai.APIError, match=re.escape(TIMED_OUT)):
             for _ in client.chat.completions.create(model="m", messages=USER, stream=True):  # type: ignore[call-overload]
                 pass

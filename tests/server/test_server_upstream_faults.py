@@ -18,6 +18,7 @@ import openai
 import pytest
 
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer
 from web_requests import BODIES, PATHS, USER, VARIANTS, path_of
 from webreach.config import ConfigError, load_settings
@@ -67,7 +68,7 @@ def test_a_rate_limited_upstream_passes_on_its_status_and_retry_after(
 
 def test_the_sdks_read_the_retry_after(live: str, upstream: ScriptedUpstream) -> None:
     upstream.queue(Step(status=503, error="overloaded", headers={"Retry-After": "3"}))
-    client = openai.OpenAI(base_url=live + "/v1", api_key="k", max_retries=0)
+    client = openai_client(live + "/v1")
     with pytest.raises(openai.InternalServerError) as caught:
         client.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
     assert caught.value.status_code == 503
@@ -110,7 +111,7 @@ def test_an_upstreams_own_failure_is_a_gateway_error_never_the_servers_500(
     assert "the model server crashed" in message_of(response)
     if variant == "messages":
         upstream.queue(Step(status=status, error="the model server crashed"))
-        claude = anthropic.Anthropic(base_url=live, api_key="k", max_retries=0)
+        claude = anthropic_client(live)
         with pytest.raises(anthropic.APIStatusError) as caught:
             claude.messages.create(**BODIES["messages"])
         assert caught.value.status_code == expected
@@ -144,7 +145,7 @@ def test_a_relayed_200_that_is_not_a_json_answer_is_a_502_as_in_the_loop(
     assert response.status_code == 502
     assert said in message_of(response)
     upstream.queue(Step(raw_body=body, headers={"content-type": "application/json"}))
-    client = openai.OpenAI(base_url=live + "/v1", api_key="k", max_retries=0)
+    client = openai_client(live + "/v1")
     with pytest.raises(openai.InternalServerError, match=said):
         client.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
 
@@ -172,11 +173,11 @@ def test_a_body_cut_midway_before_anything_was_sent_is_a_502_the_sdks_raise(
         Step(calls=[Call("web_search", {"queries": ["q"]})]), Step(content="x", break_after=2)
     )
     if variant == "messages":
-        claude = anthropic.Anthropic(base_url=live, api_key="k", max_retries=0)
+        claude = anthropic_client(live)
         with pytest.raises(anthropic.InternalServerError):
             claude.messages.create(**BODIES["messages"])
         return
-    client = openai.OpenAI(base_url=live + "/v1", api_key="k", max_retries=0)
+    client = openai_client(live + "/v1")
     create = client.chat.completions.create if variant == "chat" else client.responses.create
     with pytest.raises(openai.InternalServerError):
         create(**BODIES[variant])
@@ -212,7 +213,7 @@ def test_a_relayed_stream_cut_midway_ends_the_chat_way(
     assert "[DONE]" not in payloads
 
     upstream.queue(Step(content=["one ", "two ", "three"], break_after=2))
-    client = openai.OpenAI(base_url=live + "/v1", api_key="k", max_retries=0)
+    client = openai_client(live + "/v1")
     with pytest.raises(openai.APIError, match="ended the stream before it was complete"):
         for _ in client.chat.completions.create(model="m", messages=USER, stream=True):  # type: ignore[call-overload]
             pass
@@ -290,7 +291,7 @@ def test_a_long_answer_is_preceded_by_newlines_and_a_late_failure_is_the_error_b
                 assert response.content.startswith(b"\n")
                 assert response.json()["choices"][0]["message"]["content"] == "Late but fine."
             else:
-                client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+                client = openai_client(server.url + "/v1")
                 reply = client.chat.completions.create(**BODIES["chat"])
                 assert reply.choices[0].message.content == "Late but fine."
 

@@ -28,6 +28,7 @@ import pytest
 from cli_helpers import clean_env
 from client_sockets import STARTUP_PATIENCE
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from web_requests import BODIES, LOOPS, VARIANTS, path_of
 from webreach.server.app import ServerSettings
 
@@ -232,7 +233,7 @@ def test_a_secret_in_a_200_body_or_an_error_status_is_hidden(
 def test_the_sdks_raise_the_redacted_upstream_error(
     live: str, upstream: ScriptedUpstream, logs: pytest.LogCaptureFixture
 ) -> None:
-    client = openai.OpenAI(base_url=live + "/v1", api_key=INBOUND, max_retries=0)
+    client = openai_client(live + "/v1", INBOUND)
     for variant in ("relay", "chat"):
         upstream.queue(Step(raw_body=ERROR_MID_STREAM, headers=SSE))
         with pytest.raises(openai.APIError) as caught:
@@ -246,7 +247,7 @@ def test_the_sdks_raise_the_redacted_upstream_error(
     assert events[-1].response.error.message.endswith(
         "Incorrect API key provided: ***; moderation ***; *** ***"
     )
-    claude = anthropic.Anthropic(base_url=live, api_key=INBOUND, max_retries=0)
+    claude = anthropic_client(live, INBOUND)
     upstream.queue(Step(raw_body=ERROR_MID_STREAM, headers=SSE))
     with pytest.raises(anthropic.APIError) as refused:
         claude.messages.create(**BODIES["messages"])
@@ -263,7 +264,7 @@ def test_a_whole_json_completion_is_the_answer(
 ) -> None:
     upstream.queue(Step(raw_body=json.dumps(COMPLETION).encode()))
     if variant == "messages":
-        claude = anthropic.Anthropic(base_url=live, api_key=INBOUND, max_retries=0)
+        claude = anthropic_client(live, INBOUND)
         if stream:
             with claude.messages.stream(**BODIES["messages"]) as events:
                 message = events.get_final_message()
@@ -275,7 +276,7 @@ def test_a_whole_json_completion_is_the_answer(
         assert (message.usage.input_tokens, message.usage.output_tokens) == (7, 3)
         assert message.stop_reason == "end_turn"
         return
-    client = openai.OpenAI(base_url=live + "/v1", api_key=INBOUND, max_retries=0)
+    client = openai_client(live + "/v1", INBOUND)
     if variant == "responses":
         if stream:
             with client.responses.stream(**BODIES["responses"]) as events:
@@ -331,7 +332,7 @@ def test_a_whole_json_completion_with_tool_calls_runs_the_search(
 
     # Relayed to a client that asked for a stream: the same call, as the chunks of a stream.
     upstream.queue(Step(raw_body=json.dumps(called).encode()))
-    client = openai.OpenAI(base_url=live + "/v1", api_key=INBOUND, max_retries=0)
+    client = openai_client(live + "/v1", INBOUND)
     lookup = {"type": "function", "function": {"name": "lookup", "parameters": {}}}
     parts = list(client.chat.completions.create(**BODIES["relay"], tools=[lookup], stream=True))
     calls = [c for p in parts if p.choices for c in p.choices[0].delta.tool_calls or ()]
@@ -412,7 +413,7 @@ def test_a_stream_that_ends_unfinished_is_truncated_not_complete(
 
 
 def test_the_sdks_raise_on_a_truncated_stream(live: str, upstream: ScriptedUpstream) -> None:
-    client = openai.OpenAI(base_url=live + "/v1", api_key=INBOUND, max_retries=0)
+    client = openai_client(live + "/v1", INBOUND)
     for variant in ("relay", "chat"):
         upstream.queue(Step(raw_body=UNFINISHED, headers=SSE))
         with pytest.raises(openai.APIError, match="complete"):
@@ -421,7 +422,7 @@ def test_the_sdks_raise_on_a_truncated_stream(live: str, upstream: ScriptedUpstr
     upstream.queue(Step(raw_body=UNTERMINATED, headers=SSE))
     with pytest.raises(openai.InternalServerError):
         client.responses.create(**BODIES["responses"])
-    claude = anthropic.Anthropic(base_url=live, api_key=INBOUND, max_retries=0)
+    claude = anthropic_client(live, INBOUND)
     upstream.queue(Step(raw_body=UNFINISHED, headers=SSE))
     with (
         pytest.raises(anthropic.APIError, match="complete"),

@@ -17,6 +17,7 @@ import pytest
 from client_sockets import abandon
 from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from server_harness import gated_search
 from webreach.seam import SearchRequest, SearchResult
 from webreach.server.app import ServerSettings
@@ -32,8 +33,8 @@ def search_step(*query_lists: list[str]) -> Step:
 
 def clients(url: str) -> list[openai.OpenAI]:
     return [
-        openai.OpenAI(base_url=url, api_key="k", max_retries=0),
-        openai.OpenAI(base_url=url, api_key="k", max_retries=0, _strict_response_validation=True),
+        openai_client(url),
+        openai_client(url, strict=True),
     ]
 
 

@@ -7,11 +7,11 @@ import json
 from typing import Any
 
 import httpx
-import openai
 import pytest
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from test_server_read_link import ARTICLE, ARTICLE_URL, ASK, READ
 
 USER = [{"role": "user", "content": "What is the weather like?"}]
@@ -69,7 +69,7 @@ def test_the_online_suffix_searches_and_is_removed_before_the_upstream(
     upstream: ScriptedUpstream, webreach_url: str
 ) -> None:
     search_then_answer(upstream)
-    reply = openai.OpenAI(base_url=webreach_url, api_key="k").chat.completions.create(
+    reply = openai_client(webreach_url).chat.completions.create(
         model="gpt-4.1:online",
         messages=USER,  # type: ignore[arg-type]
     )
@@ -151,7 +151,7 @@ def test_web_history_without_web_tools_is_stripped_and_its_pages_restored(
 ) -> None:
     fetcher.pages[ARTICLE_URL] = ARTICLE
     upstream.queue(Step(calls=[Call("read_link", {"url": ARTICLE_URL})]), Step(content="JIT."))
-    client = openai.OpenAI(base_url=webreach_url, api_key="k")
+    client = openai_client(webreach_url)
     first = client.chat.completions.create(model="m", messages=ASK, tools=READ)  # type: ignore[arg-type]
     reply = first.choices[0].message.model_dump(exclude_none=True)
     # What openai-node's finalChatCompletion() adds, and what only replies carry:
@@ -177,7 +177,7 @@ def test_content_filter_keeps_the_calls_and_nothing_of_the_answer(
     body = {"model": "m", "messages": USER, "tools": [{"type": "deepseek_web_search"}]}
     for stream in (False, True):
         upstream.queue(*steps)
-        client = openai.OpenAI(base_url=webreach_url, api_key="k")
+        client = openai_client(webreach_url)
         if stream:
             chunks = list(client.chat.completions.create(**body, stream=True))  # type: ignore[call-overload]
             last = chunks[-1].choices[0]

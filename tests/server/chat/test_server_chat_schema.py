@@ -12,6 +12,7 @@ import openai
 import pytest
 
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 
 USER = [{"role": "user", "content": "How many people live in Iceland?"}]
 WEB = [{"type": "deepseek_web_search"}]
@@ -80,7 +81,7 @@ def chunks(url: str, body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def strict(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0, _strict_response_validation=True)
+    return openai_client(url, strict=True)
 
 
 SCRIPTS: dict[str, tuple[list[dict[str, Any]], list[Step]]] = {

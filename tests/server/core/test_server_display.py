@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import openai
 import pytest
 
 from providers_for_tests import ScriptedFetch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from webreach.seam import FetchResult, HtmlBody
 from webreach.server.core.wire.display import published, site_icon, site_name
 
@@ -59,7 +59,7 @@ def test_sources_and_pages_carry_their_display_fields(
         Step(calls=[Call("read_link", {"url": page})]),
         Step(content="Sunny."),
     )
-    reply = openai.OpenAI(base_url=webreach_url, api_key="k").chat.completions.create(
+    reply = openai_client(webreach_url).chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": f"Weather, and read {page}"}],
         tools=[{"type": "deepseek_web_search"}, {"type": "deepseek_read_url"}],  # type: ignore[list-item]

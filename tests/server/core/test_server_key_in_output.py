@@ -13,13 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import httpx
-import openai
 import pytest
 
 from replay_server import ReplayServer
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from test_server_logs import UPSTREAM_KEY, World, exa_results, server_env, serving
 from web_requests import BODIES, PATHS, USER
 from webreach.server.core.upstream.secrets import Redactor
@@ -117,7 +116,7 @@ def test_the_relay_hides_a_key_spread_over_frames(world: World, pieces: list[str
     assert response.status_code == 200, response.text
     assert_no_key(response.text, "the relayed stream")
     world.upstream.queue(Step(content=pieces))
-    chat = openai.OpenAI(base_url=world.served.base + "/v1", api_key="unused", max_retries=0)
+    chat = openai_client(world.served.base + "/v1", "unused")
     said = "".join(
         chunk.choices[0].delta.content or ""
         for chunk in chat.chat.completions.create(model="m", messages=USER, stream=True)  # type: ignore[call-overload]
@@ -131,7 +130,7 @@ def test_the_sdks_read_the_hidden_answer_whole(world: World) -> None:
     """The SDKs' stream helpers put the pieces together: the final text has no key either."""
     base = world.served.base
     searched_then_said(world)
-    chat = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+    chat = openai_client(base + "/v1", "unused")
     with chat.chat.completions.stream(
         model="m",
         messages=USER,  # type: ignore[arg-type]
@@ -155,7 +154,7 @@ def test_the_sdks_read_the_hidden_answer_whole(world: World) -> None:
     assert_no_key(response.model_dump_json(), "the final response")
 
     searched_then_said(world)
-    claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+    claude = anthropic_client(base, "unused")
     with claude.messages.stream(
         model="m",
         max_tokens=64,

@@ -28,6 +28,7 @@ import pytest
 from cli_helpers import clean_env, run_cli
 from replay_server import Recorded, ReplayServer, Reply
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from webreach.seam import WebError
 from webreach.server.core.turn.operator_log import cause_of, scrub_urls
 
@@ -101,7 +102,7 @@ class Served:
             time.sleep(0.02)
 
     def chat(self) -> openai.OpenAI:
-        return openai.OpenAI(base_url=self.base + "/v1", api_key="unused", max_retries=0)
+        return openai_client(self.base + "/v1", "unused")
 
 
 @contextmanager

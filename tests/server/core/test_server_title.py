@@ -12,10 +12,10 @@ from typing import Any
 
 import anthropic
 import httpx
-import openai
 import pytest
 
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from server_harness import PROTOCOL_IDS, SMALLEST_REQUESTS
 from webreach.server.core.loop.title import TITLE_ASK
 
@@ -24,17 +24,8 @@ ANSWER = "About 390,000 people."
 TITLE = "Iceland in numbers"
 
 
-def openai_client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="k", max_retries=0)
-
-
-def anthropic_client(url: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=url.removesuffix("/v1"),
-        api_key="k",
-        max_retries=0,
-        _strict_response_validation=True,
-    )
+def claude_client(url: str) -> anthropic.Anthropic:
+    return anthropic_client(url.removesuffix("/v1"), strict=True)
 
 
 def chat_title(url: str, extra: dict[str, Any], *, stream: bool) -> tuple[str, Any]:
@@ -78,7 +69,7 @@ def responses_title(url: str, extra: dict[str, Any], *, stream: bool) -> tuple[s
 
 
 def messages_title(url: str, extra: dict[str, Any], *, stream: bool) -> tuple[str, Any]:
-    client = anthropic_client(url)
+    client = claude_client(url)
     request: dict[str, Any] = {
         "model": "m",
         "max_tokens": 256,

@@ -6,12 +6,11 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import anthropic
 import httpx
-import openai
 import pytest
 
 from scripted_upstream import ScriptedUpstream
+from sdk_clients import anthropic_client, openai_client
 from webreach.server.core.loop.conversation import with_web_note
 from webreach.server.core.turn.shape import SearchSpec
 
@@ -55,19 +54,17 @@ def _days() -> set[str]:
 
 def _ask(protocol: str, url: str) -> None:
     if protocol == "chat":
-        openai.OpenAI(base_url=url, api_key="k", max_retries=0).chat.completions.create(
+        openai_client(url).chat.completions.create(
             model="m",
             messages=[{"role": "user", "content": QUESTION}],
             tools=[{"type": "deepseek_web_search"}],  # type: ignore[list-item]
         )
     elif protocol == "responses":
-        openai.OpenAI(base_url=url, api_key="k", max_retries=0).responses.create(
+        openai_client(url).responses.create(
             model="m", input=QUESTION, tools=[{"type": "web_search"}]
         )
     else:
-        anthropic.Anthropic(
-            base_url=url.removesuffix("/v1"), api_key="k", max_retries=0
-        ).messages.create(
+        anthropic_client(url.removesuffix("/v1")).messages.create(
             model="m",
             max_tokens=64,
             messages=[{"role": "user", "content": QUESTION}],

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import openai
 import pytest
 
 from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from webreach.seam import SearchRequest, SearchResult, WebError, WebErrorCode, WebRuntime
 from webreach.server.core.web_tools.turn_searches import TurnSearches
 from webreach.testing import sources
@@ -24,7 +24,7 @@ def search_step(*query_lists: list[str]) -> Step:
 
 
 def ask(url: str) -> Any:
-    client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+    client = openai_client(url)
     return client.chat.completions.create(model="m", messages=USER, tools=WEB)  # type: ignore[arg-type]
 
 

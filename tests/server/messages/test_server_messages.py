@@ -35,6 +35,7 @@ from messages_events import (
 )
 from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client
 from server_harness import gated_search
 from webreach.seam import SearchRequest, SearchResult, WebError, WebErrorCode
 from webreach.server.core.turn.errors import RequestError, ServerFailure
@@ -1149,13 +1150,9 @@ def server_keepalive() -> float:
 def live_clients(url: str, *, strict: bool = True) -> list[anthropic.Anthropic]:
     """A normal client, and (unless ``strict`` is False) one that validates every response."""
     base = url.removesuffix("/v1")
-    made = [anthropic.Anthropic(base_url=base, api_key="k", max_retries=0)]
+    made = [anthropic_client(base)]
     if strict:
-        made.append(
-            anthropic.Anthropic(
-                base_url=base, api_key="k", max_retries=0, _strict_response_validation=True
-            )
-        )
+        made.append(anthropic_client(base, strict=True))
     return made
 
 
@@ -1203,7 +1200,7 @@ def test_live_plain_relay(upstream: ScriptedUpstream, webreach_url: str, stream:
 
 def test_live_anthropic_prefix(upstream: ScriptedUpstream, webreach_url: str) -> None:
     base = webreach_url.removesuffix("/v1") + "/anthropic"
-    client = anthropic.Anthropic(base_url=base, api_key="k", _strict_response_validation=True)
+    client = anthropic_client(base, strict=True)
     assert ask(client, stream=False).content[0].text == "Hello from the scripted upstream."
 
 

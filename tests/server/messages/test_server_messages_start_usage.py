@@ -14,11 +14,11 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-import anthropic
 import httpx
 import pytest
 
 from scripted_upstream import Call, EarlyUsageUpstream, ScriptedUpstream, Step
+from sdk_clients import anthropic_client
 from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
@@ -171,12 +171,7 @@ def test_the_sdk_stream_accumulator_ends_with_message_deltas_usage(
     webreach_url: str, upstream: ScriptedUpstream, strict: bool
 ) -> None:
     upstream.queue(*searched_then_answered())
-    client = anthropic.Anthropic(
-        base_url=webreach_url.removesuffix("/v1"),
-        api_key="k",
-        max_retries=0,
-        _strict_response_validation=strict,
-    )
+    client = anthropic_client(webreach_url.removesuffix("/v1"), strict=strict)
     with client.messages.stream(
         model="m",
         max_tokens=256,

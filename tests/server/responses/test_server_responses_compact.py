@@ -7,11 +7,12 @@ import openai
 import pytest
 
 from scripted_upstream import ScriptedUpstream, Step
+from sdk_clients import openai_client
 from webreach.server.responses.compact import COMPACT_ASK, MAX_INPUT_CHARS, MAX_SUMMARY_TOKENS
 
 
 def _client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base, api_key="unused", max_retries=0)
+    return openai_client(base, "unused")
 
 
 CONVERSATION = [

@@ -10,14 +10,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import anthropic
 import httpx
 import openai
 import pytest
 
 from providers_for_tests import ScriptedFetch, ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
-from sdk_clients import openai_client
+from sdk_clients import anthropic_client, openai_client
 from server_harness import LiveServer, default_search
 from webreach.cache import MemoryStore
 from webreach.seam import WebRuntime
@@ -119,16 +118,14 @@ def test_required_makes_the_first_step_call_a_tool_and_the_next_free_to_answer(
 def test_chat_and_messages_honour_required_and_any_with_web_tools(
     upstream: ScriptedUpstream, webreach_url: str
 ) -> None:
-    openai.OpenAI(base_url=webreach_url, api_key="k", max_retries=0).chat.completions.create(
+    openai_client(webreach_url).chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": "Hi"}],
         tools=[{"type": "function", "function": {"name": "get_weather", "parameters": {}}}],
         tool_choice="required",
         extra_body={"web_search_options": {}},
     )
-    anthropic.Anthropic(
-        base_url=webreach_url.removesuffix("/v1"), api_key="k", max_retries=0
-    ).messages.create(
+    anthropic_client(webreach_url.removesuffix("/v1")).messages.create(
         model="m",
         max_tokens=64,
         messages=[{"role": "user", "content": "Hi"}],
@@ -181,9 +178,7 @@ def test_chat_and_messages_stream_client_tool_arguments_as_they_arrive(
         Step(calls=[Call("get_weather", ARGUMENTS)]),
         Step(calls=[Call("get_weather", ARGUMENTS)]),
     )
-    chunks = openai.OpenAI(
-        base_url=webreach_url, api_key="k", max_retries=0
-    ).chat.completions.create(
+    chunks = openai_client(webreach_url).chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": "Weather?"}],
         tools=[{"type": "function", "function": {"name": "get_weather", "parameters": {}}}],
@@ -198,9 +193,7 @@ def test_chat_and_messages_stream_client_tool_arguments_as_they_arrive(
         if call.function is not None and call.function.arguments
     ]
     assert pieces == [text[:half], text[half:]]
-    with anthropic.Anthropic(
-        base_url=webreach_url.removesuffix("/v1"), api_key="k", max_retries=0
-    ).messages.stream(
+    with anthropic_client(webreach_url.removesuffix("/v1")).messages.stream(
         model="m",
         max_tokens=64,
         messages=[{"role": "user", "content": "Weather?"}],

@@ -12,11 +12,11 @@ import json
 from typing import Any
 
 import httpx
-import openai
 import pytest
 from openai.types.responses import Response
 
 from scripted_upstream import ScriptedUpstream, ToolCaller
+from sdk_clients import openai_client
 
 WEATHER = {
     "type": "function",
@@ -143,9 +143,7 @@ def test_every_stream_event_with_the_response_echoes_each_field(
 
 
 def test_the_sdk_client_reads_the_echo_strictly(webreach_url: str) -> None:
-    client = openai.OpenAI(
-        base_url=webreach_url, api_key="k", max_retries=0, _strict_response_validation=True
-    )
+    client = openai_client(webreach_url, strict=True)
     response = client.responses.create(model="m", input="Bonjour ?", **SENT)
     assert response.instructions == SENT["instructions"]
     assert response.metadata == SENT["metadata"]

@@ -14,6 +14,7 @@ import pytest
 
 from providers_for_tests import ScriptedSearch
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from server_harness import gated_search
 from webreach.seam import SearchRequest, SearchResult, WebError, WebErrorCode
 
@@ -30,8 +31,8 @@ ANSWER = "冰岛约有 39 万人 🇮🇸，首都是雷克雅未克😀。"
 
 def clients(url: str) -> list[openai.OpenAI]:
     return [
-        openai.OpenAI(base_url=url, api_key="k", max_retries=0),
-        openai.OpenAI(base_url=url, api_key="k", max_retries=0, _strict_response_validation=True),
+        openai_client(url),
+        openai_client(url, strict=True),
     ]
 
 
