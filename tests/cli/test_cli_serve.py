@@ -17,6 +17,7 @@ from cli_helpers import clean_env, run_cli
 from client_sockets import STARTUP_PATIENCE
 from scripted_moderation import ScriptedModeration
 from scripted_upstream import ScriptedUpstream, Step
+from sdk_clients import openai_client
 
 
 def free_port() -> int:
@@ -67,11 +68,11 @@ def served(upstream: ScriptedUpstream) -> Iterator[str]:
 
 
 def test_serves_the_upstream_with_inbound_keys(upstream: ScriptedUpstream, served: str) -> None:
-    client = openai.OpenAI(base_url=served, api_key="inbound-two", max_retries=0)
+    client = openai_client(served, "inbound-two")
     reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert reply.choices[0].message.content == "Hello from the scripted upstream."
     with pytest.raises(openai.AuthenticationError):
-        openai.OpenAI(base_url=served, api_key="wrong", max_retries=0).models.list()
+        openai_client(served, "wrong").models.list()
 
 
 def test_refuses_a_public_bind_without_inbound_keys(upstream: ScriptedUpstream) -> None:
@@ -154,9 +155,7 @@ def test_the_moderation_and_continuation_settings_reach_the_server(
         process = start_serving(env, port)
         try:
             upstream.queue(Step(content=" and the leaves let go."))
-            client = openai.OpenAI(
-                base_url=f"http://127.0.0.1:{port}/beta", api_key="k", max_retries=0
-            )
+            client = openai_client(f"http://127.0.0.1:{port}/beta")
             partial: Any = [
                 {"role": "user", "content": "A poem about autumn."},
                 {"role": "assistant", "content": "The autumn wind rises,", "prefix": True},

@@ -18,6 +18,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from cli_helpers import clean_env
 from scripted_upstream import ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 from stderr_lines import WAIT, StderrLines
 from test_cli_serve import free_port, start_serving
 
@@ -194,7 +195,7 @@ REASON = "the server is stopping: the turn was ended after 1 s (WEBREACH_SHUTDOW
 
 
 def _openai_client(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url, api_key="x", max_retries=0, timeout=WAIT)
+    return openai_client(url, "x", timeout=WAIT)
 
 
 # Each turn closes its client and its stream: one left open holds its connection's socket.
@@ -224,9 +225,7 @@ def _responses_whole(url: str) -> str:
 
 
 def _messages_client(url: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=url.removesuffix("/v1"), api_key="x", max_retries=0, timeout=WAIT
-    )
+    return anthropic_client(url.removesuffix("/v1"), "x", timeout=WAIT)
 
 
 def _messages_stream(url: str) -> str:

@@ -35,6 +35,7 @@ from deploy_files import (
 )
 from replay_server import ReplayServer, Reply
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client, openai_client
 
 INBOUND_KEY = "deploy-inbound-key"
 SIGNING_KEY = "the one signing key of this deployment"
@@ -103,11 +104,11 @@ def replica(upstream: ScriptedUpstream, redis_url: str, tmp_path: Path) -> Itera
 
 
 def responses(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=url + "/v1", api_key=INBOUND_KEY, max_retries=0)
+    return openai_client(url + "/v1", INBOUND_KEY)
 
 
 def messages(url: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=url, api_key=INBOUND_KEY, max_retries=0)
+    return anthropic_client(url, INBOUND_KEY)
 
 
 def sent_to_upstream(upstream: ScriptedUpstream) -> list[dict[str, Any]]:

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import openai
 import pytest
 from mcp.client import Client
 
 from cli_helpers import clean_env, run_cli
 from providers_for_tests import ScriptedSearch, sources
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from server_harness import LiveServer
 from test_mcp import text_of
 from test_search_sections import ANSWERED, PEP
@@ -354,7 +354,7 @@ def server_options() -> ToolOptions:
 
 
 def chat_with_search(url: str) -> None:
-    client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+    client = openai_client(url)
     client.chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": "When did Python 3.13 come out?"}],

@@ -8,12 +8,12 @@ import logging
 import time
 from collections.abc import AsyncIterator
 
-import anthropic
 import pytest
 
 from _servers import Exchange, LocalServer, respond
 from providers_for_tests import register_owned
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import anthropic_client
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.seam import FetchResult, HtmlBody, SearchResult, SearchSource, WebRuntime
 from webreach.testing import ScriptedFetch, ScriptedSearch
@@ -199,7 +199,7 @@ def test_a_quick_search_reads_passages_and_cites_them(
         Step(calls=[Call("web_search", {"queries": ["iceland eruption"]})]),
         Step(content=["The lava covered 4.2 km²", "【1】."]),
     )
-    client = anthropic.Anthropic(base_url=webreach_url.removesuffix("/v1"), api_key="k")
+    client = anthropic_client(webreach_url.removesuffix("/v1"))
     args = {
         "model": "m",
         "max_tokens": 256,

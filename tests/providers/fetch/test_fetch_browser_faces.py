@@ -20,6 +20,7 @@ import pytest
 from browser_harness import AS_ROOT, CHROMIUM, Site, browser_processes, needs_browser, wait_for
 from cli_helpers import clean_env, run_cli
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from server_harness import LiveServer
 from webreach.cache import MemoryStore
 from webreach.config import build_runtime, load_settings
@@ -137,14 +138,12 @@ async def test_v1_fetch_answers_with_the_drawn_page(site: Site, settings_env: No
 async def test_the_servers_url_reading_reads_the_drawn_page(
     site: Site, settings_env: None, upstream: ScriptedUpstream
 ) -> None:
-    import openai
-
     url = site.url + "/shell"
     upstream.queue(Step(calls=[Call("read_link", {"url": url})]), Step(content="Ships, counted."))
     runtime = build_runtime(load_settings())
     config = ServerSettings(upstream_base_url=upstream.url)
     with LiveServer(create_app(config, runtime, ToolOptions(), store=MemoryStore())) as server:
-        client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+        client = openai_client(server.url + "/v1")
         reply = await asyncio.to_thread(
             client.chat.completions.create,
             model="m",
@@ -158,14 +157,12 @@ async def test_the_servers_url_reading_reads_the_drawn_page(
 async def test_deep_searchs_open_page_reads_the_drawn_page(
     site: Site, settings_env: None, upstream: ScriptedUpstream
 ) -> None:
-    import openai
-
     url = site.url + "/shell"
     upstream.queue(Step(calls=[Call("open_page", {"url": url})]), Step(content="Counted."))
     runtime = build_runtime(load_settings())
     config = ServerSettings(upstream_base_url=upstream.url)
     with LiveServer(create_app(config, runtime, ToolOptions(), store=MemoryStore())) as server:
-        client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+        client = openai_client(server.url + "/v1")
         reply = await asyncio.to_thread(
             client.chat.completions.create,
             model="m",

@@ -8,7 +8,6 @@ import time
 from collections.abc import AsyncIterator
 
 import httpx
-import openai
 import pytest
 
 from cli_helpers import clean_env, run_cli
@@ -16,6 +15,7 @@ from hostile_pages import TEXT, nested_divs
 from providers_for_tests import ScriptedFetch
 from replay_server import ReplayServer, Reply
 from scripted_upstream import Call, ScriptedUpstream, Step
+from sdk_clients import openai_client
 from server_harness import LiveServer
 from webreach.cache import MemoryStore
 from webreach.providers.fetch.http import HttpFetchProvider
@@ -78,7 +78,7 @@ def test_a_chat_turn_reads_a_deep_page_the_user_linked(
     upstream.queue(
         Step(calls=[Call("read_link", {"url": url})]), Step(content="It is a deep page.")
     )
-    chat = openai.OpenAI(base_url=webreach_url, api_key="k", max_retries=0)
+    chat = openai_client(webreach_url)
     reply = chat.chat.completions.create(
         model="m",
         messages=[{"role": "user", "content": f"What is at {url}?"}],
