@@ -266,13 +266,15 @@ async def test_openai_chat_round_trip(replay: ReplayServer) -> None:
         ],
     }
     replay.route("POST", "/v1/chat/completions", Reply(json=reply))
-    client = AsyncOpenAI(api_key="test", base_url=f"{replay.url}/v1", max_retries=0)
-    completion = await client.chat.completions.create(
-        model="m",
-        messages=[{"role": "system", "content": kit.prompt()}, {"role": "user", "content": "?"}],
-        tools=kit.openai_chat_tools(),  # type: ignore[arg-type]
-    )
-    await client.close()
+    async with AsyncOpenAI(api_key="test", base_url=f"{replay.url}/v1", max_retries=0) as client:
+        completion = await client.chat.completions.create(
+            model="m",
+            messages=[
+                {"role": "system", "content": kit.prompt()},
+                {"role": "user", "content": "?"},
+            ],
+            tools=kit.openai_chat_tools(),  # type: ignore[arg-type]
+        )
     assert replay.requests[0].json()["tools"] == kit.openai_chat_tools()
     call = completion.choices[0].message.tool_calls[0]  # type: ignore[index]
     text = await kit.execute(call.function.name, call.function.arguments)  # type: ignore[union-attr]
@@ -302,14 +304,13 @@ async def test_openai_responses_round_trip(replay: ReplayServer) -> None:
         ],
     }
     replay.route("POST", "/v1/responses", Reply(json=reply))
-    client = AsyncOpenAI(api_key="test", base_url=f"{replay.url}/v1", max_retries=0)
-    response = await client.responses.create(
-        model="m",
-        instructions=kit.prompt(),
-        input="?",
-        tools=kit.openai_responses_tools(),  # type: ignore[arg-type]
-    )
-    await client.close()
+    async with AsyncOpenAI(api_key="test", base_url=f"{replay.url}/v1", max_retries=0) as client:
+        response = await client.responses.create(
+            model="m",
+            instructions=kit.prompt(),
+            input="?",
+            tools=kit.openai_responses_tools(),  # type: ignore[arg-type]
+        )
     assert replay.requests[0].json()["tools"] == kit.openai_responses_tools()
     call = response.output[0]
     assert call.type == "function_call"
@@ -332,15 +333,14 @@ async def test_anthropic_round_trip(replay: ReplayServer) -> None:
         "usage": {"input_tokens": 1, "output_tokens": 1},
     }
     replay.route("POST", "/v1/messages", Reply(json=reply))
-    client = AsyncAnthropic(api_key="test", base_url=replay.url, max_retries=0)
-    message = await client.messages.create(
-        model="m",
-        max_tokens=100,
-        system=kit.prompt(),
-        messages=[{"role": "user", "content": "?"}],
-        tools=kit.anthropic_tools(),  # type: ignore[arg-type]
-    )
-    await client.close()
+    async with AsyncAnthropic(api_key="test", base_url=replay.url, max_retries=0) as client:
+        message = await client.messages.create(
+            model="m",
+            max_tokens=100,
+            system=kit.prompt(),
+            messages=[{"role": "user", "content": "?"}],
+            tools=kit.anthropic_tools(),  # type: ignore[arg-type]
+        )
     assert replay.requests[0].json()["tools"] == kit.anthropic_tools()
     block = message.content[0]
     assert block.type == "tool_use"
