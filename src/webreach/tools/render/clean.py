@@ -32,6 +32,8 @@ _CENSUS: Final = tags("p,img,li,div,table,ul,ol")
 _TABLE: Final = tags("table")
 _CELLS: Final = tags("td,th")
 _EMBEDS: Final = tags("img,embed,object,iframe")
+# The link-text share above which a block is a link farm when cleaning by links alone.
+_LINK_FARM: Final = 0.5
 
 
 def prepare_article(
@@ -39,8 +41,11 @@ def prepare_article(
     clean_conditionally: bool,
     weight_classes: bool,
     paragraph_divs: Set[int],
+    *,
+    links_only: bool = False,
 ) -> None:
-    """Strip boilerplate left inside the article's nodes, in place."""
+    """Strip boilerplate left inside the article's nodes, in place; ``links_only`` cleans
+    conditionally by link density alone."""
     tables = _DataTables()
     for root in nodes:
         for junk in root.css("footer,aside,nav"):
@@ -49,7 +54,7 @@ def prepare_article(
             if patterns.SHARE_ELEMENTS.search(match_string(node)) and len(node.text()) < 500:
                 node.decompose(recursive=False)
         if clean_conditionally:
-            cleaner = _ConditionalCleaner(weight_classes, paragraph_divs, tables)
+            cleaner = _ConditionalCleaner(weight_classes, paragraph_divs, tables, links_only)
             cleaner.clean(root, "form,fieldset")
         if weight_classes:
             for heading in root.css("h1,h2"):
@@ -108,10 +113,17 @@ class _ConditionalCleaner:
     Embeds and form inputs were stripped before scoring, so their rules have nothing to count.
     """
 
-    __slots__ = ("_above", "_paragraph_divs", "_tables", "_weight_classes")
+    __slots__ = ("_above", "_links_only", "_paragraph_divs", "_tables", "_weight_classes")
 
-    def __init__(self, weight_classes: bool, paragraph_divs: Set[int], tables: _DataTables) -> None:
+    def __init__(
+        self,
+        weight_classes: bool,
+        paragraph_divs: Set[int],
+        tables: _DataTables,
+        links_only: bool = False,
+    ) -> None:
         self._weight_classes = weight_classes
+        self._links_only = links_only
         self._paragraph_divs = paragraph_divs
         self._tables = tables
         # By mem_id, for a node and its ancestors: (code or a data table among them, a figure).
@@ -127,6 +139,8 @@ class _ConditionalCleaner:
                 node.decompose(recursive=False)
 
     def _should_remove(self, node: LexborNode) -> bool:
+        if self._links_only:
+            return self._link_farm(node)
         tag = node.tag or ""
         weight = class_weight(node) if self._weight_classes else 0
         raw = node.text()
@@ -146,6 +160,14 @@ class _ConditionalCleaner:
         if patterns.AD_WORDS.match(text) or patterns.LOADING_WORDS.match(text):
             return True
         return self._judge(node, tag, weight, raw, len(text), in_figure, census)
+
+    def _link_farm(self, node: LexborNode) -> bool:
+        """Mostly link text, and neither a data table nor inside code or one."""
+        if node.tag == "table" and self._tables.is_data(node):
+            return False
+        if self._ancestry(node)[0] or self._census(node) is None:
+            return False
+        return link_density(node) > _LINK_FARM
 
     def _ancestry(self, node: LexborNode) -> tuple[bool, bool]:
         """(inside code or a data table, so kept; inside a figure).

@@ -37,6 +37,8 @@ _ROOTS: Final = frozenset({"body", "html", "-document"})
 # The declared main region replaces the choice inside it when it holds this many times its text.
 _MAIN_MORE: Final = 1.5
 _BLOCK_INSIDE_DIV: Final = tags(patterns.BLOCK_INSIDE_DIV)
+# Chosen blocks of fewer characters are too short to say the cleaning misjudged them.
+_JUDGED_CLEANING_CHARS: Final = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,8 @@ class Article:
 
     nodes: list[LexborNode]
     text_length: int
+    uncleaned: int = 0
+    """The chosen blocks' text length before the cleaning."""
 
 
 @dataclass(slots=True)
@@ -110,21 +114,15 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
     reading = READINGS[kind]
     for attempt, flags in enumerate(ATTEMPTS):
         check()
-        if attempt:
-            tree = LexborHTMLParser(source)
-        body = tree.body
+        body = _readable_body(LexborHTMLParser(source) if attempt else tree)
         if body is None:
             return None
-        reveal(body)
-        # Only the body is read from here on (the title was read before): the head keeps its own.
-        for node in body.css(patterns.NEVER_CONTENT):
-            node.decompose(recursive=False)
         if attempt == 1 and text_length(body) < CHAR_THRESHOLD:
             break
         article = _grab_article(body, flags, title, reading)
         if article is not None:
             if article.text_length >= reading.enough:
-                best = article
+                best = _lightly_cleaned(article, source, flags, title, reading)
                 break
             if best is None or article.text_length > best.text_length:
                 best = article
@@ -133,11 +131,43 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
     return best
 
 
+def _readable_body(tree: LexborHTMLParser) -> LexborNode | None:
+    """The body with what is hidden until a script shows it revealed, and what never holds
+    content removed; only the body is read from here on (the title was read before)."""
+    body = tree.body
+    if body is not None:
+        reveal(body)
+        for node in body.css(patterns.NEVER_CONTENT):
+            node.decompose(recursive=False)
+    return body
+
+
+def _lightly_cleaned(
+    article: Article, source: bytes, flags: Flags, title: str | None, reading: Reading
+) -> Article:
+    """The same page read again with only link farms cleaned away, when the full cleaning took
+    more of the chosen blocks' text than ``reading`` allows; a pass prunes its tree, so the
+    page is parsed anew."""
+    if (
+        not (flags.clean_conditionally and reading.clean_conditionally)
+        or article.uncleaned < _JUDGED_CLEANING_CHARS
+        or article.text_length >= (1.0 - reading.cleaning_may_take) * article.uncleaned
+    ):
+        return article
+    body = _readable_body(LexborHTMLParser(source))
+    if body is None:
+        return article
+    again = _grab_article(body, flags, title, reading, links_only=True)
+    return again if again is not None and again.text_length >= reading.enough else article
+
+
 def _grab_article(
     body: LexborNode,
     flags: Flags,
     title: str | None,
     reading: Reading,
+    *,
+    links_only: bool = False,
 ) -> Article | None:
     prune(
         body,
@@ -154,9 +184,11 @@ def _grab_article(
     nodes = [body] if top is None else _with_siblings(top, scoring)
     if top is not None:
         nodes = _main_region(top, nodes, reading.main_link_density)
+    uncleaned = sum(map(text_length, nodes))
     clean = flags.clean_conditionally and reading.clean_conditionally
-    prepare_article(nodes, clean, flags.weight_classes, scoring.paragraph_divs)
-    return Article(nodes, sum(map(text_length, nodes)))
+    weights = flags.weight_classes and not links_only
+    prepare_article(nodes, clean, weights, scoring.paragraph_divs, links_only=links_only)
+    return Article(nodes, sum(map(text_length, nodes)), uncleaned)
 
 
 def _score_paragraphs(body: LexborNode, scoring: _Scoring) -> None:
