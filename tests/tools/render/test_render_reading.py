@@ -52,6 +52,30 @@ def test_a_story_beside_a_rail_of_linked_headings_is_an_article() -> None:
     assert page_kind(LexborHTMLParser(page)) is Kind.ARTICLE
 
 
+def job_board(cards: int, head: str = "") -> str:
+    """A job board: each card a link and a line, none of their titles a heading."""
+    jobs = "".join(
+        f"<div class='job-card'><a href='/jobs/{n}'>Engineer number {n}</a>"
+        f"<span>Remote, full time, from 60,000 a year ({n})</span></div>"
+        for n in range(cards)
+    )
+    return (
+        f"<html><head>{head}</head><body><main><div class='jobs'>{jobs}</div></main></body></html>"
+    )
+
+
+def test_a_page_of_many_cards_without_headings_is_a_listing() -> None:
+    assert page_kind(LexborHTMLParser(job_board(12))) is Kind.LISTING
+    markdown = render_html(job_board(12))
+    assert all(f"/jobs/{n})" in markdown for n in range(12))
+
+
+def test_a_few_cards_or_a_declared_article_are_not_a_listing() -> None:
+    assert page_kind(LexborHTMLParser(job_board(11))) is Kind.ARTICLE
+    article = '<meta property="og:type" content="article">'
+    assert page_kind(LexborHTMLParser(job_board(12, article))) is Kind.ARTICLE
+
+
 def shop_page(data: str, body: str) -> str:
     return (
         "<html><head><title>Trail Pack 40 | The Shop</title>"

@@ -84,18 +84,45 @@ _MIN_LINKED_HEADINGS: Final = 6
 # Prose: paragraphs side by side in one block, this long together. A page of linked headings
 # without it is a listing, whatever it declares (blogs and news sites call every page an article).
 _PROSE_CHARS: Final = 600
+# Cards: elements of one tag and class side by side, each linking to another page with a line of
+# text. This many of them, and no prose, make a listing whose item titles are not headings (a
+# job board, a shop's category): fewer are a rail beside an article.
+_CARDS: Final = "li[class],article[class],div[class]"
+_MIN_CARDS: Final = 12
+_CARD_CHARS: Final = 30
 
 
 def _is_listing(tree: LexborHTMLParser, data: str, og_type: str) -> bool:
     """A page of many items: most of its headings link elsewhere (each the title of an item)
-    and no block of it is prose, or it declares a collection and no article."""
+    and no block of it is prose; or, declaring no article, it declares a collection or holds
+    many cards and no prose."""
     headings = tree.css(_HEADINGS)
     linked = sum(map(_links_away, headings))
     if linked >= _MIN_LINKED_HEADINGS and 2 * linked > len(headings) and _little_prose(tree):
         return True
     if _ARTICLE_TYPES.search(data) or og_type.startswith("article"):
         return False
-    return bool(_LISTING_TYPES.search(data))
+    return bool(_LISTING_TYPES.search(data)) or (_many_cards(tree) and _little_prose(tree))
+
+
+def _many_cards(tree: LexborHTMLParser) -> bool:
+    """Tell whether some element holds ``_MIN_CARDS`` cards side by side."""
+    siblings: dict[tuple[int, str, str], list[LexborNode]] = {}
+    for node in tree.css(_CARDS):
+        parent, name = node.parent, node.attrs.sget("class")
+        if parent is not None and name:
+            siblings.setdefault((parent.mem_id, node.tag or "", name), []).append(node)
+    return any(
+        len(group) >= _MIN_CARDS and sum(map(_is_card, group)) >= _MIN_CARDS
+        for group in siblings.values()
+    )
+
+
+def _is_card(node: LexborNode) -> bool:
+    link = node.css_first("a[href]")
+    if link is None or (link.attrs.sget("href") or "#").startswith("#"):
+        return False
+    return len(node.text(strip=True)) >= _CARD_CHARS
 
 
 def _little_prose(tree: LexborHTMLParser) -> bool:
