@@ -15,6 +15,7 @@ from . import patterns
 from .budget import check
 from .candidates import choose_content
 from .clean import prepare_article
+from .copies import drop_copies
 from .density import text_length
 from .furniture import remove_furniture
 from .kinds import page_kind
@@ -79,6 +80,7 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
                 best = article
     if best is not None:
         best.text_length -= remove_furniture(best.nodes, best.text_length)
+        best.text_length -= drop_copies(best.nodes, reading.quotes_repeat)
     return best
 
 

@@ -57,11 +57,14 @@ class Reading:
     has more often misread the layout than found boilerplate (page builders name every block a
     "widget", utility CSS calls containers "overflow-hidden", a card is a heading and a line),
     and the page is read again with only its link farms cleaned away."""
+    quotes_repeat: bool = False
+    """A block repeated word for word in another parent is a quote of it (a thread's replies
+    quote its posts, and their previews show a post's first line again): kept once."""
 
 
 READINGS: Final = {
     Kind.ARTICLE: Reading(),
-    Kind.FORUM: Reading(MANY_BLOCKS_WIDENING),
+    Kind.FORUM: Reading(MANY_BLOCKS_WIDENING, quotes_repeat=True),
     Kind.PRODUCT: Reading(
         MANY_BLOCKS_WIDENING,
         # A shop's cart, reviews and "customers also bought" rails beside the product it sells.
