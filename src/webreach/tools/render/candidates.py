@@ -16,7 +16,7 @@ from selectolax.lexbor import LexborNode
 from . import patterns
 from .budget import check
 from .density import NestedDensities, link_density, text_length
-from .dom import class_weight, element_children, has_descendant, inner_text, tags
+from .dom import ancestor_ids, class_weight, element_children, has_descendant, inner_text, tags
 from .reading import Reading, Widening
 
 # A paragraph's score goes to five ancestors, divided by 1, 2, then 3 per level.
@@ -264,10 +264,10 @@ def _top_candidate(body: LexborNode, scoring: _Scoring, widening: Widening) -> L
     best_score = best.score
 
     similar = [c for c in top[1:] if best_score and c.score / best_score >= widening.share]
-    alternatives = [_ancestor_ids(c.node) for c in similar]
+    alternatives = [ancestor_ids(c.node) for c in similar]
     if widening.disjoint:
         # Other blocks, not the best one's own wrappers or parts: those are the same block.
-        around = _ancestor_ids(node)
+        around = ancestor_ids(node)
         alternatives = [
             ids
             for c, ids in zip(similar, alternatives, strict=True)
@@ -330,15 +330,6 @@ def _out_of_reach(score: float, best: float, share: float) -> bool:
     The margin keeps float rounding from ever deciding it.
     """
     return best > 0 and max(score, 0.0) < share * best * (1 - 1e-9)
-
-
-def _ancestor_ids(node: LexborNode) -> set[int]:
-    ids: set[int] = set()
-    parent = node.parent
-    while parent is not None:
-        ids.add(parent.mem_id)
-        parent = parent.parent
-    return ids
 
 
 def _with_siblings(top: LexborNode, scoring: _Scoring) -> list[LexborNode]:

@@ -16,7 +16,7 @@ from selectolax.lexbor import LexborNode
 
 from .budget import check
 from .density import text_length
-from .dom import has_descendant, match_string, select, tags
+from .dom import ancestor_ids, has_descendant, match_string, select, tags
 
 # Shorter blocks repeat by nature: labels, "Read more", a price.
 _MIN_CHARS: Final = 100
@@ -54,7 +54,7 @@ def drop_copies(nodes: list[LexborNode], anywhere: bool) -> int:
 def _copies(earlier: LexborNode, later: LexborNode, anywhere: bool) -> bool:
     if anywhere and not _same_parent(earlier, later):
         return True
-    above = _ancestors(earlier)
+    above = ancestor_ids(earlier)
     shared = later.parent
     while shared is not None and shared.mem_id not in above:
         shared = shared.parent
@@ -68,15 +68,6 @@ def _same_parent(one: LexborNode, other: LexborNode) -> bool:
         and other.parent is not None
         and one.parent.mem_id == other.parent.mem_id
     )
-
-
-def _ancestors(node: LexborNode) -> set[int]:
-    found: set[int] = set()
-    parent = node.parent
-    while parent is not None:
-        found.add(parent.mem_id)
-        parent = parent.parent
-    return found
 
 
 def _on_one_screen(node: LexborNode, stop: int) -> bool:

@@ -37,6 +37,16 @@ def _value_weight(value: str) -> int:
     return weight + 25 if patterns.POSITIVE.search(value) else weight
 
 
+def ancestor_ids(node: LexborNode) -> set[int]:
+    """The ``mem_id`` of every ancestor: nodes compare by it, not by ``==`` (their HTML)."""
+    ids: set[int] = set()
+    parent = node.parent
+    while parent is not None:
+        ids.add(parent.mem_id)
+        parent = parent.parent
+    return ids
+
+
 def has_ancestor(node: LexborNode, tags: Collection[str], max_depth: int = 0) -> bool:
     """Tell whether an ancestor (up to `max_depth` levels, 0 meaning any) has one of `tags`."""
     depth = 0
