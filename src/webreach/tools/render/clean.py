@@ -139,12 +139,10 @@ class _ConditionalCleaner:
                 node.decompose(recursive=False)
 
     def _should_remove(self, node: LexborNode) -> bool:
-        if self._links_only:
-            return self._link_farm(node)
         tag = node.tag or ""
         weight = class_weight(node) if self._weight_classes else 0
         raw = node.text()
-        if weight >= 0 and raw.count(",") >= 10:
+        if not self._links_only and weight >= 0 and raw.count(",") >= 10:
             return False
         if tag == "table" and self._tables.is_data(node):
             return False
@@ -154,20 +152,14 @@ class _ConditionalCleaner:
         census = self._census(node)
         if census is None:
             return False
+        if self._links_only:
+            return link_density(node) > _LINK_FARM
         if weight < 0:
             return True
         text = " ".join(raw.split())
         if patterns.AD_WORDS.match(text) or patterns.LOADING_WORDS.match(text):
             return True
         return self._judge(node, tag, weight, raw, len(text), in_figure, census)
-
-    def _link_farm(self, node: LexborNode) -> bool:
-        """Mostly link text, and neither a data table nor inside code or one."""
-        if node.tag == "table" and self._tables.is_data(node):
-            return False
-        if self._ancestry(node)[0] or self._census(node) is None:
-            return False
-        return link_density(node) > _LINK_FARM
 
     def _ancestry(self, node: LexborNode) -> tuple[bool, bool]:
         """(inside code or a data table, so kept; inside a figure).

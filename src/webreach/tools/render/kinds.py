@@ -119,10 +119,7 @@ def _many_cards(tree: LexborHTMLParser) -> bool:
 
 
 def _is_card(node: LexborNode) -> bool:
-    link = node.css_first("a[href]")
-    if link is None or (link.attrs.sget("href") or "#").startswith("#"):
-        return False
-    return len(node.text(strip=True)) >= _CARD_CHARS
+    return _leads_away(node.css_first("a[href]")) and len(node.text(strip=True)) >= _CARD_CHARS
 
 
 def _little_prose(tree: LexborHTMLParser) -> bool:
@@ -142,5 +139,9 @@ def _little_prose(tree: LexborHTMLParser) -> bool:
 
 def _links_away(heading: LexborNode) -> bool:
     """Tell whether a heading is a link to another page (not an anchor within this one)."""
-    link = heading.css_first("a[href]") or enclosing_link(heading)
+    return _leads_away(heading.css_first("a[href]") or enclosing_link(heading))
+
+
+def _leads_away(link: LexborNode | None) -> bool:
+    """Tell whether a link goes to another page (not an anchor within this one)."""
     return link is not None and not (link.attrs.sget("href") or "#").startswith("#")
