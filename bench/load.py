@@ -19,10 +19,10 @@ requests overlap and they are never the bottleneck.
   its whole SSE stream. Reported: errors (HTTP status, connection, in-stream errors, streams that
   did not end properly), p50/p99 of first byte, first event and total time, p50 total against one
   request alone, ``Server-Timing`` p50, the server's CPU, peak RSS and open FDs before, right
-  after and 10 s after the load, and from its debug log how long each search's page reads took,
-  how far past the passage deadline they ended, and when the turns reached each phase (first
-  model step, page reads, second step, end: ``load_timeline.py``); then the variants side by
-  side.
+  after and 15 s after the load (past its clients' keep-alive clean-up), and from its debug log
+  how long each search's page reads took, how far past the passage deadline they ended, and
+  when the turns reached each phase (first model step, page reads, second step, end:
+  ``load_timeline.py``); then the variants side by side.
 * Abandon mode (``--abandon [N]``): N streamed searches whose question starts with ``abandon``;
   the provider holds those searches until webreach closes the connection (or 60 s pass). Each
   client disconnects as soon as its stream shows the search started. 2 s later: how many provider
