@@ -51,7 +51,7 @@ from webreach.providers.fetch.http import HttpFetchProvider  # noqa: E402
 from webreach.seam import SearchRequest, SearchResult, SearchSource, WebRuntime  # noqa: E402
 from webreach.tools import ToolOptions, passages, ranking, web_search_tool  # noqa: E402  # noqa: E402
 from webreach.tools.render import render_page  # noqa: E402
-from webreach.tools.render.plain import markdown_to_text  # noqa: E402
+from webreach.tools.render.markdown.plain import markdown_to_text  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from shells import KINDS, Files, build_shell  # noqa: E402

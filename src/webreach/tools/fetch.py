@@ -243,7 +243,7 @@ def render_text(result: FetchResult) -> RenderedBody:
 
 
 def _as_text(rendered: RenderedBody) -> RenderedBody:
-    from .render.plain import markdown_to_text
+    from .render.markdown.plain import markdown_to_text
 
     if rendered.kind != "html":
         return rendered

@@ -15,7 +15,7 @@ from typing import Literal
 from ..seam import FetchRequest, FetchResult, SearchSource, WebError, WebRuntime, cancel_and_wait
 from .base import ContextSize
 from .ranking import Chunk, chunk_page, rank_chunks
-from .render.plain import markdown_to_text
+from .render.markdown.plain import markdown_to_text
 from .threads import in_ranking_thread
 
 __all__ = [

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from webreach.tools.render import RenderedPage, render_html, render_page
-from webreach.tools.render.markdown import MarkdownWriter
-from webreach.tools.render.urls import UrlResolver
+from webreach.tools.render.markdown.urls import UrlResolver
+from webreach.tools.render.markdown.writer import MarkdownWriter
 
 PARAGRAPH = (
     "Reader mode keeps the words a person came for, and drops the chrome around them, "
@@ -415,7 +415,7 @@ def test_a_link_around_block_content_keeps_its_blocks() -> None:
 def test_nested_link_densities_equal_measuring_each_element_whole() -> None:
     from selectolax.lexbor import LexborHTMLParser
 
-    from webreach.tools.render.density import NestedDensities, measure
+    from webreach.tools.render.content.density import NestedDensities, measure
 
     tree = LexborHTMLParser(
         """<body><div id="outer"> lead text <a href="/x">out link</a>

@@ -5,7 +5,7 @@ listing, documentation) that need their own keeping rules."""
 from __future__ import annotations
 
 from webreach.tools.render import render_html
-from webreach.tools.render.prune import is_unlikely
+from webreach.tools.render.content.prune import is_unlikely
 
 SENTENCE = (
     "The valve sticks after every reboot, and the log shows the same warning each time, "
@@ -167,7 +167,7 @@ def test_json_ld_declares_a_thread() -> None:
 def test_page_kinds_are_read_from_what_the_page_declares() -> None:
     from selectolax.lexbor import LexborHTMLParser
 
-    from webreach.tools.render.kinds import Kind, page_kind
+    from webreach.tools.render.content.kinds import Kind, page_kind
 
     def kind(head: str) -> Kind:
         return page_kind(LexborHTMLParser(f"<html><head>{head}</head><body></body></html>"))
@@ -183,7 +183,7 @@ def test_page_kinds_are_read_from_what_the_page_declares() -> None:
 def test_a_page_of_linked_item_titles_is_a_listing() -> None:
     from selectolax.lexbor import LexborHTMLParser
 
-    from webreach.tools.render.kinds import Kind, page_kind
+    from webreach.tools.render.content.kinds import Kind, page_kind
 
     def kind(head: str, body: str = "") -> Kind:
         return page_kind(LexborHTMLParser(f"<html><head>{head}</head><body>{body}</body></html>"))
@@ -331,7 +331,7 @@ def test_what_only_looks_like_a_product_page_is_read_as_what_it_is() -> None:
     offering nothing, on a page that declares an article, leaves the page an article."""
     from selectolax.lexbor import LexborHTMLParser
 
-    from webreach.tools.render.kinds import Kind, page_kind
+    from webreach.tools.render.content.kinds import Kind, page_kind
 
     def kind(head: str) -> Kind:
         return page_kind(LexborHTMLParser(f"<html><head>{head}</head><body></body></html>"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from webreach.tools.render import render_page
-from webreach.tools.render.plain import markdown_to_text
+from webreach.tools.render.markdown.plain import markdown_to_text
 
 PAGE = """<html><head><title>T</title></head><body><article>
 <h2>Big *news*</h2>

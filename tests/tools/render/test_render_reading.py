@@ -7,7 +7,7 @@ from __future__ import annotations
 from selectolax.lexbor import LexborHTMLParser
 
 from webreach.tools.render import render_html, render_page
-from webreach.tools.render.kinds import Kind, page_kind
+from webreach.tools.render.content.kinds import Kind, page_kind
 
 TEASER = "A short line on what the story tells, with a detail or two"
 

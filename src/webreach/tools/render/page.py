@@ -9,16 +9,16 @@ from typing import Final
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .budget import RENDER_BUDGET, BudgetSpent, budget
-from .density import text_length
+from .content.density import text_length
+from .content.extract import extract_article
+from .content.prune import prune
+from .content.reveal import reveal
 from .depth import parse_capped
-from .extract import extract_article
-from .markdown import MarkdownWriter, escape_text
+from .markdown.urls import UrlResolver, effective_base
+from .markdown.writer import MarkdownWriter, escape_text
 from .metadata import base_href, close_runaway_title, page_published, page_title
 from .patterns import NEVER_CONTENT
 from .product import declared_product, missing_facts
-from .prune import prune
-from .reveal import reveal
-from .urls import UrlResolver, effective_base
 
 # Dropped: image syntax only adds URLs and alt text that readers of the extract rarely need (on the
 # Readability corpus, word F1 is 0.982 without images against 0.970 with them).

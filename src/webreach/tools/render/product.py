@@ -16,7 +16,7 @@ from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser
 
-from .markdown import escape_text
+from .markdown.writer import escape_text
 
 _WORD: Final = re.compile(r"\w+")
 _TAG: Final = re.compile(r"<[^>]+>")

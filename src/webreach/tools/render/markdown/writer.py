@@ -13,9 +13,9 @@ from typing import Final
 
 from selectolax.lexbor import LexborNode
 
-from .budget import check
-from .dom import enclosing_link, first_descendant, has_descendant, tags
-from .patterns import words
+from ..budget import check
+from ..dom import enclosing_link, first_descendant, has_descendant, tags
+from ..patterns import words
 from .tables import render_table
 from .urls import UrlResolver
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from selectolax.lexbor import LexborNode
 
-from .dom import select, tags
+from ..dom import select, tags
 
 _LINKS = tags("a")
 # Beyond this many elements beside the path from a measured descendant, one walk of the whole

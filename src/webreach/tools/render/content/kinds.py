@@ -17,7 +17,7 @@ from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from .dom import enclosing_link
+from ..dom import enclosing_link
 
 
 class Kind(Enum):

@@ -13,10 +13,10 @@ from typing import Final
 
 from selectolax.lexbor import LexborNode
 
-from . import patterns
-from .budget import check
+from .. import patterns
+from ..budget import check
+from ..dom import ancestor_ids, class_weight, element_children, has_descendant, inner_text, tags
 from .density import NestedDensities, link_density, text_length
-from .dom import ancestor_ids, class_weight, element_children, has_descendant, inner_text, tags
 from .reading import Reading, Widening
 
 # A paragraph's score goes to five ancestors, divided by 1, 2, then 3 per level.

@@ -8,10 +8,9 @@ from typing import Final
 
 from selectolax.lexbor import LexborNode
 
-from . import patterns
-from .budget import check
-from .density import link_density
-from .dom import (
+from .. import patterns
+from ..budget import check
+from ..dom import (
     Tags,
     class_weight,
     descendants,
@@ -22,6 +21,7 @@ from .dom import (
     select,
     tags,
 )
+from .density import link_density
 
 _HEADINGS: Final = tags("h1,h2,h3,h4,h5,h6")
 # Readability's test for content left in a block: text in any of

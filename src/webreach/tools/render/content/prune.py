@@ -16,10 +16,10 @@ from typing import Final
 
 from selectolax.lexbor import LexborNode
 
-from . import patterns
-from .budget import check
+from .. import patterns
+from ..budget import check
+from ..dom import Within, inner_text
 from .density import link_density, text_length
-from .dom import Within, inner_text
 
 _HIDDEN: Final = (
     '[hidden],[aria-hidden="true"],[style*="none"],[style*="hidden"],[aria-modal="true"]'

@@ -14,9 +14,9 @@ from typing import Final
 
 from selectolax.lexbor import LexborNode
 
-from .budget import check
+from ..budget import check
+from ..dom import ancestor_ids, has_descendant, match_string, select, tags
 from .density import text_length
-from .dom import ancestor_ids, has_descendant, match_string, select, tags
 
 # Shorter blocks repeat by nature: labels, "Read more", a price.
 _MIN_CHARS: Final = 100

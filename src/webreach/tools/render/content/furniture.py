@@ -15,9 +15,9 @@ from typing import Final
 
 from selectolax.lexbor import LexborNode
 
-from .budget import check
+from ..budget import check
+from ..dom import Within, has_ancestor
 from .density import measure, text_length
-from .dom import Within, has_ancestor
 
 # What a rule may never cut an article below: this many characters, or half of it if shorter.
 SHORT_ARTICLE: Final = 500

@@ -7,7 +7,7 @@ from typing import Final
 
 from selectolax.lexbor import LexborNode
 
-from .dom import has_descendant, tags
+from ..dom import has_descendant, tags
 
 _SECTIONS: Final = frozenset({"thead", "tbody", "tfoot"})
 _MAX_SPAN: Final = 50

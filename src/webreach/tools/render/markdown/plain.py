@@ -1,6 +1,6 @@
 """The renderer's Markdown as plain text: the same reader-mode content, without its markup.
 
-It undoes exactly what ``markdown.py`` writes (headings, emphasis, links, code, quotes, rules,
+It undoes exactly what ``writer.py`` writes (headings, emphasis, links, code, quotes, rules,
 pipe tables, backslash escapes), so callers that want words rather than Markdown (search
 indexes, text-only displays) read the same main content as the Markdown callers do.
 """

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from ..patterns import words
 from .kinds import Kind
-from .patterns import words
 
 _TOP_CANDIDATES: Final = 5
 # Other top candidates scoring at least this share of the best one may widen the choice.

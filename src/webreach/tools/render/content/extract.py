@@ -11,8 +11,8 @@ from typing import Final
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from . import patterns
-from .budget import check
+from .. import patterns
+from ..budget import check
 from .candidates import choose_content
 from .clean import prepare_article
 from .copies import drop_copies
