@@ -164,6 +164,34 @@ def test_json_ld_declares_a_thread() -> None:
     assert all(f"Reply {n} ends here." in markdown for n in range(4))
 
 
+def commented(declared: str, post: str) -> str:
+    """A page that declares itself ``declared``: four posts of class and id ``post`` (``{n}``
+    its number), each with a remark under it in a block named a comment, beside an overview of
+    prose long enough to pass for the content by itself."""
+    posts = "".join(
+        f"<article class='entry' id='{post.format(n=n)}'><p>{SENTENCE} Post {n} ends here.</p>"
+        f"<div class='comment-list'><p>A remark under post {n}, one line long.</p></div>"
+        "</article>"
+        for n in range(4)
+    )
+    overview = "".join(f"<p>{SENTENCE} Overview {n}.</p>" for n in range(4))
+    head = f'<script type="application/ld+json">{{"@type": "{declared}"}}</script>'
+    return (
+        f"<html><head>{head}</head><body><div class='overview'>{overview}</div>"
+        f"<form action='/moderate'>{posts}</form></body></html>"
+    )
+
+
+def test_a_thread_keeps_the_posts_it_names_comments_and_a_question_drops_its_remarks() -> None:
+    # Forum software names its posts comments (Invision's elComment_123): on a thread they are
+    # the content. On a page of questions and answers, comments are the remarks under them.
+    thread_page = render_html(commented("DiscussionForumPosting", "elComment_{n}"))
+    assert all(f"Post {n} ends here." in thread_page for n in range(4))
+    questions = render_html(commented("QAPage", "answer-{n}"))
+    assert all(f"Post {n} ends here." in questions for n in range(4))
+    assert "A remark under post" not in questions
+
+
 def test_page_kinds_are_read_from_what_the_page_declares() -> None:
     from selectolax.lexbor import LexborHTMLParser
 
@@ -173,6 +201,9 @@ def test_page_kinds_are_read_from_what_the_page_declares() -> None:
         return page_kind(LexborHTMLParser(f"<html><head>{head}</head><body></body></html>"))
 
     assert kind('<meta name="generator" content="XenForo">') is Kind.FORUM
+    declared = '<script type="application/ld+json">{{"@type": "{}"}}</script>'
+    assert kind(declared.format("DiscussionForumPosting")) is Kind.FORUM
+    assert kind(declared.format("QAPage")) is Kind.QUESTIONS
     assert kind('<meta property="og:type" content="product">') is Kind.PRODUCT
     assert kind('<script type="application/ld+json">{"@type": "Product"}</script>') is Kind.PRODUCT
     assert kind('<meta property="og:type" content="article">') is Kind.ARTICLE

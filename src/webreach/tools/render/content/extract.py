@@ -128,6 +128,7 @@ def _grab_article(
         title=title,
         furniture=reading.furniture,
         furniture_selector=reading.furniture_selector,
+        posts=reading.posts,
     )
     choice = choose_content(body, flags.weight_classes, reading)
     if choice is None:

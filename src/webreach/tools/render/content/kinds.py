@@ -23,12 +23,15 @@ from ..dom import enclosing_link
 class Kind(Enum):
     ARTICLE = "article"
     FORUM = "forum"
+    QUESTIONS = "questions"
     PRODUCT = "product"
     LISTING = "listing"
 
 
-_FORUM_TYPES: Final = re.compile(r'"@type"\s*:\s*"(?:DiscussionForumPosting|QAPage)"')
-_FORUM_ITEMTYPE: Final = re.compile(r"schema\.org/(?:DiscussionForumPosting|QAPage)\b")
+_FORUM_TYPES: Final = re.compile(r'"@type"\s*:\s*"DiscussionForumPosting"')
+_FORUM_ITEMTYPE: Final = re.compile(r"schema\.org/DiscussionForumPosting\b")
+_QUESTION_TYPES: Final = re.compile(r'"@type"\s*:\s*"QAPage"')
+_QUESTION_ITEMTYPE: Final = re.compile(r"schema\.org/QAPage\b")
 _FORUM_SOFTWARE: Final = re.compile(
     r"^(?:discourse|vbulletin|phpbb|xenforo|invision|flarum|mybb|nodebb)\b", re.IGNORECASE
 )
@@ -46,6 +49,8 @@ def page_kind(tree: LexborHTMLParser) -> Kind:
             return Kind.FORUM
     data = " ".join(script.text() for script in tree.css('script[type="application/ld+json"]'))
     itemtypes = " ".join(node.attrs.sget("itemtype") or "" for node in tree.css("[itemtype]"))
+    if _QUESTION_TYPES.search(data) or _QUESTION_ITEMTYPE.search(itemtypes):
+        return Kind.QUESTIONS
     if _FORUM_TYPES.search(data) or _FORUM_ITEMTYPE.search(itemtypes):
         return Kind.FORUM
     og = tree.css_first('meta[property="og:type"]')

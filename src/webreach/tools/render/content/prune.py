@@ -57,12 +57,14 @@ def prune(
     title: str | None,
     furniture: frozenset[str] = frozenset(),
     furniture_selector: str = "",
+    posts: frozenset[str] = frozenset(),
 ) -> None:
     """Drop, in place, what cannot be main content; `strip_unlikely` is relaxed on retries.
 
     `furniture` names more layout words that are furniture on this kind of page (a shop's cart
     and reviews beside its product), dropped as the common ones are; `furniture_selector`
-    matches more of it by what it does (a form that edits the cart).
+    matches more of it by what it does (a form that edits the cart); `posts` names the
+    unlikely words that name this kind of page's content (a thread's posts are its comments).
     """
     if furniture_selector:
         for node in body.css(furniture_selector):
@@ -85,7 +87,7 @@ def prune(
         match = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
         found = unlikely.get(match)
         if found is None:
-            found = unlikely[match] = _verdict(match, furniture)
+            found = unlikely[match] = _verdict(match, furniture, posts)
         # Names only furniture carries are dropped on every pass, the others on the first.
         if found is _Verdict.KEPT or spared(node):
             continue
@@ -131,8 +133,8 @@ class _Verdict(Enum):
 
 
 @lru_cache(maxsize=_VERDICTS)
-def _verdict(match: str, furniture: frozenset[str]) -> _Verdict:
-    if not is_unlikely(match, furniture):
+def _verdict(match: str, furniture: frozenset[str], posts: frozenset[str]) -> _Verdict:
+    if not is_unlikely(match, furniture, posts):
         return _Verdict.KEPT
     lowered = match.lower()
     if any(phrase in lowered for phrase in patterns.UNLIKELY_PHRASES) or (
@@ -142,7 +144,9 @@ def _verdict(match: str, furniture: frozenset[str]) -> _Verdict:
     return _Verdict.UNLIKELY
 
 
-def is_unlikely(match: str, furniture: frozenset[str] = frozenset()) -> bool:
+def is_unlikely(
+    match: str, furniture: frozenset[str] = frozenset(), posts: frozenset[str] = frozenset()
+) -> bool:
     """Tell whether a class/id string names furniture: one of its words is, begins or ends with
     an unlikely name (``site-footer``, ``commentList``, ``relatedposts``), and no content name
     is in it.
@@ -153,7 +157,7 @@ def is_unlikely(match: str, furniture: frozenset[str] = frozenset()) -> bool:
     lowered = match.lower()
     unlikely = (
         any(phrase in lowered for phrase in patterns.UNLIKELY_PHRASES)
-        or _names_any(names, patterns.UNLIKELY_WORDS)
+        or _names_any(names, patterns.UNLIKELY_WORDS - posts if posts else patterns.UNLIKELY_WORDS)
         or (bool(furniture) and _names_any(names, furniture))
     )
     return unlikely and not patterns.MAYBE_CANDIDATE.search(lowered)

@@ -57,6 +57,9 @@ class Reading:
     has more often misread the layout than found boilerplate (page builders name every block a
     "widget", utility CSS calls containers "overflow-hidden", a card is a heading and a line),
     and the page is read again with only its link farms cleaned away."""
+    posts: frozenset[str] = frozenset()
+    """Names an article's furniture carries that this kind's content does (a thread's posts are
+    its comments and replies): not unlikely here."""
     quotes_repeat: bool = False
     """A block repeated word for word in another parent is a quote of it (a thread's replies
     quote its posts, and their previews show a post's first line again): kept once."""
@@ -64,7 +67,9 @@ class Reading:
 
 READINGS: Final = {
     Kind.ARTICLE: Reading(),
-    Kind.FORUM: Reading(MANY_BLOCKS_WIDENING, quotes_repeat=True),
+    Kind.FORUM: Reading(MANY_BLOCKS_WIDENING, posts=words("comment replies"), quotes_repeat=True),
+    # A page of questions and answers calls the remarks under each of them comments: not posts.
+    Kind.QUESTIONS: Reading(MANY_BLOCKS_WIDENING, quotes_repeat=True),
     Kind.PRODUCT: Reading(
         MANY_BLOCKS_WIDENING,
         # A shop's cart, reviews and "customers also bought" rails beside the product it sells.
