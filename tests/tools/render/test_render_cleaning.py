@@ -54,3 +54,30 @@ def test_a_cleaning_that_takes_little_is_kept_whole() -> None:
     markdown = render_html(page)
     assert f"{PROSE}, part 7 of the story." in markdown
     assert "weekly letter" not in markdown
+
+
+def test_a_grid_of_cards_the_cleaning_empties_is_read_by_links_when_no_pass_finds_more() -> None:
+    # Each card sits deep in a page builder's widget, so without class weights a lone intro
+    # outscores every card; with them the grid is chosen and the full cleaning empties it (the
+    # cards' 1,000 characters and more are enough to judge the cleaning by).
+    line = (
+        "grows in the darkest corner of a room, needs water once a fortnight, and lives for years"
+        " in its pot"
+    )
+    cards = "".join(
+        "<div class='elementor-widget cta'><div class='wrap'><div class='inner'><div class='box'>"
+        f"<div class='card__content'><h3>Room plant {n}</h3><p>Plant {n} {line}.</p>"
+        f"<a href='/plants/{n}'>See plant {n}</a></div></div></div></div></div>"
+        for n in range(8)
+    )
+    note = (
+        "Our nursery, in a valley, has grown plants for dark rooms since 1921, ships them, by"
+        " post, to every town, packs them, by hand, and answers, always, every letter"
+    )
+    markdown = render_html(
+        f"<html><head><title>Plants</title></head><body><div class='intro'><p>{note}.</p>"
+        f"<p>{note}, again.</p></div><div class='grid'>{cards}</div></body></html>"
+    )
+    assert f"{note}, again." in markdown
+    for n in range(8):
+        assert f"Plant {n} {line}." in markdown

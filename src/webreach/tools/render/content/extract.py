@@ -76,6 +76,9 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
             if article.text_length >= reading.enough:
                 best = _lightly_cleaned(article, source, flags, title, reading)
                 break
+            # A cleaning that took the chosen blocks below enough may have misread them too: the
+            # reading by link farms alone stands beside the later passes' when none finds enough.
+            article = _lightly_cleaned(article, source, flags, title, reading)
             if best is None or article.text_length > best.text_length:
                 best = article
     if best is not None:
