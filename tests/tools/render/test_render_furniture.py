@@ -121,3 +121,16 @@ def test_the_rules_never_cut_a_story_below_a_short_article() -> None:
     markdown = render_html(page)
 
     assert "Mayor announces re-election bid" in markdown
+
+
+def test_a_sign_up_form_inside_the_article_is_dropped() -> None:
+    sign_up = (
+        "<form action='/subscribe'><p>Get the Crier's morning letter, every weekday, with the "
+        "council's votes, the week's planning applications and what the schools decided.</p>"
+        "<input type='EMAIL' name='address'><p>By giving us your address you agree to receive "
+        "our letters and offers, and may unsubscribe whenever you like.</p></form>"
+    )
+    markdown = render_html(news_page("{p1}{p2}" + sign_up + "{p3}{p4}{p5}"))
+    assert all(f"Paragraph {n}, with commas, here." in markdown for n in range(1, 6))
+    assert "morning letter" not in markdown
+    assert "unsubscribe" not in markdown

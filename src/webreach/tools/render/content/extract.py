@@ -24,6 +24,7 @@ from .reading import READINGS, Reading
 from .reveal import reveal
 
 CHAR_THRESHOLD: Final = 500
+_ASKS_FOR_EMAIL: Final = 'input[type="email" i]'
 # Chosen blocks of fewer characters are too short to say the cleaning misjudged them.
 _JUDGED_CLEANING_CHARS: Final = 1000
 
@@ -89,10 +90,17 @@ def extract_article(source: bytes, tree: LexborHTMLParser, title: str | None) ->
 
 def _readable_body(tree: LexborHTMLParser) -> LexborNode | None:
     """The body with what is hidden until a script shows it revealed, and what never holds
-    content removed; only the body is read from here on (the title was read before)."""
+    content removed; only the body is read from here on (the title was read before).
+
+    A form that asks for an email address is a sign-up (a newsletter's, an account's), and its
+    consent lines and promises are never what the page is about; its fields go with the rest.
+    """
     body = tree.body
     if body is not None:
         reveal(body)
+        for form in body.css("form"):
+            if form.css_first(_ASKS_FOR_EMAIL) is not None:
+                form.decompose(recursive=False)
         for node in body.css(patterns.NEVER_CONTENT):
             node.decompose(recursive=False)
     return body
