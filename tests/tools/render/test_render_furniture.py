@@ -134,3 +134,24 @@ def test_a_sign_up_form_inside_the_article_is_dropped() -> None:
     assert all(f"Paragraph {n}, with commas, here." in markdown for n in range(1, 6))
     assert "morning letter" not in markdown
     assert "unsubscribe" not in markdown
+
+
+def test_the_pages_own_footer_is_never_the_content() -> None:
+    # On a page of short items the site's footer, a block of prose about the shop, outscores
+    # every item; a footer in no article or section of the page is the site's, and goes.
+    items = "".join(
+        f"<li><a href='/plants/{n}'>Cast-iron plant {n}</a> <span>$1{n}.00</span></li>"
+        for n in range(12)
+    )
+    about = (
+        "Our nursery, in a valley, has grown plants for dark rooms since 1921, ships them, by"
+        " post, to every town, packs them, by hand, and answers, always, every letter."
+    )
+    page = (
+        "<html><head><title>Plants</title></head><body><div class='range'><h1>Plants</h1>"
+        f"<ul>{items}</ul></div><footer><p>{about}</p><p>{about}</p><p>{about}</p></footer>"
+        "</body></html>"
+    )
+    markdown = render_html(page)
+    assert "Cast-iron plant 11" in markdown
+    assert "Our nursery" not in markdown

@@ -13,6 +13,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from .. import patterns
 from ..budget import check
+from ..dom import has_ancestor
 from .candidates import choose_content
 from .clean import prepare_article
 from .copies import drop_copies
@@ -25,6 +26,10 @@ from .reveal import reveal
 
 CHAR_THRESHOLD: Final = 500
 _ASKS_FOR_EMAIL: Final = 'input[type="email" i]'
+_SECTIONING: Final = patterns.words(
+    "main article section aside nav blockquote details fieldset figure td dialog"
+)
+"""The parts of a page a footer can be the footer of; one in none of them is the page's."""
 # Chosen blocks of fewer characters are too short to say the cleaning misjudged them.
 _JUDGED_CLEANING_CHARS: Final = 1000
 
@@ -94,6 +99,9 @@ def _readable_body(tree: LexborHTMLParser) -> LexborNode | None:
 
     A form that asks for an email address is a sign-up (a newsletter's, an account's), and its
     consent lines and promises are never what the page is about; its fields go with the rest.
+    Nor is the page's own footer: a ``<footer>`` in no article, section or other part of the
+    page is the site's (its links, address and legal lines), where one inside an article is the
+    article's, left to the cleaning.
     """
     body = tree.body
     if body is not None:
@@ -101,6 +109,9 @@ def _readable_body(tree: LexborHTMLParser) -> LexborNode | None:
         for form in body.css("form"):
             if form.css_first(_ASKS_FOR_EMAIL) is not None:
                 form.decompose(recursive=False)
+        for footer in body.css("footer"):
+            if not has_ancestor(footer, _SECTIONING):
+                footer.decompose(recursive=False)
         for node in body.css(patterns.NEVER_CONTENT):
             node.decompose(recursive=False)
     return body
