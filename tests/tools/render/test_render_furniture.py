@@ -7,8 +7,11 @@ choice and never cut a story below a short article.
 
 from __future__ import annotations
 
+import pytest
+
 from webreach.tools.render import render_html
 
+OTHER = "More from the town hall, where the parks committee meets on Thursday, as it always does"
 STORY = (
     "The council approved the new budget on Tuesday evening, after a debate that ran for "
     "more than four hours and drew a large, divided crowd to the town hall."
@@ -136,9 +139,10 @@ def test_a_sign_up_form_inside_the_article_is_dropped() -> None:
     assert "unsubscribe" not in markdown
 
 
-def test_the_pages_own_footer_is_never_the_content() -> None:
-    # On a page of short items the site's footer, a block of prose about the shop, outscores
-    # every item; a footer in no article or section of the page is the site's, and goes.
+@pytest.mark.parametrize("part", ["header", "footer"])
+def test_the_pages_own_header_and_footer_are_never_the_content(part: str) -> None:
+    # On a page of short items the site's header or footer, a block of prose about the shop,
+    # outscores every item; one in no article or section of the page is the site's, and goes.
     items = "".join(
         f"<li><a href='/plants/{n}'>Cast-iron plant {n}</a> <span>$1{n}.00</span></li>"
         for n in range(12)
@@ -149,9 +153,23 @@ def test_the_pages_own_footer_is_never_the_content() -> None:
     )
     page = (
         "<html><head><title>Plants</title></head><body><div class='range'><h1>Plants</h1>"
-        f"<ul>{items}</ul></div><footer><p>{about}</p><p>{about}</p><p>{about}</p></footer>"
+        f"<ul>{items}</ul></div><{part}><p>{about}</p><p>{about}</p><p>{about}</p></{part}>"
         "</body></html>"
     )
     markdown = render_html(page)
     assert "Cast-iron plant 11" in markdown
     assert "Our nursery" not in markdown
+
+
+def test_a_header_that_holds_the_pages_heading_is_the_pages_own() -> None:
+    # A landing page may put its heading and the prose under it in a header of the body, with
+    # less of the page's own below it.
+    paragraphs = "".join(f"<p>{STORY} Paragraph {n}, with commas, here.</p>" for n in range(5))
+    page = (
+        "<html><head><title>The Town Crier</title></head><body>"
+        f"<header><h1>Budget approved</h1>{paragraphs}</header>"
+        f"<div class='more'><p>{OTHER}</p><p>{OTHER}</p><p>{OTHER}</p><p>{OTHER}</p></div>"
+        "</body></html>"
+    )
+    markdown = render_html(page)
+    assert all(f"Paragraph {n}, with commas, here." in markdown for n in range(5))

@@ -29,7 +29,8 @@ _ASKS_FOR_EMAIL: Final = 'input[type="email" i]'
 _SECTIONING: Final = patterns.words(
     "main article section aside nav blockquote details fieldset figure td dialog"
 )
-"""The parts of a page a footer can be the footer of; one in none of them is the page's."""
+"""The parts of a page a header or footer can be the header or footer of; one in none of them is
+the page's."""
 # Chosen blocks of fewer characters are too short to say the cleaning misjudged them.
 _JUDGED_CLEANING_CHARS: Final = 1000
 
@@ -99,9 +100,10 @@ def _readable_body(tree: LexborHTMLParser) -> LexborNode | None:
 
     A form that asks for an email address is a sign-up (a newsletter's, an account's), and its
     consent lines and promises are never what the page is about; its fields go with the rest.
-    Nor is the page's own footer: a ``<footer>`` in no article, section or other part of the
-    page is the site's (its links, address and legal lines), where one inside an article is the
-    article's, left to the cleaning.
+    Nor are the page's own header and footer: a ``<header>`` or ``<footer>`` in no article,
+    section or other part of the page is the site's (its logo and menus; its links, address and
+    legal lines), where one inside an article is the article's, left to the cleaning. A header
+    that holds the page's ``<h1>`` heads the page's content and stays.
     """
     body = tree.body
     if body is not None:
@@ -109,9 +111,11 @@ def _readable_body(tree: LexborHTMLParser) -> LexborNode | None:
         for form in body.css("form"):
             if form.css_first(_ASKS_FOR_EMAIL) is not None:
                 form.decompose(recursive=False)
-        for footer in body.css("footer"):
-            if not has_ancestor(footer, _SECTIONING):
-                footer.decompose(recursive=False)
+        for part in body.css("header,footer"):
+            if not has_ancestor(part, _SECTIONING) and (
+                part.tag == "footer" or part.css_first("h1") is None
+            ):
+                part.decompose(recursive=False)
         for node in body.css(patterns.NEVER_CONTENT):
             node.decompose(recursive=False)
     return body
