@@ -52,7 +52,7 @@ VARIANTS = {
     "low": Variant("low", "low", "low", False),
     "unreachable": Variant("unreachable", "medium, pages unreachable", None, False),
     "served": Variant("served", "medium, pages served", None, True),
-    "deadline": Variant("deadline", "medium, turn deadline 2 s", None, False, 2.0),
+    "deadline": Variant("deadline", "medium, turn deadline 1 s", None, False, 1.0),
 }
 
 

@@ -1,7 +1,7 @@
 """The load mode of ``bench/load.py``: for each variant (``low``; ``medium`` with the sources'
-pages unreachable; ``medium`` with them served; ``medium`` with a 2 s turn deadline that most of
-the wave meets), one request at a time and then the wave of concurrent streams against a server
-of its own; then the variants side by side, with targets.
+pages unreachable; ``medium`` with them served; ``medium`` with a 1 s turn deadline, above one
+request alone and below the wave's turns), one request at a time and then the wave of concurrent
+streams against a server of its own; then the variants side by side, with targets.
 
 At ``medium`` a search reads five pages for passages within the passage deadline
 (``WEBREACH_SEARCH_PAGE_TIMEOUT``, 3 s). Unreachable pages fail at once (nothing listens on
