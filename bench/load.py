@@ -14,14 +14,14 @@ requests overlap and they are never the bottleneck.
   fails at once); ``medium`` with them served on 127.0.0.1 (``load_pages.py``: real pages of the
   corpus's median size); and ``medium`` with pages unreachable and a 1 s turn deadline
   (``WEBREACH_TURN_TIMEOUT``), above one request alone and below the wave's turns, which all
-  meet it, to see how late past it their clients hear so. One streamed web-search request at a
-  time (the median of a few per protocol), then ``--concurrency`` of them at once, protocols
-  round-robin. Every client reads its whole SSE stream. Reported: errors (HTTP status,
-  connection, in-stream errors, streams that did not end properly), p50/p99 of first byte, first event and total time, p50 total against one
-  request alone, ``Server-Timing`` p50, the server's CPU, peak RSS and open FDs before, right
-  after and 15 s after the load (past its clients' keep-alive clean-up), and from its debug log
-  how long each search's page reads took, how far past the passage deadline they ended, and
-  when the turns reached each phase (first model step, page reads, second step, end:
+  meet it, to see how late past it their clients hear so. One streamed web-search request at a time
+  (the median of a few per protocol), then ``--concurrency`` of them at once, protocols round-robin.
+  Every client reads its whole SSE stream. Reported: errors (HTTP status, connection, in-stream
+  errors, streams that did not end properly), p50/p99 of first byte, first event and total time, p50
+  total against one request alone, ``Server-Timing`` p50, the server's CPU, peak RSS and open FDs
+  before, right after and 15 s after the load (past its clients' keep-alive clean-up), and from its
+  debug log how long each search's page reads took, how far past the passage deadline they ended,
+  and when the turns reached each phase (first model step, page reads, second step, end:
   ``load_timeline.py``); then the variants side by side.
 * Abandon mode (``--abandon [N]``): N streamed searches whose question starts with ``abandon``;
   the provider holds those searches until webreach closes the connection (or 60 s pass). Each
