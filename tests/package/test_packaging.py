@@ -29,10 +29,10 @@ RUNTIME_EXTRAS = ("server", "mcp", "redis")
 # Where the code needs an extra; everything else is the plain install (library + CLI).
 EXTRA_OF_PATH = {
     "server": "server",  # webreach/server/**
-    "tools/mcp_server.py": "mcp",
-    "tools/mcp_calls.py": "mcp",  # the MCP server's progress and rate limit
-    "tools/mcp_events.py": "mcp",  # the MCP server's event store, for resumed streams
-    "tools/mcp_stopping.py": "mcp",  # how the MCP server ends its calls and streams as it stops
+    "tools/mcp/server.py": "mcp",
+    "tools/mcp/calls.py": "mcp",  # the MCP server's progress and rate limit
+    "tools/mcp/events.py": "mcp",  # the MCP server's event store, for resumed streams
+    "tools/mcp/stopping.py": "mcp",  # how the MCP server ends its calls and streams as it stops
     "tools/stopping.py": "mcp",  # uvicorn's server as both servers stop it (in [server] too)
     "cache/redis.py": "redis",
     # Z.AI's MCP server is called with the SDK's client, imported when a Z.AI search runs.
@@ -48,7 +48,7 @@ LOADED_BY_ANOTHER = {"websockets": "uvicorn's WebSocket protocol, for /v1/respon
 # extra of their own when a setting names it.
 EXTRA_OF_FUNCTION = {
     "cli": {"serve": "server", "mcp": "mcp"},
-    "tools/mcp_events.py": {"__init__": "redis"},  # the Redis event store, when configured
+    "tools/mcp/events.py": {"__init__": "redis"},  # the Redis event store, when configured
 }
 
 

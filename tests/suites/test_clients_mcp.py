@@ -25,7 +25,7 @@ import test_mcp
 from clients.matrix import HERE, node, node_case
 from replay_server import Recorded, ReplayServer, Reply
 from test_mcp import EXA_RESPONSE, PAGE, Connect, server_env, text_of
-from webreach.tools.mcp_calls import OUTPUT_SCHEMAS
+from webreach.tools.mcp.calls import OUTPUT_SCHEMAS
 
 connect = test_mcp.connect  # a fresh ``webreach mcp`` per transport, for the Python client
 http_servers = test_mcp.http_servers

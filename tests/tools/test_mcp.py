@@ -26,7 +26,7 @@ from providers_for_tests import ScriptedSearch, sources
 from replay_server import ReplayServer, Reply
 from webreach.seam import SearchResult, WebRuntime
 from webreach.tools import ToolOptions, web_tools
-from webreach.tools.mcp_server import create_server
+from webreach.tools.mcp.server import create_server
 from webreach.tools.prompt import web_tools_prompt
 
 EXA_KEY = "exa-canary-key-mcp"

@@ -12,7 +12,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED
 from sse_starlette.sse import AppStatus
 
-from webreach.tools.mcp_stopping import CallsInFlight
+from webreach.tools.mcp.stopping import CallsInFlight
 
 REASON = "the server is stopping: the call was ended after 1 s (WEBREACH_SHUTDOWN_TIMEOUT)"
 

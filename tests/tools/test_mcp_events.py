@@ -7,8 +7,8 @@ import mcp.types as types
 import pytest
 from mcp.server.streamable_http import EventMessage
 
-from webreach.tools import mcp_events
-from webreach.tools.mcp_events import MemoryEventStore
+from webreach.tools.mcp import events as mcp_events
+from webreach.tools.mcp.events import MemoryEventStore
 
 
 def note(n: int) -> types.JSONRPCNotification:
@@ -81,7 +81,7 @@ def test_an_event_store_other_than_memory_none_or_redis_is_refused(where: str) -
 async def test_redis_down_loses_the_way_back_not_the_call() -> None:
     import socket
 
-    from webreach.tools.mcp_events import RedisEventStore
+    from webreach.tools.mcp.events import RedisEventStore
 
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))

@@ -17,7 +17,7 @@ import pytest
 from mcp.client import Client
 
 from cli_helpers import clean_env
-from webreach.tools import mcp_server
+from webreach.tools.mcp import server as mcp_server
 
 ADDRESS = "127.0.0.2"
 STARTUP_S = 30.0

@@ -25,7 +25,7 @@ from cutting_proxy import CuttingProxy
 from replay_server import ReplayServer
 from slow_provider import TricklingServer
 from test_mcp import server_env, text_of
-from webreach.tools.mcp_events import RETRY_MS
+from webreach.tools.mcp.events import RETRY_MS
 
 SEARCH_S = 4.0  # long enough that the cut lands while the provider still holds the answer
 DEADLINE_S = 60.0

@@ -22,8 +22,8 @@ from replay_server import ReplayServer, Reply
 from slow_provider import TricklingServer
 from test_mcp import EXA_RESPONSE, PAGE, Connect, server_env, text_of
 from webreach.seam import SearchRequest, SearchResult, WebRuntime
-from webreach.tools.mcp_calls import CALL_WINDOW_S, OUTPUT_SCHEMAS, CallRateLimit
-from webreach.tools.mcp_server import TOOLS_TTL_MS, create_server
+from webreach.tools.mcp.calls import CALL_WINDOW_S, OUTPUT_SCHEMAS, CallRateLimit
+from webreach.tools.mcp.server import TOOLS_TTL_MS, create_server
 
 SLOW_S = 3.0  # progress comes at 1 s and 2 s: a second of margin for a loaded machine
 connect = test_mcp.connect  # the fixtures of test_mcp.py: a fresh ``webreach mcp`` per transport

@@ -28,7 +28,7 @@ from webreach.seam import SearchRequest, SearchResult, WebRuntime
 from webreach.server.app import ServerSettings, create_app
 from webreach.server.web_api import replies
 from webreach.tools import INVALID_ARGUMENTS, ToolError, ToolOptions, web_search_tool
-from webreach.tools.mcp_server import create_server
+from webreach.tools.mcp.server import create_server
 
 TUNED = {"num_search_results": 20, "max_tokens": 800, "temperature": 0.3}
 MANY = sources(*(f"https://r{n}.example/" for n in range(10)))

@@ -129,7 +129,7 @@ def _serve_mcp_stdio(settings: Settings, open_runtime: Callable[[], WebRuntime])
     import asyncio
 
     from .. import __version__
-    from ..tools.mcp_server import serve_stdio
+    from ..tools.mcp.server import serve_stdio
 
     _stop_at_once_on_interrupt()  # before the hint: a Ctrl-C right after it is caught
     if sys.stdin.isatty():
@@ -154,8 +154,8 @@ def _serve_mcp_http(
     import asyncio
 
     from .. import __version__
-    from ..tools.mcp_events import event_store_for
-    from ..tools.mcp_server import DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, serve_http
+    from ..tools.mcp.events import event_store_for
+    from ..tools.mcp.server import DEFAULT_HTTP_PATH, DEFAULT_HTTP_PORT, serve_http
 
     host, port = host or "127.0.0.1", port or DEFAULT_HTTP_PORT
     _check_exposure(settings, host, port)

@@ -97,7 +97,7 @@ async def test_mcp_web_fetch_draws_a_shell(site: Site, settings_env: None) -> No
     from mcp.client import Client
     from mcp.types import TextContent
 
-    from webreach.tools.mcp_server import create_server
+    from webreach.tools.mcp.server import create_server
 
     runtime = build_runtime(load_settings())
     async with runtime, Client(create_server(runtime), mode="legacy") as client:

@@ -20,7 +20,7 @@ from webreach.server.web_api.bodies import search_call
 from webreach.server.web_api.openapi import PATHS, openapi_document
 from webreach.tools import ToolOptions
 from webreach.tools.fetch import WEB_FETCH, fetch_schema
-from webreach.tools.mcp_server import create_server
+from webreach.tools.mcp.server import create_server
 from webreach.tools.search import WEB_SEARCH
 from webreach.tools.search_input import QUERIES, TUNING, search_schema
 

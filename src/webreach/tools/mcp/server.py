@@ -24,10 +24,11 @@ from mcp.server.streamable_http import EventStore
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 
-from ..seam import WebRuntime
-from .adapters import WebToolkit, tool_error_text
-from .base import ToolDefinition, ToolError, ToolOptions, ToolResult
-from .mcp_calls import (
+from ...seam import WebRuntime
+from ..adapters import WebToolkit, tool_error_text
+from ..base import ToolDefinition, ToolError, ToolOptions, ToolResult
+from ..prompt import web_tools_prompt
+from .calls import (
     OUTPUT_SCHEMAS,
     TITLES,
     CallRateLimit,
@@ -36,12 +37,11 @@ from .mcp_calls import (
     rate_limited_text,
     with_progress,
 )
-from .mcp_events import RETRY_MS, session_scoped
-from .mcp_stopping import CallsInFlight
-from .prompt import web_tools_prompt
+from .events import RETRY_MS, session_scoped
+from .stopping import CallsInFlight
 
 if TYPE_CHECKING:
-    from .stopping import StoppingServer
+    from ..stopping import StoppingServer
 
 __all__ = [
     "SERVER_NAME",
@@ -355,7 +355,7 @@ def _stopping_server(
     refuses new calls and gives the running ones ``shutdown_timeout`` seconds."""
     import uvicorn
 
-    from .stopping import StoppingServer
+    from ..stopping import StoppingServer
 
     class Server(StoppingServer):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:

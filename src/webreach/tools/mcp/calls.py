@@ -2,7 +2,7 @@
 each tool's structured result, where a failed call's code goes, progress while a slow call runs,
 and a per-session rate limit.
 
-Kept apart from :mod:`.mcp_server` and free of the SDK, so it is tested and typed on its own.
+Kept apart from :mod:`.server` and free of the SDK, so it is tested and typed on its own.
 """
 
 from __future__ import annotations
