@@ -219,7 +219,7 @@ def test_the_status_line_counts_the_seconds_it_has_waited(tmp_path: Path) -> Non
 
 def test_format_tool_prints_exactly_what_the_model_gets(replay: ReplayServer) -> None:
     from webreach.seam import SearchSource
-    from webreach.tools.search import SearchToolResult, format_search
+    from webreach.tools.search.tool import SearchToolResult, format_search
 
     replay.route("POST", "/search", Reply(json=EXA_RESPONSE))
     tool = run_cli("search", "python 3.13", "--format", "tool", env=exa_env(replay))

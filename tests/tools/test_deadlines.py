@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from webreach.net.pinning import system_resolver
 from webreach.seam import FetchRequest, FetchResult, SearchSource, WebRuntime
-from webreach.tools.passages import read_passages
+from webreach.tools.search.passages import read_passages
 
 SAFETY = 20.0
 """Only how long a broken build waits before it fails; a working one never comes near it."""

@@ -1,4 +1,4 @@
-"""``web_search``'s optional arguments are declared once (``tools.search_input.OPTIONAL``):
+"""``web_search``'s optional arguments are declared once (``tools.search.inputs.OPTIONAL``):
 what the model is shown, what a call is checked against, and what ``/v1/search`` publishes
 for the same argument all say the same type, bounds and choices."""
 
@@ -11,8 +11,8 @@ import pytest
 from webreach.server.web_api.bodies import FetchRequest, search_body
 from webreach.tools import ToolOptions
 from webreach.tools.fetch import fetch_schema
-from webreach.tools.search_input import OPTIONAL, invalid_arguments, parse_search_call
-from webreach.tools.search_input import search_schema as tool_schema
+from webreach.tools.search.inputs import OPTIONAL, invalid_arguments, parse_search_call
+from webreach.tools.search.inputs import search_schema as tool_schema
 
 RULES = ("type", "minimum", "maximum", "enum", "minLength", "maxLength")
 SHARED = ("recency", "num_search_results", "max_tokens", "temperature")

@@ -19,8 +19,8 @@ from webreach.tools import (
     run_search,
     web_search_tool,
 )
-from webreach.tools.search_filters import filter_fates
-from webreach.tools.search_input import parse_search_arguments, search_schema
+from webreach.tools.search.filters import filter_fates
+from webreach.tools.search.inputs import parse_search_arguments, search_schema
 
 __all__ = ["connect", "http_servers"]  # the MCP fixtures, used here too
 

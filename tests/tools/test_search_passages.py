@@ -18,7 +18,7 @@ from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.seam import FetchResult, HtmlBody, SearchResult, SearchSource, WebRuntime
 from webreach.testing import ScriptedFetch, ScriptedSearch
 from webreach.tools import ToolOptions, web_search_tool
-from webreach.tools.search import ANSWER_CHARS, ANSWERS_CHARS, SearchToolResult, format_search
+from webreach.tools.search.tool import ANSWER_CHARS, ANSWERS_CHARS, SearchToolResult, format_search
 
 QUERY = "volcano eruption reykjanes lava"
 FACT = "The lava field covered 4.2 square kilometres by the end of the first week."

@@ -18,9 +18,9 @@ from webreach.seam import (
     WebRuntime,
 )
 from webreach.tools import ToolOptions, web_search_tool
-from webreach.tools.passages import CONTEXT_BUDGETS
-from webreach.tools.search import SearchToolResult, format_search
-from webreach.tools.search_sections import CITATIONS_CHARS, RELATED_MAX
+from webreach.tools.search.passages import CONTEXT_BUDGETS
+from webreach.tools.search.sections import CITATIONS_CHARS, RELATED_MAX
+from webreach.tools.search.tool import SearchToolResult, format_search
 
 RELEASE = "https://www.python.org/downloads/release/python-3130/"
 WHATSNEW = "https://docs.python.org/3/whatsnew/3.13.html"

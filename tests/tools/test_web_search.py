@@ -17,7 +17,7 @@ from webreach.seam import (
     WebRuntime,
 )
 from webreach.tools import INVALID_ARGUMENTS, ToolError, ToolOptions, web_search_tool
-from webreach.tools.search import SearchToolResult
+from webreach.tools.search.tool import SearchToolResult
 
 
 def tool_over(provider: ScriptedSearch, **options: Any) -> Any:

@@ -57,7 +57,7 @@ def search_tuning(
     number or number, then its bounds); a bad value stops here, one line, exit 2."""
     from ..seam import InvalidValueError
     from ..tools.base import SearchTuning
-    from ..tools.search_input import TUNING, OptionalArgument
+    from ..tools.search.inputs import TUNING, OptionalArgument
 
     def number(argument: OptionalArgument, text: str | None) -> Any:
         if text is None:

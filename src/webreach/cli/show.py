@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..tools.fetch import FetchToolResult
-    from ..tools.search import SearchToolResult
+    from ..tools.search.tool import SearchToolResult
 
 __all__ = ["Text", "clean", "fetch_text", "print_text", "search_text"]
 
@@ -58,7 +58,7 @@ def _one_line(text: str) -> str:
 
 
 def search_text(result: SearchToolResult, *, cached: bool) -> Text:
-    from ..tools.search_filters import filters_line
+    from ..tools.search.filters import filters_line
 
     quoted = " · ".join(f'"{_one_line(q)}"' for q in result.queries)
     out = Text()

@@ -247,7 +247,7 @@ def _print_search(result: ToolResult, form: Format, *, cached: bool) -> None:
     elif form is Format.tool:
         print(result.text)
     else:
-        from ..tools.search import SearchToolResult
+        from ..tools.search.tool import SearchToolResult
         from .show import print_text, search_text
 
         assert isinstance(result.data, SearchToolResult)

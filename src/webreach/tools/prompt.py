@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .base import ToolOptions
 from .fetch import WEB_FETCH
-from .search import WEB_SEARCH
+from .search.tool import WEB_SEARCH
 
 __all__ = ["web_tools_prompt"]
 

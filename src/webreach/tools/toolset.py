@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..seam import WebRuntime
 from .base import ToolDefinition, ToolOptions
 from .fetch import web_fetch_tool
-from .search import web_search_tool
+from .search.tool import web_search_tool
 
 __all__ = ["web_tools"]
 

@@ -28,7 +28,7 @@ from webreach.seam import SearchResult, SearchSource
 from webreach.server.app import ServerSettings, create_app
 from webreach.testing import ScriptedSearch
 from webreach.tools import ToolOptions, web_fetch_tool, web_search_tool
-from webreach.tools.search import SearchToolResult
+from webreach.tools.search.tool import SearchToolResult
 
 pytestmark = needs_browser
 

@@ -21,8 +21,8 @@ from webreach.server.web_api.openapi import PATHS, openapi_document
 from webreach.tools import ToolOptions
 from webreach.tools.fetch import WEB_FETCH, fetch_schema
 from webreach.tools.mcp.server import create_server
-from webreach.tools.search import WEB_SEARCH
-from webreach.tools.search_input import QUERIES, TUNING, search_schema
+from webreach.tools.search.inputs import QUERIES, TUNING, search_schema
+from webreach.tools.search.tool import WEB_SEARCH
 
 OPTIONS = ToolOptions(search_max_queries=3, search_max_results=7)
 SHARED = {

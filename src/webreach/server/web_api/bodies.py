@@ -22,7 +22,7 @@ from ...seam import InvalidValueError
 from ...tools import SearchFilters, ToolError, ToolOptions, parse_queries
 from ...tools.base import SearchTuning
 from ...tools.fetch import PageFormat, parse_fetch_arguments
-from ...tools.search_input import QUERIES
+from ...tools.search.inputs import QUERIES
 from ..core.turn.errors import RequestError
 from ..core.wire.fields import JSON, Request, bad, checked, validate
 from .body_fields import (

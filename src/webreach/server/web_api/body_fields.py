@@ -21,7 +21,7 @@ from pydantic.fields import FieldInfo
 from ...seam import MAX_URL_LENGTH, Recency, WebError, WebErrorCode
 from ...tools.base import Argument
 from ...tools.fetch import MAX_AGE, PAGE_FORMATS, START, URL, PageFormat
-from ...tools.search_input import MAX_TOKENS, NUM_SEARCH_RESULTS, RECENCY, TEMPERATURE
+from ...tools.search.inputs import MAX_TOKENS, NUM_SEARCH_RESULTS, RECENCY, TEMPERATURE
 from ..core.wire.fields import checked
 from .patterns import DOMAIN, HTTP_URL, NON_BLANK, TWO_LETTERS, http_url
 

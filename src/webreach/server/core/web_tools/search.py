@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 from ....seam import Recency, WebRuntime
 from ....tools import ToolError, ToolOptions, format_search, run_search
 from ....tools.base import ContextSize, SearchTuning
-from ....tools.search import shown_passages
-from ....tools.search_input import SearchArguments, parse_search_call, search_schema
+from ....tools.search.inputs import SearchArguments, parse_search_call, search_schema
+from ....tools.search.tool import shown_passages
 from ..turn.events import Billing, CallFailed, Outcome, SearchAction, SearchOutcome, WebSource
 from ..turn.operator_log import web_failure
 from ..turn.shape import ForcedWeb, SearchSpec

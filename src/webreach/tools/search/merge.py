@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from ..seam import SearchResult, SearchSource, cancel_and_wait
+from ...seam import SearchResult, SearchSource, cancel_and_wait
 
 __all__ = ["all_or_nothing", "merge_sources"]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..seam import (
+from ...seam import (
     InvalidValueError,
     SearchCitation,
     SearchFilter,
@@ -16,7 +16,7 @@ from ..seam import (
     WebError,
     WebRuntime,
 )
-from .base import (
+from ..base import (
     ContextSize,
     SearchFilters,
     SearchTuning,
@@ -25,9 +25,9 @@ from .base import (
     ToolOptions,
     ToolResult,
 )
-from .passages import CONTEXT_BUDGETS, Passage, read_passages, select_passages
-from .search_filters import filter_fates, filters_line
-from .search_input import (
+from ..untrusted import fence
+from .filters import filter_fates, filters_line
+from .inputs import (
     invalid_arguments,
     parse_queries,
     parse_search_arguments,
@@ -35,9 +35,9 @@ from .search_input import (
     search_description,
     search_schema,
 )
-from .search_merge import all_or_nothing, merge_sources
-from .search_sections import Sections, clip, merge_sections, section_lines
-from .untrusted import fence
+from .merge import all_or_nothing, merge_sources
+from .passages import CONTEXT_BUDGETS, Passage, read_passages, select_passages
+from .sections import Sections, clip, merge_sections, section_lines
 
 __all__ = [
     "WEB_SEARCH",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from ..seam import SearchCitation, SearchResult
+from ...seam import SearchCitation, SearchResult
 
 __all__ = [
     "CITATIONS_CHARS",

@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ..seam import FetchRequest, FetchResult, SearchSource, WebError, WebRuntime, cancel_and_wait
-from .base import ContextSize
+from ...seam import FetchRequest, FetchResult, SearchSource, WebError, WebRuntime, cancel_and_wait
+from ..base import ContextSize
+from ..render.markdown.plain import markdown_to_text
+from ..threads import in_ranking_thread
 from .ranking import Chunk, chunk_page, rank_chunks
-from .render.markdown.plain import markdown_to_text
-from .threads import in_ranking_thread
 
 __all__ = [
     "CONTEXT_BUDGETS",
@@ -65,8 +65,8 @@ async def _read(runtime: WebRuntime, url: str) -> _Page | None:
     hop through the guard), as a search result's link goes through a redirector or a
     shortener; its site's robots.txt is obeyed, and a bot wall is a failure like any other.
     """
-    from .fetch import render_off_loop
-    from .render_pool import runtime_render_pool
+    from ..fetch import render_off_loop
+    from ..render_pool import runtime_render_pool
 
     request = FetchRequest(url, redirects="cross_origin", obey_robots=True)
     try:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, get_args
 
-from ..seam import SearchFilter, SearchResult
-from .base import SearchFilters
+from ...seam import SearchFilter, SearchResult
+from ..base import SearchFilters
 
 __all__ = ["FILTER_ORDER", "Fates", "Filtered", "filter_fates", "filters_line"]
 

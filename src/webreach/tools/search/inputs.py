@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..seam import MAX_TEMPERATURE, MIN_TEMPERATURE, InvalidValueError, Recency
-from .base import (
+from ...seam import MAX_TEMPERATURE, MIN_TEMPERATURE, InvalidValueError, Recency
+from ..base import (
     INVALID_ARGUMENTS,
     MAX_NUM_SEARCH_RESULTS,
     MAX_SEARCH_TOKENS,
