@@ -25,14 +25,14 @@ from .reading import READINGS, Reading
 from .reveal import reveal
 
 CHAR_THRESHOLD: Final = 500
+# Chosen blocks of fewer characters are too short to say the cleaning misjudged them.
+_JUDGED_CLEANING_CHARS: Final = 1000
 _ASKS_FOR_EMAIL: Final = 'input[type="email" i]'
 _SECTIONING: Final = patterns.words(
     "main article section aside nav blockquote details fieldset figure td dialog"
 )
 """The parts of a page a header or footer can be the header or footer of; one in none of them is
 the page's."""
-# Chosen blocks of fewer characters are too short to say the cleaning misjudged them.
-_JUDGED_CLEANING_CHARS: Final = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +125,8 @@ def _lightly_cleaned(
     article: Article, source: bytes, flags: Flags, title: str | None, reading: Reading
 ) -> Article:
     """The same page read again with only link farms cleaned away, when the full cleaning took
-    more of the chosen blocks' text than ``reading`` allows; a pass prunes its tree, so the
-    page is parsed anew."""
+    more of the chosen blocks' text than ``reading`` allows (whether or not what it left is
+    enough); a pass prunes its tree, so the page is parsed anew."""
     if (
         not (flags.clean_conditionally and reading.clean_conditionally)
         or article.uncleaned < _JUDGED_CLEANING_CHARS

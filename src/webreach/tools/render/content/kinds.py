@@ -2,8 +2,9 @@
 
 A forum thread is many posts of similar weight, a listing many items, where an article is one;
 the kind decides whether the renderer keeps one best block or the container of every post or
-item. Forum threads and products are read from what the page declares: schema.org types in
-JSON-LD, microdata and Open Graph, and the generator of known forum software. A listing
+item. Forum threads, pages of questions and answers, and products are read from what the page
+declares: schema.org types in JSON-LD, microdata and Open Graph, and the generator of known forum
+software. A listing
 shows it is one: most of its headings link to other pages (each an item's title) and no block
 of it holds paragraphs side by side, as an article's body does; or it declares a collection and
 no article. Any other page is read as an article.

@@ -157,7 +157,7 @@ def is_unlikely(
     lowered = match.lower()
     unlikely = (
         any(phrase in lowered for phrase in patterns.UNLIKELY_PHRASES)
-        or _names_any(names, patterns.UNLIKELY_WORDS - posts if posts else patterns.UNLIKELY_WORDS)
+        or _names_any(names, patterns.UNLIKELY_WORDS - posts)
         or (bool(furniture) and _names_any(names, furniture))
     )
     return unlikely and not patterns.MAYBE_CANDIDATE.search(lowered)
