@@ -28,11 +28,12 @@ STARTER_MODULES = (
     "uvicorn",
     "playwright",
     "webreach.tools.render_pool",
+    "webreach.tools.read_pool",
     "webreach.providers.fetch.browser",
     "webreach.providers.fetch._browser",
 )
 """Modules whose use starts a process or a server (webreach's own: the render pool's worker
-processes and Chromium), matched as prefixes of a module's name."""
+processes, the read pool's and Chromium), matched as prefixes of a module's name."""
 
 STARTER_NAMES = frozenset(
     {"create_subprocess_exec", "create_subprocess_shell", "async_playwright", "sync_playwright"}

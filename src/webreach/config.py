@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from pydantic import SecretStr, ValidationError
@@ -29,7 +30,7 @@ from .providers import PACKAGES, ProviderKind, discover_providers, specs_reading
 from .providers import provider_sources as _sources
 from .providers.search import AUTO_ORDER
 from .providers.spec import ClientPair, ProviderContext, ProviderSpec
-from .seam import CacheStore, InvalidValueError, WebRuntime
+from .seam import CacheStore, InvalidValueError, WebRuntime, parse_provider_ids
 from .settings import Settings
 from .stores import open_cache, open_response_store
 
@@ -207,7 +208,7 @@ def built_providers(
     """Every provider ``settings`` give, of every kind (or of ``kinds``), built without I/O;
     ``owner`` owns (and closes) their clients. Nothing is registered: this is for describing,
     not running."""
-    context = _context(settings, owner)
+    context = _context(settings, owner, draws_pages=True)
     built: list[BuiltProvider] = []
     for kind in PACKAGES if kinds is None else kinds:
         for source, plugin in _sources(kind):
@@ -240,6 +241,8 @@ def build_runtime(
     wrap_cache: Callable[[CacheStore], CacheStore] | None = None,
     kinds: Kinds = None,
     built: Iterable[BuiltProvider] | None = None,
+    draws_pages: bool = True,
+    readers: bool = False,
 ) -> WebRuntime:
     """A runtime with the built-in and plugin providers registered; it owns their HTTP clients.
 
@@ -252,7 +255,12 @@ def build_runtime(
     providers built and registered to those capabilities (``webreach fetch`` builds no search
     provider); None registers every kind. ``built`` holds the providers :func:`built_providers`
     made for a check of these same settings: they are registered as they are, none is built
-    again (the caller keeps their owner, and closes it with the runtime).
+    again (the caller keeps their owner, and closes it with the runtime). Without
+    ``draws_pages`` no browser is started: a page that needs one comes back as served, its
+    ``render_reason`` saying so (a page reader process, whose owner draws it).
+    With ``readers`` the runtime reads a search's pages in ``WEBREACH_READ_PROCESSES`` reader
+    processes, each with a runtime built from these same settings (the servers do): a runtime
+    given providers by hand must not, as its readers would not have them.
 
     Every provider's settings are read before anything is opened; an invalid one raises
     :class:`ConfigError` naming its variable.
@@ -278,12 +286,13 @@ def build_runtime(
         problems.append(error.message)
     if problems:
         raise ConfigError(problems)
-    runtime = _empty_runtime(settings, default_cache, wrap_cache, paces)
+    readers_given = _fetch_settings(given) if readers else None
+    runtime = _empty_runtime(settings, default_cache, wrap_cache, paces, readers=readers_given)
     for item in ready:
         _register(runtime, item.kind, item.provider)
     if not builders:
         return runtime
-    context = _context(settings, runtime)
+    context = _context(settings, runtime, draws_pages=draws_pages)
     for kind, build in builders:
         if (provider := build(context)) is not None:
             _register(runtime, kind, provider)
@@ -296,9 +305,12 @@ def _empty_runtime(
     default_cache: str | None,
     wrap_cache: Callable[[CacheStore], CacheStore] | None,
     paces: dict[str, float],
+    *,
+    readers: tuple[BaseSettings, ...] | None,
 ) -> WebRuntime:
-    """The runtime the settings describe, its cache open and its render pool attached, before
-    any provider is registered."""
+    """The runtime the settings describe, its cache open and its render pool (and with
+    ``readers``, the fetch providers' settings, its page readers) attached, before any provider
+    is registered."""
     cache = open_cache(settings, default_cache)
     runtime = WebRuntime(
         **_selection(settings),
@@ -313,7 +325,40 @@ def _empty_runtime(
     from .tools.render_pool import attach_render_pool
 
     attach_render_pool(runtime, settings.render_processes)
+    drawn = "browser" in parse_provider_ids(settings.fetch_provider, "fetch_provider")
+    if readers is not None and not drawn:
+        from .tools.read_pool import attach_read_pool
+
+        factory = partial(reader_runtime, settings, readers)
+        attach_read_pool(runtime, settings.read_processes, factory)
     return runtime
+
+
+def reader_runtime(settings: Settings, fetch_settings: Iterable[BaseSettings]) -> WebRuntime:
+    """A page reader process's runtime: the same fetch providers, settings, cache and limits,
+    reading in place (no processes of its own) and drawing nothing, since a page a browser must
+    draw goes back to the owner's (with ``browser``, which draws every page, there are none).
+
+    The providers' settings are the owner's as it read them: the reader's environment is the
+    fork server's, as it was when the first pool started."""
+    own = settings.model_copy(update={"render_processes": 0, "read_processes": 0})
+    return build_runtime(own, provider_settings=fetch_settings, kinds=("fetch",), draws_pages=False)
+
+
+def _fetch_settings(given: Mapping[type[BaseSettings], BaseSettings]) -> tuple[BaseSettings, ...]:
+    """Every built-in or spec'd fetch provider's settings, given or read here (ones that do not
+    read are left out: :func:`build_runtime` reports them)."""
+    found: list[BaseSettings] = []
+    for source, _plugin in _sources("fetch"):
+        if isinstance(source, ProviderSpec) and source.settings not in {type(f) for f in found}:
+            own = given.get(source.settings)
+            if own is None:
+                try:
+                    own = _provider_settings(source.settings)
+                except ValidationError:
+                    continue
+            found.append(own)
+    return tuple(found)
 
 
 def _register(runtime: WebRuntime, kind: ProviderKind, provider: Any) -> None:
@@ -409,7 +454,7 @@ def _without_secrets(settings: Settings) -> Settings:
     return settings.model_copy(update=hidden)
 
 
-def _context(settings: Settings, runtime: WebRuntime) -> ProviderContext:
+def _context(settings: Settings, runtime: WebRuntime, *, draws_pages: bool) -> ProviderContext:
     """What the providers share; the runtime owns and closes its clients, which are made when
     a provider first asks for one (a fetch never does, so it never loads httpx)."""
 
@@ -440,6 +485,7 @@ def _context(settings: Settings, runtime: WebRuntime) -> ProviderContext:
         fetch_allow=settings.fetch_allow,
         fetch_user_agent=settings.fetch_user_agent,
         fetch_proxy=settings.fetch_proxy,
+        draws_pages=draws_pages,
     )
 
 

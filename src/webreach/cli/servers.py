@@ -113,7 +113,8 @@ def mcp(
     from ..config import build_runtime
 
     def open_runtime() -> WebRuntime:
-        return build_runtime(settings, default_cache="memory")
+        # Over HTTP it serves many clients at once, whose searches read pages in processes.
+        return build_runtime(settings, default_cache="memory", readers=http)
 
     try:
         if http:
@@ -348,7 +349,7 @@ def serve(
     from ..server.serving import serve as serve_app
 
     try:
-        runtime = build_runtime(settings, default_cache="memory")
+        runtime = build_runtime(settings, default_cache="memory", readers=True)
     except ConfigError as error:
         invalid_setting(error, as_json=False)
     store = open_response_store(settings)

@@ -127,6 +127,9 @@ class ProviderContext:
     """``WEBREACH_FETCH_USER_AGENT``: the fetcher's own product name; None is webreach's."""
     fetch_proxy: str | None
     """``WEBREACH_FETCH_PROXY``: the proxy page fetches go through."""
+    draws_pages: bool
+    """Whether a browser may be started to draw a page. False in a page reader process: a page
+    it would draw goes back, saying why, to the process that asked, which has the browser."""
 
     def __init__(
         self,
@@ -141,6 +144,7 @@ class ProviderContext:
         fetch_max_body_chars: int = 2_000_000,
         fetch_user_agent: str | None = None,
         fetch_proxy: str | None = None,
+        draws_pages: bool = True,
         open_clients: Callable[[], ClientPair] | None = None,
     ) -> None:
         given = None if client is None else (client, model_client or client)
@@ -157,6 +161,7 @@ class ProviderContext:
             "fetch_max_body_chars": fetch_max_body_chars,
             "fetch_user_agent": fetch_user_agent,
             "fetch_proxy": fetch_proxy,
+            "draws_pages": draws_pages,
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)

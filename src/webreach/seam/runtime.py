@@ -195,6 +195,10 @@ class WebRuntime:
         """The resource attached under ``key``, or None (also once the runtime is closed)."""
         return None if self._closed else self._attached.get(key)
 
+    def note_web_call(self, tool: str, provider: str | None, outcome: str, seconds: float) -> None:
+        """A call made for this runtime's caller elsewhere (a page read in a reader process,
+        by that process's runtime): nothing here; a wrapper that counts calls counts it."""
+
     async def search(self, request: SearchRequest, *, live: bool = True) -> SearchResult:
         """Search with the selected provider; only http(s) sources come back, and more of them
         than ``max_results`` are cut here. ``live=False`` answers from the cache alone: a miss

@@ -238,6 +238,9 @@ class MeteredRuntime:
     async def image_search(self, request: ImageSearchRequest) -> ImageSearchResult:
         return await self._timed("image_search", self._runtime.image_search(request))
 
+    def note_web_call(self, tool: str, provider: str | None, outcome: str, seconds: float) -> None:
+        self._metrics.web_call(tool, provider, outcome, seconds)
+
     async def _timed(self, tool: str, call: Awaitable[R]) -> R:
         started = time.perf_counter()
         try:

@@ -115,6 +115,12 @@ class WebSettings(BaseModel):
     """Streams the in-memory event store keeps (the least recently written go)."""
     mcp_event_ttl: Annotated[float, Field(gt=0)] = 600.0
     """Seconds a stream's events are kept after its last one."""
+    read_processes: Annotated[int, Field(ge=0)] = Field(
+        default_factory=lambda: default_render_processes()
+    )
+    """Worker processes that read a search's pages for passages (fetch, check and render each
+    in a runtime of their own), so a wave of searches reads on every core. 0 reads them in the
+    process. Default: one per available core, none on one core."""
     render_processes: Annotated[int, Field(ge=0)] = Field(
         default_factory=lambda: default_render_processes()
     )

@@ -30,9 +30,11 @@ if TYPE_CHECKING:
     from ...net.pinning import PinningBackend, Resolver
     from ._browser_page import Rendered
 
-__all__ = ["BrowserEngine", "BrowserLimits"]
+__all__ = ["HANDED_BACK", "BrowserEngine", "BrowserLimits"]
 
 logger = logging.getLogger("webreach.browser")
+HANDED_BACK = "left to the process that asked, which draws it"
+"""What a page's reason says when an engine that does not draw was asked to."""
 _CLOSE_S = 10.0
 _MIN_RENDER_S = 1.0
 """Less time than this left, and the page is not rendered."""
@@ -69,10 +71,13 @@ class BrowserEngine:
         provisional: bool = False,
         user_agent: str | None = None,
         proxy: str | None = None,
+        draws: bool = True,
     ) -> None:
         """``provisional`` limits (read from the environment for ``auto``) give way once to the
-        ``browser`` provider's (:meth:`adopt`)."""
+        ``browser`` provider's (:meth:`adopt`). Without ``draws`` no browser is started: a page
+        to draw comes back as served, its reason saying it is handed back (:data:`HANDED_BACK`)."""
         self.limits = limits
+        self.draws = draws
         self.timeout = timeout
         self._max_chars = max_chars
         self._allow = allow if isinstance(allow, AllowList) else AllowList.parse(allow)
@@ -137,7 +142,7 @@ class BrowserEngine:
         """What, beside the HTTP fetcher's policy, decides what a page may hold: whether a
         browser can draw it at all (so a shell read before one was installed is not served after)
         and its byte budget."""
-        drawn = "drawn" if self.available() else "served"
+        drawn = ("drawn" if self.available() else "served") if self.draws else "handed back"
         return f"{self.http.cache_scope()}|browser:{drawn}:{self.limits.max_bytes}"
 
     async def render(self, result: FetchResult, reason: str, deadline: float) -> FetchResult:
@@ -148,6 +153,8 @@ class BrowserEngine:
         is up, and never past ``deadline`` (the fetch's own, a ``time.monotonic()`` instant):
         a browser's first start, or a queue of pages, does not eat one page's time."""
         assert isinstance(result.body, HtmlBody)
+        if not self.draws:
+            return _as_served(result, f"{reason}; {HANDED_BACK}")
         source = self._find()
         if source is None:
             return _as_served(result, f"{reason}; not rendered: {self._found}")

@@ -176,6 +176,7 @@ def engine_for(context: ProviderContext, settings: BrowserSettings | None) -> Br
         provisional=settings is None,
         user_agent=context.fetch_user_agent,
         proxy=context.fetch_proxy,
+        draws=context.draws_pages,
     )
     _engines.setdefault(context, engine)
     return engine

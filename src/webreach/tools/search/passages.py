@@ -10,13 +10,16 @@ import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ...seam import FetchRequest, FetchResult, SearchSource, WebError, WebRuntime, cancel_and_wait
 from ..base import ContextSize
 from ..render.markdown.plain import markdown_to_text
 from ..threads import in_ranking_thread
 from .ranking import Chunk, chunk_page, rank_chunks
+
+if TYPE_CHECKING:
+    from ..fetch import RenderedBody
 
 __all__ = [
     "CONTEXT_BUDGETS",
@@ -52,53 +55,111 @@ class Passage:
 
 @dataclass(frozen=True, slots=True)
 class _Page:
-    text: str
-    markdown: bool
+    chunks: tuple[Chunk, ...]
+    """The page cut into passages, each shown and scored as its words."""
     final: str
     """Where the page was read after its redirects: the URL its passages are cited by."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Far:
+    """One page as a reader process read it, with its fetch's outcome for the owner's count."""
+
+    page: _Page | None
+    handed_back: bool
+    """The page is one a browser must draw, which the owner does (the reader draws nothing)."""
+    provider: str | None
+    outcome: str
+    seconds: float
+
+
 async def _read(runtime: WebRuntime, url: str) -> _Page | None:
-    """The page as text (Markdown for HTML), or None when it cannot be used.
+    """The page cut into passages, or None when it cannot be used: read in one of the
+    runtime's reader processes when it has them up, here otherwise.
 
     Nobody asked for this page by itself, so its redirects are followed to any origin (every
     hop through the guard), as a search result's link goes through a redirector or a
     shortener; its site's robots.txt is obeyed, and a bot wall is a failure like any other.
     """
-    from ..fetch import render_off_loop
-    from ..render_pool import runtime_render_pool
+    from ..read_pool import WorkerLost, runtime_read_pool
 
-    request = FetchRequest(url, redirects="cross_origin", obey_robots=True)
+    pool = runtime_read_pool(runtime)
+    if pool is not None and pool.ready():
+        try:
+            far: _Far = await pool.run(read_far, url)
+        except WorkerLost:
+            return None
+        runtime.note_web_call("fetch", far.provider, far.outcome, far.seconds)
+        if not far.handed_back:
+            return far.page
     try:
-        result: FetchResult = await runtime.fetch(request)
+        result = await runtime.fetch(_request(url))
     except WebError:
         return None
+    return await _page(runtime, url, result)
+
+
+def _request(url: str) -> FetchRequest:
+    return FetchRequest(url, redirects="cross_origin", obey_robots=True)
+
+
+async def read_far(runtime: WebRuntime, url: str) -> _Far:
+    """In a reader process: :func:`_read`'s page, rendered and cut on this process's loop, as
+    nothing else waits on it here."""
+    began = time.perf_counter()
+    try:
+        result = await runtime.fetch(_request(url))
+    except WebError as error:
+        return _Far(None, False, error.provider, error.code.value.lower(), _since(began))
+    seconds = _since(began)
+    if result.rendered_by == "http" and result.render_reason:
+        return _Far(None, True, result.provider, "ok", seconds)
+    page = await _page(runtime, url, result, inline=True)
+    return _Far(page, False, result.provider, "ok", seconds)
+
+
+def _since(began: float) -> float:
+    return time.perf_counter() - began
+
+
+async def _page(
+    runtime: WebRuntime, url: str, result: FetchResult, *, inline: bool = False
+) -> _Page | None:
+    """A successful read's page cut into passages; rendered and cut in threads (or processes,
+    for a large page), or when ``inline`` here unless the page is large."""
+    from ..fetch import render_fetched, render_off_loop
+    from ..render_pool import runtime_render_pool
+
     if not 200 <= result.status_code < 300:
         return None
-    rendered = await render_off_loop(result, runtime_render_pool(runtime))
-    return _Page(rendered.text, rendered.kind == "html", result.url) if rendered.text else None
+    if inline:
+        chunks = _cut(url, await render_fetched(result, runtime))
+    else:
+        rendered = await render_off_loop(result, runtime_render_pool(runtime))
+        chunks = await in_ranking_thread(_cut, url, rendered)
+    return _Page(chunks, result.url) if chunks else None
+
+
+def _cut(url: str, rendered: RenderedBody) -> tuple[Chunk, ...]:
+    """The rendered page's passages: cut by its Markdown structure, then shown and scored as
+    their words, since link URLs and markup cost the budget and split a sentence's words, and
+    a URL's words are not what the page says."""
+    if not rendered.text:
+        return ()
+    chunks = chunk_page(url, rendered.text)
+    if rendered.kind != "html":
+        return tuple(chunks)
+    plain = (replace(c, text=markdown_to_text(c.text).strip()) for c in chunks)
+    return tuple(c for c in plain if c.text)
 
 
 def _scored(
     urls: Sequence[str], pages: Mapping[str, _Page], queries: Sequence[str]
 ) -> list[tuple[Chunk, float]]:
-    """The pages cut into passages, in the order of ``urls``, each with its score: off the loop,
-    since the cutting alone takes milliseconds a search."""
-    chunks: list[Chunk] = []
-    for url in urls:
-        page = pages.get(url)
-        if page:
-            cut = chunk_page(url, page.text)
-            chunks.extend(_plain(cut) if page.markdown else cut)
+    """The pages' passages, in the order of ``urls``, each with its score: off the loop, since
+    ranking them takes milliseconds a search."""
+    chunks = [c for url in urls if (page := pages.get(url)) for c in page.chunks]
     return list(zip(chunks, rank_chunks(chunks, queries), strict=True)) if chunks else []
-
-
-def _plain(chunks: list[Chunk]) -> list[Chunk]:
-    """Chunks cut by the page's Markdown structure, shown and scored as its words: link URLs
-    and markup cost the budget and split a sentence's words, and a URL's words are not what
-    the page says."""
-    plain = (replace(c, text=markdown_to_text(c.text).strip()) for c in chunks)
-    return [c for c in plain if c.text]
 
 
 async def _read_all(runtime: WebRuntime, urls: Sequence[str], deadline: float) -> dict[str, _Page]:
