@@ -324,3 +324,30 @@ async def test_a_page_the_browser_must_draw_is_handed_back_and_drawn_by_the_owne
             drawing = browser_processes()
             assert drawing and not any(reader in ancestors(pid) for pid in drawing)
         assert served.hits["/shell"] == 2  # once by the reader, once by the owner's browser
+
+
+async def test_a_readers_rendering_goes_oldest_job_first() -> None:
+    from webreach.tools import read_pool
+
+    turns = read_pool._Turns()
+    order: list[int | None] = []
+    release = asyncio.Event()
+
+    async def job(number: int | None, hold: bool = False) -> None:
+        if number is not None:
+            read_pool._job_number.set(number)
+        async with turns.turn():
+            order.append(number)
+            if hold:
+                await release.wait()
+
+    first = asyncio.ensure_future(job(5, hold=True))
+    await until(lambda: order == [5], "the first job's turn")
+    queued = {n: asyncio.ensure_future(job(n)) for n in (9, 7, 8, 6)}
+    await until(lambda: len(turns._waiting) == 4, "the later jobs to queue")
+    await job(None)  # not a reader's job: it never waits
+    queued[6].cancel()  # a job given up leaves the queue
+    release.set()
+    await asyncio.gather(first, *queued.values(), return_exceptions=True)
+    assert order == [5, None, 7, 8, 9]
+    assert not turns._busy and not turns._waiting

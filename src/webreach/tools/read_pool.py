@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import heapq
 import itertools
 import logging
 import os
@@ -21,13 +23,13 @@ import signal
 import socket
 import struct
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..seam import WebRuntime
 
-__all__ = ["ReadPool", "attach_read_pool", "runtime_read_pool"]
+__all__ = ["ReadPool", "WorkerLost", "attach_read_pool", "cpu_turn", "runtime_read_pool"]
 
 logger = logging.getLogger("webreach.tools")
 RuntimeFactory = Callable[[], WebRuntime]
@@ -65,6 +67,53 @@ async def _receive(reader: asyncio.StreamReader) -> Any:
         return None
 
 
+_job_number: contextvars.ContextVar[int] = contextvars.ContextVar("webreach_read_job")
+
+
+class _Turns:
+    """The CPU-bound steps of a worker's jobs, one at a time and the oldest job first, so
+    under load the earliest searches finish first instead of every search finishing late."""
+
+    def __init__(self) -> None:
+        self._waiting: list[tuple[int, asyncio.Future[None]]] = []
+        self._busy = False
+
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        number = _job_number.get(None)
+        if number is None:  # not a worker's job
+            yield
+            return
+        if self._busy or self._waiting:
+            waiter = asyncio.get_running_loop().create_future()
+            heapq.heappush(self._waiting, (number, waiter))
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._next()  # handed the turn as it was cancelled: pass it on
+                raise
+        self._busy = True
+        try:
+            yield
+        finally:
+            self._next()
+
+    def _next(self) -> None:
+        while self._waiting:
+            _, waiter = heapq.heappop(self._waiting)
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._busy = False
+
+
+_turns = _Turns()
+cpu_turn = _turns.turn
+"""``async with cpu_turn():`` around a job's CPU-bound step (rendering a page): in a worker it
+waits until the older jobs' steps are done; anywhere else it does nothing."""
+
+
 def _worker_main(sock: socket.socket, factory: RuntimeFactory) -> None:
     # The owner's Ctrl-C is its to handle; a worker ends when its socket closes.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -79,6 +128,7 @@ async def _serve(sock: socket.socket, factory: RuntimeFactory) -> None:
     running: dict[int, asyncio.Task[None]] = {}
 
     async def run(number: int, job: Job, args: tuple[Any, ...]) -> None:
+        _job_number.set(number)
         try:
             outcome: tuple[bool, Any] = (True, await job(runtime, *args))
         except asyncio.CancelledError:

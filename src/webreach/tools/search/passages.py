@@ -133,7 +133,10 @@ async def _page(
     if not 200 <= result.status_code < 300:
         return None
     if inline:
-        chunks = _cut(url, await render_fetched(result, runtime))
+        from ..read_pool import cpu_turn
+
+        async with cpu_turn():
+            chunks = _cut(url, await render_fetched(result, runtime))
     else:
         rendered = await render_off_loop(result, runtime_render_pool(runtime))
         chunks = await in_ranking_thread(_cut, url, rendered)
