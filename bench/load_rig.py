@@ -62,9 +62,10 @@ VARIANTS = {
 @dataclass
 class ProcSample:
     """The server's memory, open file descriptors and CPU time so far, from /proc. CPU is summed
-    over the server and the processes it started (its render workers and their fork server),
-    since a page rendered in a worker is the server's work too; ``workers_pss_kib`` is what
-    those processes hold beyond the pages they share with each other (their PSS)."""
+    over the server and the processes it started (its page readers, render workers and their
+    fork server), since a page read or rendered in a worker is the server's work too;
+    ``workers_pss_kib`` is what those processes hold beyond the pages they share with each
+    other (their PSS)."""
 
     peak_rss_kib: int
     rss_kib: int

@@ -28,6 +28,11 @@ from load_rig import PROC_HEADER, ProcSample, Rig
 from load_timeline import timeline_lines
 
 MAX_RSS_MIB = 200.0
+"""The server process's peak RSS, at most."""
+MAX_TOTAL_MIB = 320.0
+"""The server's peak RSS plus what its worker processes (page readers, render workers) hold
+after the wave (their PSS), at most: the readers keep the pages they read, which the server
+process alone held before them."""
 FD_SLACK = 25
 SETTLE_SECONDS = 15.0
 """How long after the wave the server's FDs are counted again. Its clients' idle keep-alive
@@ -173,7 +178,7 @@ async def wave(rig: Rig) -> Wave:
     print(spread("total", done.totals) + f"   (wall {wall:.1f} s for all)")
     cpu = done.cpu
     print(
-        f"  server CPU (its render workers too): {cpu:.2f} s in {wall:.2f} s"
+        f"  server CPU (its worker processes too): {cpu:.2f} s in {wall:.2f} s"
         f" ({cpu / wall:.0%} of one core)"
     )
     print(f"  p50 total / one request alone: {done.ratio:.2f}x")
@@ -262,7 +267,7 @@ def side_by_side(waves: list[Wave]) -> None:
     row("server CPU, wave / per turn", lambda w: f"{w.cpu:.1f} s / {w.cpu_per_turn * 1e3:.0f} ms")
     row("the rig's other CPU, wave", lambda w: f"{w.rig_cpu:.1f} s")
     row("peak RSS", lambda w: f"{w.after.peak_rss_kib / 1024:.0f} MiB")
-    row("render workers' PSS", lambda w: f"{w.after.workers_pss_kib / 1024:.0f} MiB")
+    row("worker processes' PSS", lambda w: f"{w.after.workers_pss_kib / 1024:.0f} MiB")
     row(
         f"open FDs before/after/{SETTLE_SECONDS:.0f} s",
         lambda w: f"{w.baseline.fds}/{w.after.fds}/{w.settled.fds}",
@@ -287,6 +292,9 @@ def side_by_side(waves: list[Wave]) -> None:
             target(w.ratio <= MAX_RATIO, limit, f"{w.ratio:.2f}x")
         peak = w.after.peak_rss_kib / 1024
         target(peak <= MAX_RSS_MIB, f"{name}: peak RSS ≤ {MAX_RSS_MIB:g} MiB", f"{peak:.1f} MiB")
+        total = peak + w.after.workers_pss_kib / 1024
+        limit = f"{name}: peak RSS + workers' PSS ≤ {MAX_TOTAL_MIB:g} MiB"
+        target(total <= MAX_TOTAL_MIB, limit, f"{total:.1f} MiB")
         drift = w.settled.fds - w.baseline.fds
         target(
             abs(drift) <= FD_SLACK,
