@@ -335,6 +335,17 @@ def cpu_bound(served: Wave, low: Wave) -> None:
         f"served: CPU per turn ≤ {MAX_CPU_RATIO:g}x reference ({per_turn * 1e3:.0f} ms)",
         f"{served.cpu_per_turn * 1e3:.0f} ms ({ratio:.2f}x)",
     )
+    read = sum(r.read for r in served.reads) / max(1, len(served.outcomes))
+    if read:
+        # A wave that reads fewer pages than its turns ask for renders less than the reference:
+        # per page it read, the CPU beyond a low turn against the renderer's alone.
+        beyond = (served.cpu_per_turn - low.cpu_per_turn) / read
+        alone = sum(rendering.values()) / len(rendering)
+        print(
+            f"  (extra) CPU per page read, beyond a low turn: {beyond * 1e3:.1f} ms against"
+            f" {alone * 1e3:.1f} ms to render it alone ({beyond / alone:.2f}x), {read:.1f} pages"
+            " read a turn"
+        )
     least = per_turn * len(served.outcomes) / cores() * 1000
     p50 = pct(served.totals, 0.5)
     shared = (served.cpu + served.rig_cpu) / cores() * 1000
