@@ -235,7 +235,9 @@ async def test_a_reader_that_dies_fails_its_reads_at_once_and_is_replaced(
         assert len(again.passages) == 2
 
 
-async def test_a_reader_that_cannot_start_leaves_the_reads_in_place() -> None:
+async def test_a_reader_that_cannot_start_leaves_the_reads_in_place(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     pool = ReadPool(1, read_pool_hooks.broken_runtime)
     try:
         assert not pool.ready()
@@ -245,6 +247,25 @@ async def test_a_reader_that_cannot_start_leaves_the_reads_in_place() -> None:
         assert pool.started == 1
     finally:
         await pool.aclose()
+    said = [r.getMessage() for r in caplog.records]
+    assert (
+        "a page reader process could not build its runtime: this reader cannot build its runtime"
+        in said
+    )  # the reader's own line, in the owner's log
+    assert any(m.startswith("a page reader process could not start") for m in said)
+
+
+async def test_a_readers_log_lines_reach_the_owners_log(
+    site: LocalServer, env: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with readers_runtime(site) as runtime:
+        pool = await up(runtime)
+        pid = await pool.run(read_pool_hooks.log_a_warning)
+        assert pid in reader_pids(pool)
+        line = f"a reader's warning, from {pid}"
+        await until(lambda: line in [r.getMessage() for r in caplog.records], "the reader's line")
+    (record,) = [r for r in caplog.records if r.getMessage() == line]
+    assert (record.name, record.levelname) == ("webreach.tools", "WARNING")
 
 
 async def test_the_servers_metrics_count_the_readers_fetches(site: LocalServer, env: None) -> None:

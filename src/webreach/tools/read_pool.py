@@ -17,7 +17,6 @@ import contextvars
 import heapq
 import itertools
 import logging
-import os
 import pickle
 import signal
 import socket
@@ -52,9 +51,13 @@ class WorkerLost(Exception):
     """The worker running a job died or was closed before it answered."""
 
 
-async def _send(writer: asyncio.StreamWriter, message: object) -> None:
+def _frame(message: object) -> bytes:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    writer.write(_HEADER.pack(len(data)) + data)
+    return _HEADER.pack(len(data)) + data
+
+
+async def _send(writer: asyncio.StreamWriter, message: object) -> None:
+    writer.write(_frame(message))
     await writer.drain()
 
 
@@ -114,17 +117,55 @@ cpu_turn = _turns.turn
 waits until the older jobs' steps are done; anywhere else it does nothing."""
 
 
-def _worker_main(sock: socket.socket, factory: RuntimeFactory) -> None:
+_FORWARDED: Final = ("webreach", "asyncio")
+"""The loggers whose records a worker sends to its owner, which logs them as its own."""
+
+
+class _Forward(logging.Handler):
+    """A worker's log records, sent to the owner to be written in its log's format and through
+    its redaction; from any of the worker's threads."""
+
+    def __init__(self, writer: asyncio.StreamWriter, level: int) -> None:
+        super().__init__(level)
+        self._writer = writer
+        self._loop = asyncio.get_running_loop()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            data = _frame(("log", record.name, record.levelno, self.format(record)))
+            self._loop.call_soon_threadsafe(self._writer.write, data)
+        except RuntimeError:  # the loop is closed: the worker is ending
+            pass
+        except Exception:
+            self.handleError(record)
+
+
+def _forward_logs(writer: asyncio.StreamWriter, level: int) -> None:
+    handler = _Forward(writer, level)
+    for name in _FORWARDED:
+        forwarded = logging.getLogger(name)
+        forwarded.handlers[:] = [handler]
+        forwarded.propagate = False
+        forwarded.setLevel(level)
+
+
+def _worker_main(sock: socket.socket, factory: RuntimeFactory, level: int) -> None:
     # The owner's Ctrl-C is its to handle; a worker ends when its socket closes.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        asyncio.run(_serve(sock, factory))
-    except Exception as error:  # the owner sees the socket close and says so in its log
-        logger.error("page reader process %d ended: %s", os.getpid(), error)
+    asyncio.run(_serve(sock, factory, level))
 
 
-async def _serve(sock: socket.socket, factory: RuntimeFactory) -> None:
+async def _serve(sock: socket.socket, factory: RuntimeFactory, level: int) -> None:
     reader, writer = await asyncio.open_unix_connection(sock=sock)
+    _forward_logs(writer, level)
+    try:
+        runtime = factory()
+    except Exception as error:  # the owner sees the worker end, this line says why
+        logger.error("a page reader process could not build its runtime: %s", error)
+        await asyncio.sleep(0)  # the line's write, scheduled from the handler
+        await writer.drain()
+        writer.close()
+        return
     running: dict[int, asyncio.Task[None]] = {}
 
     async def run(number: int, job: Job, args: tuple[Any, ...]) -> None:
@@ -146,7 +187,7 @@ async def _serve(sock: socket.socket, factory: RuntimeFactory) -> None:
             with contextlib.suppress(ConnectionError):
                 await _send(writer, (number, (False, failed)))
 
-    async with factory() as runtime:
+    async with runtime:
         await _send(writer, ("ready",))
         while (message := await _receive(reader)) is not None:
             match message:
@@ -172,6 +213,8 @@ class _Worker:
 
     async def listen(self) -> None:
         while (message := await _receive(self.reader)) is not None:
+            if _logged(message):
+                continue
             number, outcome = message
             future = self.waiting.pop(number, None)
             if future is not None and not future.done():
@@ -275,7 +318,7 @@ class ReadPool:
         """One worker, up and with its runtime built; None when it could not start."""
         ours, theirs = socket.socketpair()
         process = self._context.Process(
-            target=_worker_main, args=(theirs, self._factory), daemon=True
+            target=_worker_main, args=(theirs, self._factory, _level()), daemon=True
         )
         try:
             await asyncio.to_thread(process.start)
@@ -288,7 +331,7 @@ class ReadPool:
         reader, writer = await asyncio.open_unix_connection(sock=ours)
         worker = _Worker(process, reader, writer)
         try:
-            ready = await asyncio.wait_for(_receive(reader), _START_TIMEOUT)
+            ready = await asyncio.wait_for(_readiness(reader), _START_TIMEOUT)
         except TimeoutError:
             ready = None
         except asyncio.CancelledError:
@@ -319,6 +362,27 @@ async def _stop(worker: _Worker) -> None:
         with contextlib.suppress(BaseException):
             await worker.listener
     await asyncio.to_thread(_end, worker.process)
+
+
+def _logged(message: Any) -> bool:
+    """Log a worker's forwarded record as the owner's own; False for any other message."""
+    if message[0] != "log":
+        return False
+    _, name, level, text = message
+    logging.getLogger(name).log(level, "%s", text)
+    return True
+
+
+async def _readiness(reader: asyncio.StreamReader) -> Any:
+    """The worker's first message other than a log record (``("ready",)``), or None."""
+    while (message := await _receive(reader)) is not None and _logged(message):
+        pass
+    return message
+
+
+def _level() -> int:
+    """The least level the owner logs at, which its workers send it from."""
+    return min(logging.getLogger(name).getEffectiveLevel() for name in _FORWARDED)
 
 
 def _end(process: Any) -> None:
