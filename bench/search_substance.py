@@ -49,7 +49,8 @@ from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 
 from webreach.providers.fetch.http import HttpFetchProvider  # noqa: E402
 from webreach.seam import SearchRequest, SearchResult, SearchSource, WebRuntime  # noqa: E402
-from webreach.tools import ToolOptions, passages, ranking, web_search_tool  # noqa: E402  # noqa: E402
+from webreach.tools import ToolOptions, web_search_tool  # noqa: E402
+from webreach.tools.search import passages, ranking  # noqa: E402
 from webreach.tools.render import render_page  # noqa: E402
 from webreach.tools.render.markdown.plain import markdown_to_text  # noqa: E402
 
