@@ -15,6 +15,7 @@ import pytest
 
 from cli_helpers import fake_ddgs_env
 from client_sockets import STARTUP_PATIENCE
+from process_tree import command_line, descendants
 from scripted_upstream import Call, ScriptedUpstream, Step
 from sdk_clients import openai_client
 from stderr_lines import StderrLines
@@ -52,29 +53,10 @@ def site() -> Iterator[str]:
     server.server_close()
 
 
-def descendants(pid: int) -> set[int]:
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if fields[0] != "Z":
-                parents[int(entry.name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {p for p, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
 def forked(pid: int) -> set[int]:
     """The processes the fork server below ``pid`` forked: its page readers."""
     below = descendants(pid)
-    servers = {p for p in below if b"forkserver" in Path(f"/proc/{p}/cmdline").read_bytes()}
+    servers = {p for p in below if b"forkserver" in command_line(p)}
     return {p for p in below for s in servers if p in descendants(s)}
 
 

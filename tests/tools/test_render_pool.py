@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import render_pool_hooks
+from process_tree import descendants
 from repo_paths import ROOT
 from webreach.seam import FetchResult, HtmlBody, WebRuntime
 from webreach.testing import ScriptedFetch
@@ -46,26 +47,6 @@ def _pages() -> list[str]:
     return pages
 
 
-def _descendants() -> set[int]:
-    """Every live process below this one (the forkserver's workers are its grandchildren)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] != "Z":
-            parents[int(entry.name)] = int(fields[1])
-    found, frontier = set(), {os.getpid()}
-    while frontier:
-        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
 async def _until(condition: object, what: str) -> None:
     loop = asyncio.get_running_loop()
     give_up = loop.time() + PATIENCE
@@ -88,7 +69,7 @@ async def helpers() -> set[int]:
     pool = RenderPool(1, min_chars=1)
     await _running(pool)
     await pool.aclose()
-    return _descendants()
+    return descendants()
 
 
 async def test_pages_render_in_workers_exactly_as_in_threads(helpers: set[int]) -> None:
@@ -129,16 +110,16 @@ async def test_large_pages_go_to_the_pool_and_small_ones_stay_in_threads(
         assert rendered.title == "Article 2"
     assert runtime_render_pool(runtime) is None
     assert not pool.running
-    assert _descendants() <= helpers
+    assert descendants() <= helpers
 
 
 async def test_close_leaves_no_worker(helpers: set[int]) -> None:
     pool = RenderPool(2, min_chars=1)
     await _running(pool)
-    workers = _descendants() - helpers
+    workers = descendants() - helpers
     assert len(workers) == 2
     await pool.aclose()
-    assert not _descendants() & workers
+    assert not descendants() & workers
     assert await pool.render(_article(0, 5), BASE) == render_page(_article(0, 5), base_url=BASE)
     assert not pool.running
 
@@ -158,7 +139,7 @@ async def test_a_worker_killed_mid_render_gives_the_pages_plain_text(
         assert (pool.lost, pool.running) == (1, False)
     finally:
         await pool.aclose()
-    assert _descendants() <= helpers
+    assert descendants() <= helpers
 
 
 async def test_a_worker_past_the_budget_is_killed_and_gives_the_plain_text(
@@ -167,14 +148,14 @@ async def test_a_worker_past_the_budget_is_killed_and_gives_the_plain_text(
     pool = RenderPool(1, min_chars=1, worker=render_pool_hooks.hold_forever, overrun=0.5)
     try:
         await _running(pool)
-        worker = _descendants() - helpers
+        worker = descendants() - helpers
         page = await pool.render(str(tmp_path), BASE)
         assert page == plain_page(str(tmp_path))
         assert pool.lost == 1
-        await _until(lambda: not _descendants() & worker, "the stuck worker to be gone")
+        await _until(lambda: not descendants() & worker, "the stuck worker to be gone")
     finally:
         await pool.aclose()
-    assert _descendants() <= helpers
+    assert descendants() <= helpers
 
 
 async def test_a_cancelled_caller_stops_its_render(helpers: set[int], tmp_path: Path) -> None:
@@ -191,7 +172,7 @@ async def test_a_cancelled_caller_stops_its_render(helpers: set[int], tmp_path: 
         assert pool.rendered == 0
     finally:
         await pool.aclose()
-    assert _descendants() <= helpers
+    assert descendants() <= helpers
 
 
 async def test_pages_waiting_for_a_worker_are_dropped_with_their_caller(
