@@ -50,9 +50,9 @@ from selectolax.lexbor import LexborHTMLParser  # noqa: E402
 from webreach.providers.fetch.http import HttpFetchProvider  # noqa: E402
 from webreach.seam import SearchRequest, SearchResult, SearchSource, WebRuntime  # noqa: E402
 from webreach.tools import ToolOptions, web_search_tool  # noqa: E402
-from webreach.tools.search import passages, ranking  # noqa: E402
 from webreach.tools.render import render_page  # noqa: E402
 from webreach.tools.render.markdown.plain import markdown_to_text  # noqa: E402
+from webreach.tools.search import passages, ranking  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from shells import KINDS, Files, build_shell  # noqa: E402
