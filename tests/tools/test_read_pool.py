@@ -315,15 +315,15 @@ async def test_a_page_the_browser_must_draw_is_handed_back_and_drawn_by_the_owne
 
 
 async def test_a_readers_rendering_goes_oldest_job_first() -> None:
-    from webreach.tools import read_pool
+    from webreach.tools.read_pool import worker
 
-    turns = read_pool._Turns()
+    turns = worker._Turns()
     order: list[int | None] = []
     release = asyncio.Event()
 
     async def job(number: int | None, hold: bool = False) -> None:
         if number is not None:
-            read_pool._job_number.set(number)
+            worker._job_number.set(number)
         async with turns.turn():
             order.append(number)
             if hold:

@@ -1,42 +1,25 @@
-"""Pages read whole in worker processes: each worker holds a fetch runtime of its own, built from
-the same settings, and runs a search's page reads (the fetch, the app-shell check and the render)
-on its own event loop, so a wave of searches reads on every core and the server's loop only
-streams.
-
-The workers start in the background on the first read (reads run in the owner meanwhile) and the
-runtime they are attached to closes them. A read the caller gives up is cancelled in its worker; a
-worker that dies fails its reads (their pages keep their snippets) and the next read starts
-another.
-"""
+"""The owner's side: the pool of workers, started in the background on the first read, each job
+sent to the least busy one, a dead one replaced, and every one stopped at the close."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
-import heapq
 import itertools
 import logging
-import pickle
-import signal
 import socket
-import struct
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..seam import WebRuntime
+from ...seam import WebRuntime
+from .wire import FORWARDED, Job, RuntimeFactory, receive, send
+from .worker import worker_main
 
-__all__ = ["ReadPool", "WorkerLost", "attach_read_pool", "cpu_turn", "runtime_read_pool"]
+__all__ = ["ReadPool", "WorkerLost", "attach_read_pool", "runtime_read_pool"]
 
 logger = logging.getLogger("webreach.tools")
-RuntimeFactory = Callable[[], WebRuntime]
-"""Builds a worker's runtime; pickled to the worker, so a module-level function or a partial."""
-Job = Callable[..., Awaitable[Any]]
-"""A module-level coroutine function a worker runs as ``job(runtime, *args)``."""
 
-_HEADER: Final = struct.Struct("!I")
 _START_TIMEOUT: Final = 30.0
 """Seconds a worker may take to build its runtime and say so before it is judged broken."""
 _RETRY_START_S: Final = 60.0
@@ -51,157 +34,6 @@ class WorkerLost(Exception):
     """The worker running a job died or was closed before it answered."""
 
 
-def _frame(message: object) -> bytes:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(data)) + data
-
-
-async def _send(writer: asyncio.StreamWriter, message: object) -> None:
-    writer.write(_frame(message))
-    await writer.drain()
-
-
-async def _receive(reader: asyncio.StreamReader) -> Any:
-    """The next message, or None once the other end has closed."""
-    try:
-        (size,) = _HEADER.unpack(await reader.readexactly(_HEADER.size))
-        return pickle.loads(await reader.readexactly(size))
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
-
-
-_job_number: contextvars.ContextVar[int] = contextvars.ContextVar("webreach_read_job")
-
-
-class _Turns:
-    """The CPU-bound steps of a worker's jobs, one at a time and the oldest job first, so
-    under load the earliest searches finish first instead of every search finishing late."""
-
-    def __init__(self) -> None:
-        self._waiting: list[tuple[int, asyncio.Future[None]]] = []
-        self._busy = False
-
-    @contextlib.asynccontextmanager
-    async def turn(self) -> AsyncIterator[None]:
-        number = _job_number.get(None)
-        if number is None:  # not a worker's job
-            yield
-            return
-        if self._busy or self._waiting:
-            waiter = asyncio.get_running_loop().create_future()
-            heapq.heappush(self._waiting, (number, waiter))
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter.done() and not waiter.cancelled():
-                    self._next()  # handed the turn as it was cancelled: pass it on
-                raise
-        self._busy = True
-        try:
-            yield
-        finally:
-            self._next()
-
-    def _next(self) -> None:
-        while self._waiting:
-            _, waiter = heapq.heappop(self._waiting)
-            if not waiter.done():
-                waiter.set_result(None)
-                return
-        self._busy = False
-
-
-_turns = _Turns()
-cpu_turn = _turns.turn
-"""``async with cpu_turn():`` around a job's CPU-bound step (rendering a page): in a worker it
-waits until the older jobs' steps are done; anywhere else it does nothing."""
-
-
-_FORWARDED: Final = ("webreach", "asyncio")
-"""The loggers whose records a worker sends to its owner, which logs them as its own."""
-
-
-class _Forward(logging.Handler):
-    """A worker's log records, sent to the owner to be written in its log's format and through
-    its redaction; from any of the worker's threads."""
-
-    def __init__(self, writer: asyncio.StreamWriter, level: int) -> None:
-        super().__init__(level)
-        self._writer = writer
-        self._loop = asyncio.get_running_loop()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            data = _frame(("log", record.name, record.levelno, self.format(record)))
-            self._loop.call_soon_threadsafe(self._writer.write, data)
-        except RuntimeError:  # the loop is closed: the worker is ending
-            pass
-        except Exception:
-            self.handleError(record)
-
-
-def _forward_logs(writer: asyncio.StreamWriter, level: int) -> None:
-    handler = _Forward(writer, level)
-    for name in _FORWARDED:
-        forwarded = logging.getLogger(name)
-        forwarded.handlers[:] = [handler]
-        forwarded.propagate = False
-        forwarded.setLevel(level)
-
-
-def _worker_main(sock: socket.socket, factory: RuntimeFactory, level: int) -> None:
-    # The owner's Ctrl-C is its to handle; a worker ends when its socket closes.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    asyncio.run(_serve(sock, factory, level))
-
-
-async def _serve(sock: socket.socket, factory: RuntimeFactory, level: int) -> None:
-    reader, writer = await asyncio.open_unix_connection(sock=sock)
-    _forward_logs(writer, level)
-    try:
-        runtime = factory()
-    except Exception as error:  # the owner sees the worker end, this line says why
-        logger.error("a page reader process could not build its runtime: %s", error)
-        await asyncio.sleep(0)  # the line's write, scheduled from the handler
-        await writer.drain()
-        writer.close()
-        return
-    running: dict[int, asyncio.Task[None]] = {}
-
-    async def run(number: int, job: Job, args: tuple[Any, ...]) -> None:
-        _job_number.set(number)
-        try:
-            outcome: tuple[bool, Any] = (True, await job(runtime, *args))
-        except asyncio.CancelledError:
-            return
-        except Exception as error:  # the owner raises it in the caller
-            outcome = (False, error)
-        finally:
-            running.pop(number, None)
-        try:
-            await _send(writer, (number, outcome))
-        except ConnectionError:
-            pass
-        except Exception as error:  # an outcome that does not pickle
-            failed = RuntimeError(f"a page reader's answer could not be sent: {error}")
-            with contextlib.suppress(ConnectionError):
-                await _send(writer, (number, (False, failed)))
-
-    async with runtime:
-        await _send(writer, ("ready",))
-        while (message := await _receive(reader)) is not None:
-            match message:
-                case ("run", int(number), job, tuple(args)):
-                    running[number] = asyncio.create_task(run(number, job, args))
-                case ("cancel", int(number)):
-                    if (task := running.pop(number, None)) is not None:
-                        task.cancel()
-        for task in list(running.values()):
-            task.cancel()
-        await asyncio.gather(*running.values(), return_exceptions=True)
-    writer.close()
-
-
 @dataclass(eq=False)
 class _Worker:
     process: Any
@@ -212,7 +44,7 @@ class _Worker:
     alive: bool = True
 
     async def listen(self) -> None:
-        while (message := await _receive(self.reader)) is not None:
+        while (message := await receive(self.reader)) is not None:
             if _logged(message):
                 continue
             number, outcome = message
@@ -275,14 +107,14 @@ class ReadPool:
         future: asyncio.Future[tuple[bool, Any]] = asyncio.get_running_loop().create_future()
         worker.waiting[number] = future
         try:
-            await _send(worker.writer, ("run", number, job, args))
+            await send(worker.writer, ("run", number, job, args))
             ok, value = await future
             self.ran += 1
         except asyncio.CancelledError:
             worker.waiting.pop(number, None)
             if worker.alive:
                 with contextlib.suppress(ConnectionError, RuntimeError):
-                    await asyncio.shield(_send(worker.writer, ("cancel", number)))
+                    await asyncio.shield(send(worker.writer, ("cancel", number)))
             raise
         except (ConnectionError, RuntimeError) as error:
             worker.waiting.pop(number, None)
@@ -318,7 +150,7 @@ class ReadPool:
         """One worker, up and with its runtime built; None when it could not start."""
         ours, theirs = socket.socketpair()
         process = self._context.Process(
-            target=_worker_main, args=(theirs, self._factory, _level()), daemon=True
+            target=worker_main, args=(theirs, self._factory, _level()), daemon=True
         )
         try:
             await asyncio.to_thread(process.start)
@@ -375,14 +207,15 @@ def _logged(message: Any) -> bool:
 
 async def _readiness(reader: asyncio.StreamReader) -> Any:
     """The worker's first message other than a log record (``("ready",)``), or None."""
-    while (message := await _receive(reader)) is not None and _logged(message):
+    while (message := await receive(reader)) is not None and _logged(message):
         pass
     return message
 
 
 def _level() -> int:
-    """The least level the owner logs at, which its workers send it from."""
-    return min(logging.getLogger(name).getEffectiveLevel() for name in _FORWARDED)
+    """The least level the owner logs at, which its workers send it from, but never below info:
+    a reader's debug lines (several a page) cost the owner a tenth of a wave's CPU."""
+    return max(logging.INFO, min(logging.getLogger(n).getEffectiveLevel() for n in FORWARDED))
 
 
 def _end(process: Any) -> None:
