@@ -10,12 +10,13 @@ import shutil
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
 
+from process_tree import descendants
+from process_tree import name as process_name
 from slow_marker import starts_a_process
 from webreach.providers.fetch._browser_engine import BrowserEngine, BrowserLimits
 from webreach.providers.fetch.browser import BrowserFetchProvider
@@ -152,36 +153,10 @@ async def provider_for(
 
 def browser_processes() -> list[int]:
     """This process's descendants that are a browser or Playwright's driver."""
-    parents: dict[int, int] = {}
-    names: dict[int, str] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] == "Z":
-            continue
-        parents[int(entry.name)] = int(fields[1])
-        names[int(entry.name)] = name
-    mine = os.getpid()
-
-    def descends(pid: int) -> bool:
-        seen = 0
-        while pid in parents and seen < 64:
-            pid = parents[pid]
-            if pid == mine:
-                return True
-            seen += 1
-        return False
-
     return [
         pid
-        for pid, name in names.items()
-        if descends(pid) and ("chrom" in name.lower() or name == "node")
+        for pid in descendants()
+        if "chrom" in (called := process_name(pid)).lower() or called == "node"
     ]
 
 

@@ -44,3 +44,12 @@ def ancestors(pid: int) -> set[int]:
 
 def command_line(pid: int) -> bytes:
     return Path(f"/proc/{pid}/cmdline").read_bytes()
+
+
+def name(pid: int) -> str:
+    """The process's command name (``chromium``, ``node``), or "" once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.index("(") + 1 : stat.rindex(")")]

@@ -16,6 +16,7 @@ import pytest
 import read_pool_hooks
 from _servers import Exchange, LocalServer, respond
 from browser_harness import AS_ROOT, CHROMIUM, Site, browser_processes, needs_browser
+from polling import PATIENCE, until
 from process_tree import ancestors, command_line, descendants
 from webreach.config import build_runtime, load_settings
 from webreach.seam import SearchResult, SearchSource, WebRuntime
@@ -30,8 +31,6 @@ QUERY = "harbour lighthouse ships winter"
 FACT = "The lighthouse keeper counted four hundred and twelve ships in the winter of 1911."
 ANSWERS: dict[str, SearchResult] = {}
 """What the scripted search answers: each test's sources, set by :func:`search`."""
-PATIENCE = 60.0
-"""Seconds a poll waits on a busy machine before the test fails (never a race)."""
 
 
 def article(number: int) -> bytes:
@@ -117,15 +116,6 @@ async def search(
     out = await web_search_tool(metered or runtime, options).execute({"queries": [QUERY]})
     assert isinstance(out.data, SearchToolResult)
     return out.data
-
-
-async def until(condition: object, what: str) -> None:
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + PATIENCE
-    while not condition():  # type: ignore[operator]
-        if loop.time() > give_up:
-            pytest.fail(f"gave up waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 async def up(runtime: WebRuntime) -> ReadPool:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import render_pool_hooks
+from polling import until
 from process_tree import descendants
 from repo_paths import ROOT
 from webreach.seam import FetchResult, HtmlBody, WebRuntime
@@ -21,8 +22,6 @@ from webreach.tools.render_pool import RenderPool, attach_render_pool, runtime_r
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "pages"
 BASE = "https://pages.example/article"
-PATIENCE = 60.0
-"""Seconds a poll waits for a worker on a busy machine before the test fails (never a race)."""
 
 
 def _article(index: int, paragraphs: int) -> str:
@@ -47,19 +46,10 @@ def _pages() -> list[str]:
     return pages
 
 
-async def _until(condition: object, what: str) -> None:
-    loop = asyncio.get_running_loop()
-    give_up = loop.time() + PATIENCE
-    while not condition():  # type: ignore[operator]
-        if loop.time() > give_up:
-            pytest.fail(f"gave up waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 async def _running(pool: RenderPool) -> None:
     """Start the pool with a first page (rendered in a thread meanwhile) and wait for it."""
     await pool.render("<p>start</p>", None)
-    await _until(lambda: pool.running, "the pool's workers to start")
+    await until(lambda: pool.running, "the pool's workers to start")
 
 
 @pytest.fixture
@@ -101,7 +91,7 @@ async def test_large_pages_go_to_the_pool_and_small_ones_stay_in_threads(
         assert pool is not None and runtime_render_pool(runtime) is pool
         assert pool.takes(large) and not pool.takes(small)
         await read_page(runtime, f"{BASE}/large")
-        await _until(lambda: pool.running, "the pool's workers to start")
+        await until(lambda: pool.running, "the pool's workers to start")
         result, rendered = await read_page(runtime, f"{BASE}/large")
         assert pool.rendered == 1
         assert rendered == render_body(result)
@@ -132,7 +122,7 @@ async def test_a_worker_killed_mid_render_gives_the_pages_plain_text(
         await _running(pool)
         rendering = asyncio.ensure_future(pool.render(str(tmp_path), BASE))
         marker = tmp_path / "started"
-        await _until(marker.exists, "the worker to take the page")
+        await until(marker.exists, "the worker to take the page")
         os.kill(int(marker.read_text()), signal.SIGKILL)
         page = await rendering
         assert page == plain_page(str(tmp_path))
@@ -152,7 +142,7 @@ async def test_a_worker_past_the_budget_is_killed_and_gives_the_plain_text(
         page = await pool.render(str(tmp_path), BASE)
         assert page == plain_page(str(tmp_path))
         assert pool.lost == 1
-        await _until(lambda: not descendants() & worker, "the stuck worker to be gone")
+        await until(lambda: not descendants() & worker, "the stuck worker to be gone")
     finally:
         await pool.aclose()
     assert descendants() <= helpers
@@ -163,12 +153,12 @@ async def test_a_cancelled_caller_stops_its_render(helpers: set[int], tmp_path: 
     try:
         await _running(pool)
         rendering = asyncio.ensure_future(pool.render(str(tmp_path), BASE))
-        await _until((tmp_path / "started").exists, "the worker to take the page")
+        await until((tmp_path / "started").exists, "the worker to take the page")
         assert pool.in_flight == 1
         rendering.cancel()
         with pytest.raises(asyncio.CancelledError):
             await rendering
-        await _until(lambda: pool.in_flight == 0, "the worker to give the page up")
+        await until(lambda: pool.in_flight == 0, "the worker to give the page up")
         assert pool.rendered == 0
     finally:
         await pool.aclose()
@@ -185,11 +175,11 @@ async def test_pages_waiting_for_a_worker_are_dropped_with_their_caller(
         for folder in dirs:
             folder.mkdir()
         callers = [asyncio.ensure_future(pool.render(str(d), BASE)) for d in dirs]
-        await _until(lambda: pool.in_flight == 2, "the pool's slots to fill")
+        await until(lambda: pool.in_flight == 2, "the pool's slots to fill")
         for caller in callers:
             caller.cancel()
         await asyncio.gather(*callers, return_exceptions=True)
-        await _until(lambda: pool.in_flight == 0, "the workers to give the pages up")
+        await until(lambda: pool.in_flight == 0, "the workers to give the pages up")
         assert sum((d / "started").exists() for d in dirs) <= 2
     finally:
         await pool.aclose()
