@@ -25,6 +25,8 @@ _QUOTE: Final = re.compile(r"^(?:> ?)+|^>$")
 _RULE_LINE: Final = "---"
 _TABLE_RULE: Final = re.compile(r"^\|(?: --- \|)+$")
 _CELL_SPLIT: Final = re.compile(r"(?<!\\) \| ")
+_MARKUP: Final = re.compile(r"[\\`\[*~|>#]")
+"""A character some markup begins with: a line with none is text as it stands."""
 
 
 def _inline(text: str) -> str:
@@ -48,7 +50,11 @@ def _table_row(line: str) -> str:
 def _line(line: str) -> str | None:
     """One line outside code blocks as text; None drops it (a horizontal rule, a table's rule)."""
     stripped = line.strip()
-    if stripped == _RULE_LINE or _TABLE_RULE.match(stripped):
+    if stripped == _RULE_LINE:
+        return None
+    if not _MARKUP.search(line):
+        return line  # prose: nothing below would change it, and most lines are prose
+    if _TABLE_RULE.match(stripped):
         return None
     if stripped.startswith("| ") and stripped.endswith(" |"):
         return _table_row(stripped)
