@@ -22,12 +22,15 @@ from webreach.providers.fetch._browser_engine import BrowserEngine, BrowserLimit
 from webreach.providers.fetch.browser import BrowserFetchProvider
 
 __all__ = [
+    "AS_ROOT",
     "CHROMIUM",
     "Canary",
     "Site",
+    "browser_env",
     "browser_processes",
     "needs_browser",
     "provider_for",
+    "shell",
     "wait_for",
 ]
 
@@ -167,3 +170,28 @@ async def wait_for(condition: Callable[[], bool], what: str, within: float = 60.
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"gave up waiting for {what}")
         await asyncio.sleep(0.05)
+
+
+def shell() -> str:
+    """An app shell: an empty mount node that its script fills from ``/api/log``."""
+    return (
+        "<!doctype html><title>Harbour log</title><div id='root'></div><script>"
+        "fetch('/api/log').then(r => r.json()).then(d => {"
+        "document.getElementById('root').innerHTML = '<article><h1>' + d.title +"
+        " '</h1><p>' + d.body + '</p></article>'; });</script>"
+    )
+
+
+def browser_env(site: Site) -> dict[str, str]:
+    """The settings that let a runtime built from them draw ``site``'s pages here."""
+    env = {
+        "WEBREACH_FETCH_ALLOW": f"127.0.0.1:{site.port}",
+        "WEBREACH_BROWSER_EXECUTABLE": str(CHROMIUM),
+        "WEBREACH_CACHE": "none",
+        # Safety nets on a busy machine; a page is taken as soon as it is quiet.
+        "WEBREACH_BROWSER_TIMEOUT": "60",
+        "WEBREACH_FETCH_TIMEOUT": "120",
+    }
+    if AS_ROOT:
+        env["WEBREACH_BROWSER_NO_SANDBOX"] = "true"
+    return env

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 FAKE_DDGS = Path(__file__).parent / "fake_ddgs"
 OWN_PREFIXES = (
     # every variable webreach reads, cleared so tests never see the machine's real keys
@@ -35,6 +37,16 @@ OWN_PREFIXES = (
     "PARALLEL_",
     "SYNTHETIC_",
 )
+
+
+def only_settings(monkeypatch: pytest.MonkeyPatch, settings: dict[str, str]) -> None:
+    """This process's environment with none of webreach's own variables but ``settings``, for a
+    test that builds a runtime from the environment."""
+    for name in list(os.environ):
+        if name.startswith("WEBREACH_"):
+            monkeypatch.delenv(name)
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
 
 
 def clean_env(*, snippets_only: bool = True, **extra: str) -> dict[str, str]:

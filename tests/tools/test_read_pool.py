@@ -15,7 +15,8 @@ import pytest
 
 import read_pool_hooks
 from _servers import Exchange, LocalServer, respond
-from browser_harness import AS_ROOT, CHROMIUM, Site, browser_processes, needs_browser
+from browser_harness import Site, browser_env, browser_processes, needs_browser, shell
+from cli_helpers import only_settings
 from polling import PATIENCE, until
 from process_tree import ancestors, command_line, descendants
 from webreach.config import build_runtime, load_settings
@@ -29,6 +30,7 @@ from webreach.tools.search.tool import SearchToolResult
 
 QUERY = "harbour lighthouse ships winter"
 FACT = "The lighthouse keeper counted four hundred and twelve ships in the winter of 1911."
+FILLER = " Gulls wheeled over the harbour while the tide ran out across the flats." * 4
 ANSWERS: dict[str, SearchResult] = {}
 """What the scripted search answers: each test's sources, set by :func:`search`."""
 
@@ -73,17 +75,16 @@ async def site() -> AsyncIterator[LocalServer]:
 
 @pytest.fixture
 def env(site: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("WEBREACH_"):
-            monkeypatch.delenv(name)
-    for name, value in {
-        "WEBREACH_FETCH_ALLOW": f"127.0.0.1:{site.port}",
-        "WEBREACH_FETCH_PROVIDER": "http",
-        "WEBREACH_CACHE": "none",
-        "WEBREACH_READ_PROCESSES": "2",
-        "WEBREACH_RENDER_PROCESSES": "0",
-    }.items():
-        monkeypatch.setenv(name, value)
+    only_settings(
+        monkeypatch,
+        {
+            "WEBREACH_FETCH_ALLOW": f"127.0.0.1:{site.port}",
+            "WEBREACH_FETCH_PROVIDER": "http",
+            "WEBREACH_CACHE": "none",
+            "WEBREACH_READ_PROCESSES": "2",
+            "WEBREACH_RENDER_PROCESSES": "0",
+        },
+    )
 
 
 def sources(site: LocalServer, *paths: str) -> SearchResult:
@@ -258,39 +259,14 @@ def test_a_pool_needs_a_process() -> None:
         ReadPool(0, read_pool_hooks.broken_runtime)
 
 
-def shell() -> str:
-    """An app shell: an empty mount node its script fills from an API."""
-    return (
-        "<!doctype html><title>Harbour log</title><div id='root'></div><script>"
-        "fetch('/api/log').then(r => r.json()).then(d => {"
-        "document.getElementById('root').innerHTML = '<article><h1>' + d.title +"
-        " '</h1><p>' + d.body + '</p></article>'; });</script>"
-    )
-
-
 @needs_browser
 async def test_a_page_the_browser_must_draw_is_handed_back_and_drawn_by_the_owner(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    filler = " Gulls wheeled over the harbour while the tide ran out across the flats." * 4
     async with Site() as served:
         served.html("/shell", shell())
-        served.json("/api/log", {"title": "Harbour log", "body": FACT + filler})
-        for name in list(os.environ):
-            if name.startswith("WEBREACH_"):
-                monkeypatch.delenv(name)
-        settings = {
-            "WEBREACH_FETCH_ALLOW": f"127.0.0.1:{served.port}",
-            "WEBREACH_BROWSER_EXECUTABLE": str(CHROMIUM),
-            "WEBREACH_CACHE": "none",
-            "WEBREACH_READ_PROCESSES": "1",
-            "WEBREACH_BROWSER_TIMEOUT": "60",  # safety nets on a busy machine
-            "WEBREACH_FETCH_TIMEOUT": "120",
-        }
-        if AS_ROOT:
-            settings["WEBREACH_BROWSER_NO_SANDBOX"] = "true"
-        for name, value in settings.items():
-            monkeypatch.setenv(name, value)
+        served.json("/api/log", {"title": "Harbour log", "body": FACT + FILLER})
+        only_settings(monkeypatch, {**browser_env(served), "WEBREACH_READ_PROCESSES": "1"})
         url = served.url + "/shell"
         async with readers_runtime_for(load_settings(search_provider="scripted")) as runtime:
             pool = await up(runtime)

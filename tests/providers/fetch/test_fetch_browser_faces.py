@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,8 +16,15 @@ from typing import Any
 import httpx
 import pytest
 
-from browser_harness import AS_ROOT, CHROMIUM, Site, browser_processes, needs_browser, wait_for
-from cli_helpers import clean_env, run_cli
+from browser_harness import (
+    Site,
+    browser_env,
+    browser_processes,
+    needs_browser,
+    shell,
+    wait_for,
+)
+from cli_helpers import clean_env, only_settings, run_cli
 from scripted_upstream import Call, ScriptedUpstream, Step
 from sdk_clients import openai_client
 from server_harness import LiveServer
@@ -37,29 +43,6 @@ FILLER = " Gulls wheeled over the harbour while the tide ran out across the flat
 PLAIN = f"<title>plain</title><script>var x = 1;</script><article><p>{FACT}{FILLER}</p></article>"
 
 
-def shell() -> str:
-    return (
-        "<!doctype html><title>Harbour log</title><div id='root'></div><script>"
-        "fetch('/api/log').then(r => r.json()).then(d => {"
-        "document.getElementById('root').innerHTML = '<article><h1>' + d.title +"
-        " '</h1><p>' + d.body + '</p></article>'; });</script>"
-    )
-
-
-def browser_env(site: Site) -> dict[str, str]:
-    env = {
-        "WEBREACH_FETCH_ALLOW": f"127.0.0.1:{site.port}",
-        "WEBREACH_BROWSER_EXECUTABLE": str(CHROMIUM),
-        "WEBREACH_CACHE": "none",
-        # Safety nets on a busy machine; a page is taken as soon as it is quiet.
-        "WEBREACH_BROWSER_TIMEOUT": "60",
-        "WEBREACH_FETCH_TIMEOUT": "120",
-    }
-    if AS_ROOT:
-        env["WEBREACH_BROWSER_NO_SANDBOX"] = "true"
-    return env
-
-
 @pytest.fixture
 async def site() -> AsyncIterator[Site]:
     async with Site() as served:
@@ -71,11 +54,7 @@ async def site() -> AsyncIterator[Site]:
 
 @pytest.fixture
 def settings_env(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith("WEBREACH_"):
-            monkeypatch.delenv(name)
-    for name, value in browser_env(site).items():
-        monkeypatch.setenv(name, value)
+    only_settings(monkeypatch, browser_env(site))
 
 
 async def test_web_fetch_draws_a_shell_and_says_so_in_its_header(
