@@ -325,13 +325,17 @@ def _empty_runtime(
     from .tools.render_pool import attach_render_pool
 
     attach_render_pool(runtime, settings.render_processes)
-    drawn = "browser" in parse_provider_ids(settings.fetch_provider, "fetch_provider")
-    if readers is not None and not drawn:
+    if readers is not None and not _draws_every_page(settings):
         from .tools.read_pool import attach_read_pool
 
         factory = partial(reader_runtime, settings, readers)
         attach_read_pool(runtime, settings.read_processes, factory)
     return runtime
+
+
+def _draws_every_page(settings: Settings) -> bool:
+    """``browser`` draws every page, so a reader, which draws none, would hand each one back."""
+    return "browser" in parse_provider_ids(settings.fetch_provider, "fetch_provider")
 
 
 def reader_runtime(settings: Settings, fetch_settings: Iterable[BaseSettings]) -> WebRuntime:

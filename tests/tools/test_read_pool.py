@@ -305,3 +305,10 @@ async def test_a_readers_rendering_goes_oldest_job_first() -> None:
     await asyncio.gather(first, *queued.values(), return_exceptions=True)
     assert order == [5, None, 7, 8, 9]
     assert not turns._busy and not turns._waiting
+
+
+async def test_a_server_that_draws_every_page_has_no_readers(site: LocalServer, env: None) -> None:
+    drawing = build_runtime(load_settings(fetch_provider="browser"), readers=True)
+    async with drawing, readers_runtime(site) as reading:
+        assert runtime_read_pool(drawing) is None  # each page would come back to be drawn
+        assert runtime_read_pool(reading) is not None

@@ -10,11 +10,14 @@ import logging
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ...seam import WebRuntime
 from .wire import FORWARDED, Job, RuntimeFactory, receive, send
 from .worker import worker_main
+
+if TYPE_CHECKING:
+    from multiprocessing.process import BaseProcess
 
 __all__ = ["ReadPool", "WorkerLost", "attach_read_pool", "runtime_read_pool"]
 
@@ -36,7 +39,7 @@ class WorkerLost(Exception):
 
 @dataclass(eq=False)
 class _Worker:
-    process: Any
+    process: BaseProcess
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     waiting: dict[int, asyncio.Future[tuple[bool, Any]]] = field(default_factory=dict)
@@ -218,7 +221,7 @@ def _level() -> int:
     return max(logging.INFO, min(logging.getLogger(n).getEffectiveLevel() for n in FORWARDED))
 
 
-def _end(process: Any) -> None:
+def _end(process: BaseProcess) -> None:
     process.join(_CLOSE_S)
     if process.is_alive():
         process.kill()

@@ -141,7 +141,8 @@ async def _serve(sock: socket.socket, factory: RuntimeFactory, level: int) -> No
                 case ("cancel", int(number)):
                     if (task := running.pop(number, None)) is not None:
                         task.cancel()
-        for task in list(running.values()):
+        left = list(running.values())
+        for task in left:
             task.cancel()
-        await asyncio.gather(*running.values(), return_exceptions=True)
+        await asyncio.gather(*left, return_exceptions=True)
     writer.close()
