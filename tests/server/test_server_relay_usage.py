@@ -144,6 +144,17 @@ def test_the_usage_only_chunk_is_cut_out_of_a_block_whole_events_around_it_kept(
     assert read_usage(block, hide=False)[0] == block
 
 
+@pytest.mark.parametrize("separator", [b"\n\n", b"\r\n\r\n"])
+def test_a_usage_only_chunk_that_opens_the_block_is_cut_out_whole(separator: bytes) -> None:
+    """A read of the upstream's socket can begin at the usage chunk; nothing of it may stay
+    (a busy machine once passed on ``da`` of its ``data:``, glued to ``[DONE]``)."""
+    block = (ONLY_USAGE + b"data: [DONE]\n\n").replace(b"\n\n", separator)
+    shown, usage = read_usage(block, hide=True)
+    assert shown == b"data: [DONE]" + separator
+    assert usage is not None and usage.input_tokens == 4
+    assert read_usage(ONLY_USAGE, hide=True)[0] == b""
+
+
 def test_usage_on_a_chunk_with_choices_is_read_and_the_chunk_kept() -> None:
     block = b'data: {"choices":[{"index":0,"delta":{}}], "usage": {"prompt_tokens":9}}\n\n'
     shown, usage = read_usage(block, hide=True)

@@ -43,8 +43,7 @@ def read_usage(block: bytes, hide: bool) -> tuple[bytes, Usage | None]:
     kept: list[bytes] = []
     start = 0
     while (mark := _next_mark(block, start)) >= 0:
-        begins = max(block.rfind(b"\n\n", start, mark) + 2, block.rfind(b"\n\r\n", start, mark) + 3)
-        begins = max(begins, start)
+        begins = _event_start(block, start, mark)
         ends = _event_end(block, mark)
         usage = _usage_at(block, block.index(b"{", mark), ends)
         if usage is None:
@@ -64,6 +63,17 @@ def read_usage(block: bytes, hide: bool) -> tuple[bytes, Usage | None]:
 def _next_mark(block: bytes, start: int) -> int:
     marks = [at for mark in _MARKS if (at := block.find(mark, start)) >= 0]
     return min(marks) if marks else -1
+
+
+def _event_start(block: bytes, start: int, at: int) -> int:
+    """Where the event holding ``at`` begins: after the last blank line before it, or at
+    ``start`` when the block's part from ``start`` has none (the event opens the block)."""
+    starts = [
+        end + size
+        for sep, size in ((b"\n\n", 2), (b"\n\r\n", 3))
+        if (end := block.rfind(sep, start, at)) >= 0
+    ]
+    return max(starts, default=start)
 
 
 def _event_end(block: bytes, at: int) -> int:
