@@ -18,6 +18,7 @@ from webreach.cache import MemoryStore
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.seam import (
     FetchRequest,
+    FetchResult,
     SearchResult,
     SearchSource,
     TextBody,
@@ -210,7 +211,27 @@ async def test_pages_asking_while_robots_txt_is_read_share_that_read_with_no_ttl
         assert [type(r).__name__ for r in results] == (["FetchResult"] * 3 + ["WebError"] * 2) * 4
         assert paths(srv).count("/robots.txt") == 1
         await rt.fetch(FetchRequest(srv.url("/public"), obey_robots=True))
-    assert paths(srv).count("/robots.txt") == 2, "with no TTL, a later page reads it again"
+    assert paths(srv).count("/robots.txt") == 1, "with no TTL, a later page keeps the rules"
+
+
+async def test_rules_kept_no_longer_are_read_again_by_a_later_page() -> None:
+    async with site(text(RULES)) as srv, runtime(cache_ttl=0) as rt:
+        rules = robots.RobotsRules("webreach", 0, kept=0)
+
+        async def fetch(request: FetchRequest) -> FetchResult:
+            return await rt.fetch(request)
+
+        async def load(where: str) -> bytes | None:
+            return None
+
+        async def keep(where: str, value: bytes) -> None:
+            pass
+
+        await rules.check(srv.url("/public"), fetch, load, keep)
+        with pytest.raises(WebError) as caught:
+            await rules.check(srv.url("/private/page"), fetch, load, keep)
+    assert caught.value.code == Code.WEB_ROBOTS_DISALLOWED
+    assert paths(srv) == ["/robots.txt", "/robots.txt"]
 
 
 async def test_a_robots_read_nobody_waits_for_any_more_stops() -> None:

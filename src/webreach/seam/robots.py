@@ -4,7 +4,9 @@ but refuses a page whose robots.txt answers 401/403 or cannot be read; here that
 The file is fetched through the same provider (so its guard, allow list and pinning), at most
 :data:`ROBOTS_MAX_CHARS` of it read and within :data:`ROBOTS_TIMEOUT` seconds; one that is
 missing, unreadable, not 2xx or late allows everything. It is kept per origin for the cache's
-TTL, in the runtime's cache store (so replicas share it) and parsed once per process.
+TTL, in the runtime's cache store (so replicas share it), and its parsed rules for that TTL or
+:data:`ROBOTS_KEPT` seconds, whichever is longer, in the process: as every crawler keeps it (RFC
+9309 allows a day), so that with the cache off a site is not asked for it before every page.
 
 Parsing is Protego's (Scrapy's parser): RFC 9309's longest match with ``Allow`` winning ties,
 ``*`` and ``$`` patterns, and merged groups, which ``urllib.robotparser`` gets wrong (it takes
@@ -27,12 +29,14 @@ from .types import FetchRequest, FetchResult
 if TYPE_CHECKING:
     from protego import Protego
 
-__all__ = ["ROBOTS_MAX_CHARS", "ROBOTS_TIMEOUT", "RobotsRules", "robots_token"]
+__all__ = ["ROBOTS_KEPT", "ROBOTS_MAX_CHARS", "ROBOTS_TIMEOUT", "RobotsRules", "robots_token"]
 
 ROBOTS_MAX_CHARS = 512_000
 """Characters of a robots.txt read (RFC 9309 asks parsers to read at least 500 KiB)."""
 ROBOTS_TIMEOUT = 5.0
 """Seconds a robots.txt may take; past it the site counts as having none."""
+ROBOTS_KEPT = 60.0
+"""Seconds a process keeps an origin's parsed rules at least, whatever the cache's TTL."""
 _PARSED = 1024
 """Origins whose parsed rules one process keeps."""
 V = TypeVar("V")
@@ -67,14 +71,14 @@ def robots_url(url: str) -> str | None:
 class RobotsRules:
     """Whether a URL may be fetched for a model, by its site's robots.txt."""
 
-    def __init__(self, token: str, ttl: float) -> None:
+    def __init__(self, token: str, ttl: float, *, kept: float = ROBOTS_KEPT) -> None:
         self.token = token
-        self._ttl = ttl
+        self._kept = max(ttl, kept)
         self._parsed: OrderedDict[str, tuple[float, Protego | None, str]] = OrderedDict()
         self._reading: dict[str, _SharedRead] = {}
         """The read in progress per origin: concurrent pages of one site (a search's passages)
-        share the first read of its robots.txt instead of each reading it, even with no TTL to
-        keep its answer for."""
+        share the first read of its robots.txt instead of each reading it, even with nothing
+        kept."""
 
     async def check(self, url: str, fetch: Fetcher, load: CacheRead, keep: CacheWrite) -> None:
         """Raise ``WEB_ROBOTS_DISALLOWED`` naming robots.txt and the rule when ``url`` is
@@ -136,8 +140,8 @@ class RobotsRules:
         else:
             text = "" if raw == _NO_RULES else raw.decode(errors="replace")
         rules = await _parse(text) if text.strip() else None
-        if self._ttl > 0:
-            _recent(self._parsed, where, (time.monotonic() + self._ttl, rules, text))
+        if self._kept > 0:
+            _recent(self._parsed, where, (time.monotonic() + self._kept, rules, text))
         return rules, text
 
 
