@@ -90,8 +90,9 @@ async def _serve(app: web.Application, ports: list[int]) -> None:
         await runner.cleanup()
 
 
-def render_cpu(rounds: int = 3) -> dict[str, float]:
-    """CPU seconds webreach's renderer takes for each page (the least of ``rounds``)."""
+def render_cpu(rounds: int = 10) -> dict[str, float]:
+    """CPU seconds webreach's renderer takes for each page: the least of ``rounds``, as a
+    machine busy with anything else only adds to it."""
     from webreach.seam import FetchResult, HtmlBody
     from webreach.tools.fetch import render_body
 
