@@ -332,6 +332,26 @@ def report_overall(
     )
 
 
+def report_text_path(runs: dict[tuple[str, str], Run], sets: dict[str, list[Page]]) -> None:
+    """webreach's own plain text of each rendering (``markdown_to_text``, what its text format
+    and a search's passages show) scored as its Markdown stripped is: the Markdown path must
+    lose nothing the text path keeps."""
+    from webreach.tools.render.markdown.plain import markdown_to_text
+
+    print("\nwebreach's text path against its Markdown stripped (word F1, same renderings)")
+    for set_name, pages in sets.items():
+        run = runs.get(("webreach", set_name))
+        if run is None:
+            continue
+        count = benchmark_words if set_name == WCXB else words
+        text = [
+            word_scores(count(markdown_to_text(output)), page.expected).f1
+            for output, page in zip(run.outputs, pages, strict=True)
+        ]
+        stripped = _mean(s.f1 for s in run.words)
+        print(f"  {set_name:<16} text {_mean(text):.4f}   Markdown stripped {stripped:.4f}")
+
+
 def report_worst(runs: dict[tuple[str, str], Run], sets: dict[str, list[Page]], count: int) -> None:
     for set_name, pages in sets.items():
         run = runs.get(("webreach", set_name))
@@ -384,6 +404,7 @@ def main() -> int:
         if set_name == WCXB:
             report_kinds(runs, pages)
     report_overall(runs, sets, memory)
+    report_text_path(runs, sets)
     if args.worst:
         print()
         report_worst(runs, sets, args.worst)
