@@ -18,7 +18,6 @@ from webreach.cache import MemoryStore
 from webreach.providers.fetch.http import HttpFetchProvider
 from webreach.seam import (
     FetchRequest,
-    FetchResult,
     SearchResult,
     SearchSource,
     TextBody,
@@ -218,18 +217,15 @@ async def test_rules_kept_no_longer_are_read_again_by_a_later_page() -> None:
     async with site(text(RULES)) as srv, runtime(cache_ttl=0) as rt:
         rules = robots.RobotsRules("webreach", 0, kept=0)
 
-        async def fetch(request: FetchRequest) -> FetchResult:
-            return await rt.fetch(request)
-
         async def load(where: str) -> bytes | None:
             return None
 
         async def keep(where: str, value: bytes) -> None:
             pass
 
-        await rules.check(srv.url("/public"), fetch, load, keep)
+        await rules.check(srv.url("/public"), rt.fetch, load, keep)
         with pytest.raises(WebError) as caught:
-            await rules.check(srv.url("/private/page"), fetch, load, keep)
+            await rules.check(srv.url("/private/page"), rt.fetch, load, keep)
     assert caught.value.code == Code.WEB_ROBOTS_DISALLOWED
     assert paths(srv) == ["/robots.txt", "/robots.txt"]
 
